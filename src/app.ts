@@ -1,0 +1,117 @@
+import type { Readable } from 'node:stream'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import { Registry } from 'prom-client'
+import type { Config } from './config/schema.ts'
+import { CtxgateError } from './errors.ts'
+import { createLogger } from './log/logger.ts'
+import { createProxyMetrics } from './metrics/proxy-metrics.ts'
+import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute } from './providers/routes.ts'
+import { forward, writeError, type ForwardDeps } from './routes/forward.ts'
+import { closeUpstreams, createUpstreams, type UpstreamId, type Upstreams } from './upstream/dispatcher.ts'
+
+export interface AppDeps {
+  readonly config: Readonly<Config>
+  readonly logger?: Logger
+  /** Metrics registry; a fresh one is made when absent (tests read it directly). */
+  readonly registry?: Registry
+  readonly upstreams?: Upstreams
+}
+
+export interface App {
+  readonly server: FastifyInstance
+  readonly registry: Registry
+  /** Resolves true once the app has loaded and can serve; false while shutting down. */
+  readonly isReady: () => boolean
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    upstream?: UpstreamId
+  }
+}
+
+/** Builds the proxy without listening, so tests and the CLI choose the port. */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config } = deps
+  const logger = deps.logger ?? createLogger(config.log.level)
+  const registry = deps.registry ?? new Registry()
+  const upstreams = deps.upstreams ?? createUpstreams(config)
+  const forwardDeps: ForwardDeps = { config, upstreams, metrics: createProxyMetrics(registry), logger }
+  let closing = false
+
+  const server = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // ctxgate writes its own single line per request (routes/forward.ts).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.server.bodyLimitBytes,
+    exposeHeadRoutes: false,
+    // Agents keep one connection for hours; load balancers idle out around 60 s.
+    keepAliveTimeout: 75_000,
+    requestTimeout: 0,
+    return503OnClosing: true,
+  })
+  server.addHook('onClose', async () => {
+    closing = true
+    await closeUpstreams(upstreams)
+  })
+
+  server.get('/healthz', async () => ({ status: 'ok' }))
+  server.get('/readyz', async (_request, reply) => {
+    if (closing) return reply.code(503).send({ status: 'shutting down' })
+    return { status: 'ready' }
+  })
+  if (config.metrics.port === null) {
+    server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+  }
+
+  // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
+  await server.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
+    scope.setErrorHandler(providerShapedErrors)
+    for (const route of modelRoutes) {
+      scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) => forwardModelCall(forwardDeps, route, request, reply))
+    }
+  })
+
+  // Everything else (models list, files, batches…): streamed through untouched.
+  await server.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
+    scope.setErrorHandler(providerShapedErrors)
+    scope.all('/*', (request, reply) =>
+      forward(forwardDeps, {
+        request,
+        reply,
+        upstream: upstreamForPassthrough(request.url, request.headers),
+        route: 'passthrough',
+        body: hasBody(request) ? (request.raw as Readable) : null,
+      }),
+    )
+  })
+
+  return { server, registry, isReady: () => !closing }
+}
+
+function forwardModelCall(deps: ForwardDeps, route: ModelRoute, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+  return forward(deps, { request, reply, upstream: route.upstream, route: route.format, body })
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/** Errors fastify raises while reading a request (too large, bad length), in the provider's own shape. */
+function providerShapedErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const upstream = request.routeOptions.config.upstream ?? upstreamForPassthrough(request.url, request.headers)
+  const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413
+  const ctxError = tooLarge
+    ? new CtxgateError('CTXGATE_REQUEST_TOO_LARGE', `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`)
+    : new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not read this request: ${error.message}`)
+  request.log.warn({ reqId: request.id, code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
+  reply.hijack()
+  writeError(reply.raw, errorShapes[upstream], ctxError, true)
+}

@@ -1,0 +1,46 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import { buildApp } from '../app.ts'
+import { loadConfig } from '../config/load-config.ts'
+import { createLogger } from '../log/logger.ts'
+
+/** Starts the proxy (and a separate metrics listener if configured); drains on SIGTERM/SIGINT. */
+export async function serve(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Promise<void> {
+  const config = loadConfig({ env, flags })
+  const logger = createLogger(config.log.level)
+  const app = await buildApp({ config, logger })
+  await app.server.listen({ host: config.server.host, port: config.server.port })
+
+  let metricsServer: FastifyInstance | undefined
+  if (config.metrics.port !== null) {
+    metricsServer = Fastify()
+    metricsServer.get('/metrics', async (_request, reply) => reply.type(app.registry.contentType).send(await app.registry.metrics()))
+    await metricsServer.listen({ host: config.server.host, port: config.metrics.port })
+  }
+
+  logger.info(
+    {
+      address: `http://${config.server.host}:${config.server.port}`,
+      anthropic: config.upstreams.anthropic.url,
+      openai: config.upstreams.openai.url,
+      metrics: config.metrics.port === null ? '/metrics' : `:${config.metrics.port}/metrics`,
+    },
+    'ctxgate listening',
+  )
+
+  let stopping = false
+  const stop = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down: no new connections, in-flight requests may finish')
+    const deadline = setTimeout(() => {
+      logger.warn('grace period over; exiting with requests still open')
+      process.exit(0)
+    }, config.server.shutdownGraceMs)
+    deadline.unref()
+    Promise.all([app.server.close(), metricsServer?.close()])
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1))
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}

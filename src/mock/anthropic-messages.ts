@@ -1,0 +1,222 @@
+import { countTextTokens, imageTokens } from './token-count.ts'
+import type { AnthropicPromptCache, CacheUsage, PromptBlock } from './prompt-cache.ts'
+import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+
+type Json = Record<string, unknown>
+
+const perMessageTokens = 4
+const perBlockTokens = 3
+const perRequestTokens = 8
+
+export class InvalidRequest extends Error {}
+
+export function anthropicError(status: number, type: string, message: string): MockAnswer {
+  return { status, json: { type: 'error', error: { type, message }, request_id: `req_mock_${Date.now().toString(36)}` } }
+}
+
+/** Parses and checks a Messages request the way the real API does, or throws InvalidRequest. */
+function validate(body: unknown): Json {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The request body is not a JSON object.')
+  const request = body as Json
+  if (typeof request['model'] !== 'string') throw new InvalidRequest('model: Field required')
+  if (!Array.isArray(request['messages'])) throw new InvalidRequest('messages: Field required')
+  const messages = request['messages'] as Json[]
+  messages.forEach((message, index) => {
+    const content = message['content']
+    if (typeof content === 'string') {
+      if (content.length === 0 && message['role'] === 'user') throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
+      return
+    }
+    if (!Array.isArray(content)) throw new InvalidRequest(`messages.${index}.content: Input should be a valid list`)
+    if (content.length === 0 && message['role'] === 'user') throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
+    for (const block of content as Json[]) {
+      if (block['type'] === 'text' && block['text'] === '') throw new InvalidRequest('messages: text content blocks must be non-empty')
+      if ((block['type'] === 'thinking' || block['type'] === 'redacted_thinking') && block['cache_control']) {
+        throw new InvalidRequest(`messages.${index}: cache_control cannot be set on thinking blocks`)
+      }
+    }
+  })
+  checkToolPairing(messages)
+  return request
+}
+
+function blocksOf(message: Json): Json[] {
+  const content = message['content']
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as Json[])
+}
+
+/** model-apis §1.3: every tool_use answered in the next message, every tool_result answering one. */
+function checkToolPairing(messages: Json[]): void {
+  messages.forEach((message, index) => {
+    const uses = message['role'] === 'assistant' ? blocksOf(message).filter((block) => block['type'] === 'tool_use').map((block) => String(block['id'])) : []
+    const next = messages[index + 1]
+    const answered = next && next['role'] === 'user' ? new Set(blocksOf(next).filter((block) => block['type'] === 'tool_result').map((block) => String(block['tool_use_id']))) : new Set<string>()
+    const missing = uses.filter((id) => !answered.has(id))
+    if (missing.length > 0 && index + 1 < messages.length) {
+      throw new InvalidRequest(`messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`)
+    }
+    if (message['role'] !== 'user') return
+    const previous = messages[index - 1]
+    const offered = new Set(previous && previous['role'] === 'assistant' ? blocksOf(previous).filter((block) => block['type'] === 'tool_use').map((block) => String(block['id'])) : [])
+    blocksOf(message).forEach((block, blockIndex) => {
+      if (block['type'] === 'tool_result' && !offered.has(String(block['tool_use_id']))) {
+        throw new InvalidRequest(`messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block['tool_use_id'])}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`)
+      }
+    })
+  })
+}
+
+function ttlOf(block: Json): '5m' | '1h' | undefined {
+  const control = block['cache_control'] as Json | undefined
+  if (!control || typeof control !== 'object') return undefined
+  return control['ttl'] === '1h' ? '1h' : '5m'
+}
+
+function withoutCacheControl(block: Json): string {
+  if (!('cache_control' in block)) return JSON.stringify(block)
+  const { cache_control: _ignored, ...rest } = block
+  return JSON.stringify(rest)
+}
+
+function blockTokens(block: Json): number {
+  switch (block['type']) {
+    case 'text':
+      return perBlockTokens + countTextTokens(String(block['text'] ?? ''))
+    case 'image':
+      return perBlockTokens + imageTokens
+    case 'tool_use':
+      return perBlockTokens + countTextTokens(String(block['name'] ?? '')) + countTextTokens(JSON.stringify(block['input'] ?? {}))
+    case 'tool_result': {
+      const content = block['content']
+      if (typeof content === 'string') return perBlockTokens + countTextTokens(content)
+      if (Array.isArray(content)) return perBlockTokens + (content as Json[]).reduce((sum, inner) => sum + blockTokens(inner), 0)
+      return perBlockTokens
+    }
+    case 'thinking':
+      return perBlockTokens + countTextTokens(String(block['thinking'] ?? ''))
+    default:
+      return perBlockTokens + countTextTokens(withoutCacheControl(block))
+  }
+}
+
+/** Tools, then system, then message blocks: the order the cache hashes them in (model-apis §2.2). */
+export function promptBlocks(request: Json): PromptBlock[] {
+  const blocks: PromptBlock[] = []
+  const add = (block: Json, tokens: number, extra = 0): void => {
+    const breakpoint = ttlOf(block)
+    blocks.push({ key: withoutCacheControl(block), tokens: tokens + extra, ...(breakpoint ? { breakpoint } : {}) })
+  }
+  for (const tool of (request['tools'] as Json[] | undefined) ?? []) add(tool, countTextTokens(withoutCacheControl(tool)))
+  const system = request['system']
+  if (typeof system === 'string') add({ type: 'text', text: system }, blockTokens({ type: 'text', text: system }))
+  else if (Array.isArray(system)) for (const block of system as Json[]) add(block, blockTokens(block))
+  for (const message of request['messages'] as Json[]) {
+    blocksOf(message).forEach((block, index) => add({ role: message['role'], ...block }, blockTokens(block), index === 0 ? perMessageTokens : 0))
+  }
+  // Top-level cache_control marks the last block (automatic caching, model-apis §2.2).
+  const automatic = request['cache_control'] as Json | undefined
+  const last = blocks[blocks.length - 1]
+  if (automatic && last && !last.breakpoint) blocks[blocks.length - 1] = { ...last, breakpoint: automatic['ttl'] === '1h' ? '1h' : '5m' }
+  return blocks
+}
+
+function checkBreakpoints(blocks: PromptBlock[], request: Json): void {
+  const explicit = blocks.filter((block) => block.breakpoint).length
+  if (explicit > 4) throw new InvalidRequest(`A maximum of 4 blocks with cache_control may be provided. Found ${explicit}.`)
+  let seen5m = false
+  for (const block of blocks) {
+    if (block.breakpoint === '5m') seen5m = true
+    if (block.breakpoint === '1h' && seen5m) {
+      throw new InvalidRequest("cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.")
+    }
+  }
+  void request
+}
+
+export interface AnthropicUsageCounted {
+  readonly usage: CacheUsage
+  readonly request: Json
+}
+
+/** Validates, counts and (unless only counting) runs the prompt cache for one request. */
+export function countAnthropicRequest(body: unknown, options: MockOptions, cache: AnthropicPromptCache | undefined): AnthropicUsageCounted {
+  const request = validate(body)
+  const blocks = promptBlocks(request)
+  checkBreakpoints(blocks, request)
+  const model = String(request['model'])
+  const window = options.windowFor(model)
+  const total = perRequestTokens + blocks.reduce((sum, block) => sum + block.tokens, 0)
+  if (total > window) throw new InvalidRequest(`prompt is too long: ${total} tokens > ${window} maximum`)
+  const usage = cache
+    ? cache.use(model, blocks, options.minCacheableFor(model))
+    : { inputTokens: total, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, totalTokens: total }
+  return { usage: { ...usage, inputTokens: usage.inputTokens + perRequestTokens, totalTokens: total }, request }
+}
+
+export function anthropicCountTokens(body: unknown, options: MockOptions): MockAnswer {
+  try {
+    const { usage } = countAnthropicRequest(body, { ...options, windowFor: () => Number.MAX_SAFE_INTEGER }, undefined)
+    return { status: 200, json: { input_tokens: usage.totalTokens } }
+  } catch (error) {
+    if (error instanceof InvalidRequest) return anthropicError(400, 'invalid_request_error', error.message)
+    throw error
+  }
+}
+
+export function anthropicMessages(body: unknown, options: MockOptions, cache: AnthropicPromptCache, replyKind: MockReplyKind, sequence: number): MockAnswer {
+  let counted: AnthropicUsageCounted
+  try {
+    counted = countAnthropicRequest(body, options, cache)
+  } catch (error) {
+    if (error instanceof InvalidRequest) return anthropicError(400, 'invalid_request_error', error.message)
+    throw error
+  }
+  const { request, usage } = counted
+  const model = String(request['model'])
+  const tools = (request['tools'] as Json[] | undefined) ?? []
+  const toolName = typeof tools[0]?.['name'] === 'string' ? String(tools[0]['name']) : undefined
+  const useTool = replyKind === 'tool_use' && toolName !== undefined
+  const text = options.replyText(sequence)
+  const content: Json[] = useTool ? [{ type: 'tool_use', id: `toolu_mock_${sequence}`, name: toolName, input: { step: sequence } }] : [{ type: 'text', text }]
+  const outputTokens = useTool ? 12 : countTextTokens(text)
+  const usageJson = {
+    input_tokens: usage.inputTokens,
+    cache_creation_input_tokens: usage.cacheWrite5mTokens + usage.cacheWrite1hTokens,
+    cache_read_input_tokens: usage.cacheReadTokens,
+    cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite5mTokens, ephemeral_1h_input_tokens: usage.cacheWrite1hTokens },
+    output_tokens: outputTokens,
+    service_tier: 'standard',
+  }
+  const id = `msg_mock_${sequence}`
+  const stopReason = useTool ? 'tool_use' : 'end_turn'
+  if (request['stream'] !== true) {
+    return { status: 200, json: { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: usageJson } }
+  }
+  return { status: 200, sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens }) }
+}
+
+function frame(event: string, data: Json): string {
+  return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
+}
+
+function streamFrames(message: { id: string; model: string; content: Json[]; stopReason: string; usage: Json; outputTokens: number }): string[] {
+  const frames = [frame('message_start', { message: { id: message.id, type: 'message', role: 'assistant', model: message.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } } })]
+  message.content.forEach((block, index) => {
+    if (block['type'] === 'tool_use') {
+      frames.push(frame('content_block_start', { index, content_block: { ...block, input: {} } }))
+      const json = JSON.stringify(block['input'])
+      const middle = Math.floor(json.length / 2)
+      frames.push(frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, middle) } }))
+      frames.push(frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(middle) } }))
+    } else {
+      frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }))
+      frames.push(frame('ping', {}))
+      for (const word of String(block['text']).match(/\S+\s*/g) ?? []) frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: word } }))
+    }
+    frames.push(frame('content_block_stop', { index }))
+  })
+  const { cache_creation: _breakdown, service_tier: _tier, ...deltaUsage } = message.usage
+  frames.push(frame('message_delta', { delta: { stop_reason: message.stopReason, stop_sequence: null }, usage: { ...deltaUsage, output_tokens: message.outputTokens } }))
+  frames.push(frame('message_stop', {}))
+  return frames
+}

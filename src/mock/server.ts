@@ -1,0 +1,198 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { anthropicCountTokens, anthropicError, anthropicMessages } from './anthropic-messages.ts'
+import { faultFromHeader, FaultQueue, faultSchema, type Fault } from './faults.ts'
+import { openaiChat, openaiError, openaiResponses } from './openai-chat.ts'
+import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
+import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+
+export interface MockServerOptions {
+  readonly host?: string
+  readonly port?: number
+  /** Context window in the mock's tokens, for every model (default 200,000). */
+  readonly window?: number
+  /** Shortest cacheable Anthropic prefix (default 1,024). */
+  readonly minCacheableTokens?: number
+  /** How many requests the log keeps (default 500). */
+  readonly logLimit?: number
+  readonly now?: () => number
+}
+
+export interface RecordedRequest {
+  readonly sequence: number
+  readonly method: string
+  readonly url: string
+  readonly headers: IncomingMessage['headers']
+  readonly body: string
+  /** Set when the connection closed before the mock finished its answer. */
+  closedEarly: boolean
+  finished: boolean
+}
+
+export interface MockServer {
+  readonly url: string
+  readonly port: number
+  readonly faults: FaultQueue
+  readonly requests: RecordedRequest[]
+  /** Forgets the request log, queued faults and both prompt caches. */
+  reset(): void
+  close(): Promise<void>
+}
+
+type Provider = 'anthropic' | 'openai'
+
+/** A fake Anthropic + OpenAI upstream with faithful usage and prompt caching, for tests, demos and replay. */
+export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const anthropicCache = new AnthropicPromptCache(options.now)
+  const openaiCache = new OpenAIPromptCache()
+  const faults = new FaultQueue()
+  const requests: RecordedRequest[] = []
+  const logLimit = options.logLimit ?? 500
+  const mockOptions: MockOptions = {
+    windowFor: () => options.window ?? 200_000,
+    minCacheableFor: () => options.minCacheableTokens ?? 1_024,
+    replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
+  }
+  let sequence = 0
+
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const record: RecordedRequest = { sequence: ++sequence, method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), closedEarly: false, finished: false }
+      if (!record.url.startsWith('/_mock/')) {
+        requests.push(record)
+        if (requests.length > logLimit) requests.splice(0, requests.length - logLimit)
+      }
+      response.on('close', () => {
+        if (!response.writableFinished) record.closedEarly = true
+      })
+      handle(record, request, response).catch(() => response.destroy())
+    })
+  })
+
+  const handle = async (record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = record.url.split('?')[0] ?? '/'
+    if (path.startsWith('/_mock/')) return admin(path, record, response)
+    const provider: Provider = path.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai'
+    const fault = faults.next() ?? faultFromHeader(request.headers['x-mock-fault'])
+    if (fault?.kind === 'reset') return void request.socket.destroy()
+    if (fault?.kind === 'hang') return
+    if (fault?.kind === 'status') return send(response, statusFault(provider, fault), record)
+    if (fault?.kind === 'reset-after-headers') {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.flushHeaders()
+      await sleep(5)
+      return void response.destroy()
+    }
+    if (fault?.kind === 'not-json') return send(response, { status: 200, json: undefined, headers: { 'content-type': 'application/json' } }, record, '<html>oops</html>')
+
+    let body: unknown
+    try {
+      body = record.body.length > 0 ? JSON.parse(record.body) : undefined
+    } catch {
+      return send(response, provider === 'anthropic' ? anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request as JSON.') : openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null), record)
+    }
+    const replyKind: MockReplyKind = request.headers['x-mock-reply'] === 'tool_use' ? 'tool_use' : 'text'
+    const answer = answerFor(record.method, path, body, replyKind, record.sequence, provider)
+    const delayMs = fault?.kind === 'drip' ? fault.delayMs : Number(request.headers['x-mock-chunk-delay-ms'] ?? 0)
+    return send(response, answer, record, undefined, { delayMs, fault })
+  }
+
+  const answerFor = (method: string, path: string, body: unknown, replyKind: MockReplyKind, number: number, provider: Provider): MockAnswer => {
+    if (method === 'POST' && path === '/v1/messages') return anthropicMessages(body, mockOptions, anthropicCache, replyKind, number)
+    if (method === 'POST' && path === '/v1/messages/count_tokens') return anthropicCountTokens(body, mockOptions)
+    if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) return openaiChat(body, mockOptions, openaiCache, replyKind, number)
+    if (method === 'POST' && (path === '/v1/responses' || path === '/responses')) return openaiResponses(body, mockOptions, number)
+    if (method === 'GET' && (path === '/v1/models' || path === '/models')) {
+      return { status: 200, json: provider === 'anthropic' ? { data: [{ type: 'model', id: 'claude-mock-1', display_name: 'Mock', created_at: '2026-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-mock-1', last_id: 'claude-mock-1' } : { object: 'list', data: [{ id: 'gpt-mock-1', object: 'model', created: 1767225600, owned_by: 'ctxgate' }] } }
+    }
+    return provider === 'anthropic' ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`) : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)
+  }
+
+  const admin = async (path: string, record: RecordedRequest, response: ServerResponse): Promise<void> => {
+    if (path === '/_mock/faults' && record.method === 'POST') {
+      const parsed = faultSchema.array().safeParse((JSON.parse(record.body || '{}') as { faults?: unknown }).faults)
+      if (!parsed.success) return send(response, { status: 400, json: { error: parsed.error.message } }, record)
+      faults.push(parsed.data)
+      return send(response, { status: 200, json: { queued: faults.size } }, record)
+    }
+    if (path === '/_mock/requests') return send(response, { status: 200, json: requests }, record)
+    if (path === '/_mock/reset' && record.method === 'POST') {
+      reset()
+      return send(response, { status: 200, json: { reset: true } }, record)
+    }
+    if (path.startsWith('/_mock/echo')) {
+      return send(response, { status: 200, json: { method: record.method, url: record.url, headers: record.headers, body: record.body }, headers: { 'x-echo-response': 'yes', 'set-cookie': 'a=1' } }, record)
+    }
+    return send(response, { status: 404, json: { error: 'unknown mock admin path' } }, record)
+  }
+
+  const reset = (): void => {
+    requests.length = 0
+    faults.clear()
+    anthropicCache.clear()
+    openaiCache.clear()
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    port,
+    faults,
+    requests,
+    reset,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+function statusFault(provider: Provider, fault: Extract<Fault, { kind: 'status' }>): MockAnswer {
+  const headers: Record<string, string> = {}
+  if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter
+  if (fault.retryAfterMs !== undefined) headers['retry-after-ms'] = String(fault.retryAfterMs)
+  if (fault.shouldRetry !== undefined) headers['x-should-retry'] = String(fault.shouldRetry)
+  const anthropicType: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 504: 'timeout_error', 529: 'overloaded_error' }
+  const message = fault.status === 529 ? 'Overloaded' : `Mock fault: status ${fault.status}`
+  const answer = provider === 'anthropic' ? anthropicError(fault.status, anthropicType[fault.status] ?? 'api_error', message) : openaiError(fault.status, fault.status === 429 ? 'rate_limit_error' : 'server_error', message, null)
+  return { ...answer, headers } as MockAnswer
+}
+
+interface SendOptions {
+  readonly delayMs: number
+  readonly fault: Fault | undefined
+}
+
+async function send(response: ServerResponse, answer: MockAnswer, record: RecordedRequest, rawBody?: string, options: SendOptions = { delayMs: 0, fault: undefined }): Promise<void> {
+  if ('json' in answer) {
+    const body = rawBody ?? JSON.stringify(answer.json)
+    response.writeHead(answer.status, { 'content-type': 'application/json', 'request-id': `req_mock_${record.sequence}`, 'x-request-id': `req_mock_${record.sequence}`, ...answer.headers })
+    response.end(body)
+    record.finished = true
+    return
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_mock_${record.sequence}` })
+  const { fault } = options
+  for (let index = 0; index < answer.sse.length; index++) {
+    if (response.destroyed) return
+    if (fault && 'afterFrames' in fault && index === fault.afterFrames) {
+      if (fault.kind === 'reset-mid-stream') return void response.destroy()
+      if (fault.kind === 'stall-mid-stream') return
+      if (fault.kind === 'error-mid-stream') {
+        const anthropic = (answer.sse[0] ?? '').startsWith('event:')
+        response.end(anthropic ? 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n' : 'data: {"error":{"message":"Overloaded","type":"server_error","param":null,"code":null}}\n\n')
+        record.finished = true
+        return
+      }
+    }
+    if (index > 0 && options.delayMs > 0) await sleep(options.delayMs)
+    response.write(answer.sse[index])
+  }
+  response.end()
+  record.finished = true
+}

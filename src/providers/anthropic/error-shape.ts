@@ -1,0 +1,22 @@
+import type { ErrorKind } from '../../errors.ts'
+import type { ErrorShape } from '../error-shape.ts'
+
+/** Anthropic `error.type` per kind (model-apis §5.1). */
+const typeByKind: Record<ErrorKind, string> = {
+  invalid_config: 'api_error',
+  request_too_large: 'request_too_large',
+  invalid_request: 'invalid_request_error',
+  timeout: 'timeout_error',
+  upstream_unreachable: 'api_error',
+  internal: 'api_error',
+}
+
+function errorObject(kind: ErrorKind, message: string): string {
+  return JSON.stringify({ type: 'error', error: { type: typeByKind[kind], message } })
+}
+
+export const anthropicErrorShape: ErrorShape = {
+  body: errorObject,
+  // Same frame the API itself sends after a 200 (model-apis §4.5).
+  streamEvent: (kind, message) => `event: error\ndata: ${errorObject(kind, message)}\n\n`,
+}

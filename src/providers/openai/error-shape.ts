@@ -1,0 +1,22 @@
+import type { ErrorKind } from '../../errors.ts'
+import type { ErrorShape } from '../error-shape.ts'
+
+const typeByKind: Record<ErrorKind, { type: string; code: string }> = {
+  invalid_config: { type: 'server_error', code: 'ctxgate_invalid_config' },
+  request_too_large: { type: 'invalid_request_error', code: 'request_too_large' },
+  invalid_request: { type: 'invalid_request_error', code: 'invalid_request' },
+  timeout: { type: 'server_error', code: 'upstream_timeout' },
+  upstream_unreachable: { type: 'server_error', code: 'upstream_unreachable' },
+  internal: { type: 'server_error', code: 'internal_error' },
+}
+
+function errorObject(kind: ErrorKind, message: string): string {
+  const { type, code } = typeByKind[kind]
+  return JSON.stringify({ error: { message, type, param: null, code } })
+}
+
+export const openaiErrorShape: ErrorShape = {
+  body: errorObject,
+  // openai-node throws on a data payload that carries `error` (model-apis §7.3).
+  streamEvent: (kind, message) => `data: ${errorObject(kind, message)}\n\n`,
+}

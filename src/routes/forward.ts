@@ -1,0 +1,193 @@
+import type { ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import type { Config } from '../config/schema.ts'
+import { CtxgateError } from '../errors.ts'
+import type { ErrorShape } from '../providers/error-shape.ts'
+import { errorShapes, upstreamPath } from '../providers/routes.ts'
+import { statusClass, type ProxyMetrics } from '../metrics/proxy-metrics.ts'
+import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
+import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
+import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
+import { sendWithRetries, UpstreamCallFailed, type UpstreamReply } from '../upstream/send-with-retries.ts'
+
+export interface ForwardDeps {
+  readonly config: Readonly<Config>
+  readonly upstreams: Upstreams
+  readonly metrics: ProxyMetrics
+  readonly logger: Logger
+}
+
+/** Turns the client's body into the body to send; throwing means "send the original" (fail open). */
+export type PrepareBody = (body: Buffer, headers: HeaderMap) => Buffer
+
+export interface ForwardInput {
+  readonly request: FastifyRequest
+  readonly reply: FastifyReply
+  readonly upstream: UpstreamId
+  /** Route label for logs and metrics: a wire format, or 'passthrough'. */
+  readonly route: string
+  readonly body: Buffer | Readable | null
+  readonly prepare?: PrepareBody
+}
+
+interface Outcome {
+  status: number
+  upstreamStatus?: number
+  attempts: number
+  retries: string[]
+  bytesOut: number
+  outcome: string
+  failOpen?: string
+  upstreamRequestId?: string
+  error?: string
+}
+
+/** Forwards one client request to its upstream and relays the answer; nothing thrown escapes. */
+export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<void> {
+  const started = performance.now()
+  const { request, reply } = input
+  const response = reply.raw
+  const shape = errorShapes[input.upstream]
+  reply.hijack()
+
+  const controller = new AbortController()
+  const abortIfClientLeft = (): void => {
+    if (!response.writableFinished) controller.abort()
+  }
+  response.once('close', abortIfClientLeft)
+
+  const outcome: Outcome = { status: 0, attempts: 0, retries: [], bytesOut: 0, outcome: 'complete' }
+  try {
+    await forwardOnce(deps, input, controller, shape, outcome)
+  } catch (error) {
+    outcome.outcome = 'internal_error'
+    outcome.error = error instanceof Error ? error.message : String(error)
+    if (!response.headersSent && !response.destroyed) {
+      outcome.status = writeError(response, shape, new CtxgateError('CTXGATE_INTERNAL', 'ctxgate failed while handling this request'), false)
+    } else response.destroy()
+  } finally {
+    response.off('close', abortIfClientLeft)
+  }
+
+  const durationMs = performance.now() - started
+  const provider = input.upstream
+  deps.metrics.requests.inc({ route: input.route, provider, status_class: statusClass(outcome.status) })
+  deps.metrics.duration.observe({ route: input.route, provider }, durationMs / 1000)
+  if (outcome.attempts > 0) deps.metrics.upstreamAttempts.inc({ provider }, outcome.attempts)
+  for (const reason of outcome.retries) deps.metrics.upstreamRetries.inc({ provider, reason })
+  if (outcome.failOpen) deps.metrics.failOpen.inc({ provider, stage: outcome.failOpen })
+  if (outcome.outcome === 'client_closed' || outcome.outcome === 'upstream_failed') {
+    deps.metrics.streamAborts.inc({ provider, phase: outcome.outcome === 'client_closed' ? (outcome.upstreamStatus ? 'client_mid_stream' : 'client_before_response') : 'upstream_mid_stream' })
+  }
+  deps.logger.info(
+    {
+      reqId: request.id,
+      method: request.method,
+      path: pathOnly(request.url),
+      route: input.route,
+      upstream: provider,
+      status: outcome.status,
+      upstreamStatus: outcome.upstreamStatus,
+      attempts: outcome.attempts,
+      retries: outcome.retries.length > 0 ? outcome.retries : undefined,
+      durationMs: Math.round(durationMs * 100) / 100,
+      bytesIn: Buffer.isBuffer(input.body) ? input.body.length : undefined,
+      bytesOut: outcome.bytesOut,
+      outcome: outcome.outcome,
+      failOpen: outcome.failOpen,
+      upstreamRequestId: outcome.upstreamRequestId,
+      error: outcome.error,
+    },
+    'request',
+  )
+}
+
+async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: AbortController, shape: ErrorShape, outcome: Outcome): Promise<void> {
+  const { request } = input
+  const response = input.reply.raw
+  const url = request.raw.url ?? '/'
+  // Only origin-form targets: an absolute URI must never choose the host (upstreams come from config).
+  if (!url.startsWith('/')) {
+    outcome.outcome = 'rejected'
+    outcome.status = writeError(response, shape, new CtxgateError('CTXGATE_INVALID_REQUEST', 'ctxgate accepts only origin-form request targets (a path starting with "/")'), false)
+    return
+  }
+
+  const headers = upstreamRequestHeaders(request.headers)
+  let body = input.body
+  if (Buffer.isBuffer(body) && input.prepare) {
+    try {
+      body = input.prepare(body, headers)
+    } catch {
+      outcome.failOpen = 'prepare'
+    }
+  } else if (body !== null && !Buffer.isBuffer(body) && request.headers['content-length'] !== undefined) {
+    headers['content-length'] = request.headers['content-length']
+  }
+
+  const upstream = deps.upstreams[input.upstream]
+  let reply: UpstreamReply
+  try {
+    reply = await sendWithRetries({
+      upstream,
+      method: request.method,
+      path: upstreamPath(input.upstream, upstream.basePath, url),
+      headers,
+      body,
+      signal: controller.signal,
+      policy: deps.config.retry,
+      onRetry: (reason) => outcome.retries.push(reason),
+    })
+  } catch (error) {
+    if (controller.signal.aborted) {
+      outcome.outcome = 'client_closed'
+      outcome.attempts = outcome.retries.length + 1
+      return
+    }
+    if (!(error instanceof UpstreamCallFailed)) throw error
+    outcome.attempts = error.attempts
+    outcome.outcome = 'upstream_unreachable'
+    outcome.error = error.failure.label
+    const code = error.failure.code
+    const message = `ctxgate could not get an answer from the ${input.upstream} API: ${error.failure.label}` + (error.attempts > 1 ? ` (after ${error.attempts} attempts)` : '')
+    outcome.status = writeError(response, shape, new CtxgateError(code, message), error.exhausted)
+    return
+  }
+
+  outcome.attempts = reply.attempts
+  outcome.upstreamStatus = reply.status
+  outcome.status = reply.status
+  outcome.upstreamRequestId = firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id'])
+  const relayed: RelayResult = await relayResponse({
+    reply,
+    response,
+    errorShape: shape,
+    // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
+    ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
+    abortUpstream: () => controller.abort(),
+  })
+  outcome.bytesOut = relayed.bytes
+  outcome.outcome = relayed.outcome
+  if (relayed.failure) outcome.error = relayed.failure
+}
+
+/** Writes a ctxgate error in the provider's shape and returns its status. */
+export function writeError(response: ServerResponse, shape: ErrorShape, error: CtxgateError, doNotRetry: boolean): number {
+  const body = shape.body(error.kind, error.message)
+  const headers: HeaderMap = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-ctxgate-error-code': error.code }
+  if (doNotRetry) headers['x-should-retry'] = 'false'
+  response.writeHead(error.status, headers)
+  response.end(body)
+  return error.status
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+function pathOnly(url: string): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
+}

@@ -1,0 +1,48 @@
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** Connection-scoped headers (RFC 9110 §7.6.1) that never cross a proxy. */
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+])
+
+export type HeaderMap = Record<string, string | string[]>
+
+/** Headers to send upstream: the client's, minus hop-by-hop ones, `host`, the body length and ctxgate's own. */
+export function upstreamRequestHeaders(incoming: IncomingHttpHeaders): HeaderMap {
+  const dropped = namedInConnection(incoming['connection'])
+  const out: HeaderMap = {}
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined) continue
+    if (hopByHop.has(name) || dropped.has(name)) continue
+    if (name === 'host' || name === 'content-length' || name.startsWith('x-ctxgate-')) continue
+    out[name] = value
+  }
+  return out
+}
+
+/** Headers to return to the client: the upstream's, minus hop-by-hop ones. */
+export function clientResponseHeaders(upstream: Record<string, string | string[] | undefined>): HeaderMap {
+  const dropped = namedInConnection(upstream['connection'])
+  const out: HeaderMap = {}
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined) continue
+    if (hopByHop.has(name) || dropped.has(name)) continue
+    out[name] = value
+  }
+  return out
+}
+
+/** A sender may list further hop-by-hop headers in `Connection`. */
+function namedInConnection(value: string | string[] | undefined): Set<string> {
+  if (value === undefined) return new Set()
+  const joined = Array.isArray(value) ? value.join(',') : value
+  return new Set(joined.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean))
+}

@@ -1,0 +1,75 @@
+/**
+ * When to try the upstream again, before the first byte has reached the client. Mirrors the
+ * official SDKs (model-apis §5.3) so ctxgate's retries and theirs agree on what is worth retrying.
+ */
+export interface RetryPolicy {
+  readonly maxAttempts: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly maxTotalWaitMs: number
+}
+
+export type RetryReason = 'connection' | 'status_408' | 'status_409' | 'status_429' | 'status_5xx' | 'status_529' | 'should_retry_header'
+
+export type RetryDecision = { readonly retry: false } | { readonly retry: true; readonly delayMs: number; readonly reason: RetryReason }
+
+export interface AttemptOutcome {
+  /** Upstream status, or undefined when the attempt failed to connect or was reset before headers. */
+  readonly status: number | undefined
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  /** Attempts made so far, this one included. */
+  readonly attempt: number
+  /** Milliseconds already spent waiting between attempts. */
+  readonly waitedMs: number
+}
+
+const noRetry: RetryDecision = { retry: false }
+
+export function decideRetry(outcome: AttemptOutcome, policy: RetryPolicy, random: () => number = Math.random): RetryDecision {
+  if (outcome.attempt >= policy.maxAttempts) return noRetry
+  const reason = retryReason(outcome.status, outcome.headers)
+  if (reason === undefined) return noRetry
+  const delayMs = outcome.status === undefined ? undefined : retryAfterMs(outcome.headers)
+  const wait = delayMs ?? backoffMs(outcome.attempt, policy, random)
+  if (outcome.waitedMs + wait > policy.maxTotalWaitMs) return noRetry
+  return { retry: true, delayMs: wait, reason }
+}
+
+function retryReason(status: number | undefined, headers: AttemptOutcome['headers']): RetryReason | undefined {
+  if (status === undefined) return 'connection'
+  // The same request gets the same 400 every time, whatever the upstream hints.
+  if (status === 400) return undefined
+  const hint = headerValue(headers, 'x-should-retry')
+  if (hint === 'false') return undefined
+  if (status === 408) return 'status_408'
+  if (status === 409) return 'status_409'
+  if (status === 429) return 'status_429'
+  if (status === 529) return 'status_529'
+  if (status >= 500) return 'status_5xx'
+  if (hint === 'true') return 'should_retry_header'
+  return undefined
+}
+
+/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: AttemptOutcome['headers'], now: number = Date.now()): number | undefined {
+  const ms = Number.parseFloat(headerValue(headers, 'retry-after-ms') ?? '')
+  if (Number.isFinite(ms) && ms >= 0) return Math.round(ms)
+  const raw = headerValue(headers, 'retry-after')
+  if (raw === undefined) return undefined
+  const seconds = Number.parseFloat(raw)
+  if (Number.isFinite(seconds) && seconds >= 0 && /^\s*[\d.]+\s*$/.test(raw)) return Math.round(seconds * 1000)
+  const date = Date.parse(raw)
+  if (Number.isFinite(date)) return Math.max(0, date - now)
+  return undefined
+}
+
+/** Exponential from baseDelayMs, capped, with up to 25% taken off at random (as the SDKs do). */
+export function backoffMs(attempt: number, policy: RetryPolicy, random: () => number): number {
+  const exponential = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs)
+  return Math.round(exponential * (1 - random() * 0.25))
+}
+
+function headerValue(headers: AttemptOutcome['headers'], name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
