@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Logger } from 'pino'
 import { Registry } from 'prom-client'
 import type { Config } from './config/schema.ts'
+import { trackConnections } from './connection-drain.ts'
 import { CtxgateError } from './errors.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics } from './metrics/proxy-metrics.ts'
@@ -51,8 +52,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestTimeout: 0,
     return503OnClosing: true,
   })
-  server.addHook('onClose', async () => {
+  const connections = trackConnections(server.server)
+  server.addHook('preClose', async () => {
     closing = true
+    connections.drain()
+  })
+  server.addHook('onClose', async () => {
     await closeUpstreams(upstreams)
   })
 

@@ -181,6 +181,8 @@ async function send(response: ServerResponse, answer: MockAnswer, record: Record
   for (let index = 0; index < answer.sse.length; index++) {
     if (response.destroyed) return
     if (fault && 'afterFrames' in fault && index === fault.afterFrames) {
+      // Let the frames already written reach the peer first, so the failure is truly mid-stream.
+      await sleep(20)
       if (fault.kind === 'reset-mid-stream') return void response.destroy()
       if (fault.kind === 'stall-mid-stream') return
       if (fault.kind === 'error-mid-stream') {
