@@ -61,7 +61,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const record: RecordedRequest = { sequence: ++sequence, method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), closedEarly: false, finished: false }
-      if (!record.url.startsWith('/_mock/')) {
+      if (!isAdminPath(record.url)) {
         requests.push(record)
         if (requests.length > logLimit) requests.splice(0, requests.length - logLimit)
       }
@@ -74,6 +74,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
 
   const handle = async (record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = record.url.split('?')[0] ?? '/'
+    // Echo answers on any prefix, so passthrough tests can see what ctxgate sent.
+    if (/^(\/v1)?\/_mock\/echo/.test(path)) return echo(record, response)
     if (path.startsWith('/_mock/')) return admin(path, record, response)
     const provider: Provider = path.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai'
     const fault = faults.next() ?? faultFromHeader(request.headers['x-mock-fault'])
@@ -123,9 +125,6 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       reset()
       return send(response, { status: 200, json: { reset: true } }, record)
     }
-    if (path.startsWith('/_mock/echo')) {
-      return send(response, { status: 200, json: { method: record.method, url: record.url, headers: record.headers, body: record.body }, headers: { 'x-echo-response': 'yes', 'set-cookie': 'a=1' } }, record)
-    }
     return send(response, { status: 404, json: { error: 'unknown mock admin path' } }, record)
   }
 
@@ -152,6 +151,15 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   }
 }
 
+function isAdminPath(url: string): boolean {
+  return url.startsWith('/_mock/') && !url.startsWith('/_mock/echo')
+}
+
+function echo(record: RecordedRequest, response: ServerResponse): Promise<void> {
+  const status = Number(record.headers['x-echo-status'] ?? 200)
+  return send(response, { status, json: { method: record.method, url: record.url, headers: record.headers, body: record.body }, headers: { 'x-echo-response': 'yes', 'set-cookie': 'session=1; Path=/' } }, record)
+}
+
 function statusFault(provider: Provider, fault: Extract<Fault, { kind: 'status' }>): MockAnswer {
   const headers: Record<string, string> = {}
   if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter
@@ -171,7 +179,7 @@ interface SendOptions {
 async function send(response: ServerResponse, answer: MockAnswer, record: RecordedRequest, rawBody?: string, options: SendOptions = { delayMs: 0, fault: undefined }): Promise<void> {
   if ('json' in answer) {
     const body = rawBody ?? JSON.stringify(answer.json)
-    response.writeHead(answer.status, { 'content-type': 'application/json', 'request-id': `req_mock_${record.sequence}`, 'x-request-id': `req_mock_${record.sequence}`, ...answer.headers })
+    response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'request-id': `req_mock_${record.sequence}`, 'x-request-id': `req_mock_${record.sequence}`, ...answer.headers })
     response.end(body)
     record.finished = true
     return

@@ -1,0 +1,32 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface ScriptedUpstream {
+  readonly url: string
+  /** Replaces the handler for the next requests. */
+  handle(handler: (request: IncomingMessage, response: ServerResponse) => void | Promise<void>): void
+  close(): Promise<void>
+}
+
+/** A bare HTTP server whose answer each test writes by hand, byte by byte if it likes. */
+export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
+  let current: (request: IncomingMessage, response: ServerResponse) => void | Promise<void> = (_request, response) => {
+    response.writeHead(500)
+    response.end()
+  }
+  const server = createServer((request, response) => {
+    Promise.resolve(current(request, response)).catch(() => response.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    handle(handler) {
+      current = handler
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
