@@ -3,9 +3,11 @@ import { parseArgs } from 'node:util'
 import { ConfigError } from './errors.ts'
 import { serve } from './cli/serve.ts'
 import { mock } from './cli/mock.ts'
+import { demo } from './cli/demo.ts'
 
 const usage = `Usage: ctxgate [serve] [options]      start the proxy (default)
        ctxgate mock [options]         start the fake upstream (tests, demos)
+       ctxgate demo                   run a few calls through ctxgate to the fake upstream
 
 Proxy options (each also an environment variable, see README):
   --config FILE          extra YAML config (CTXGATE_CONFIG)
@@ -23,6 +25,7 @@ Mock options:
 const commands: Record<string, (flags: Record<string, string | undefined>) => Promise<void>> = {
   serve: (flags) => serve(flags, process.env),
   mock,
+  demo: () => demo(),
 }
 
 const stringOption = { type: 'string' } as const

@@ -8,7 +8,6 @@ export const errorCatalogue = {
   CTXGATE_INVALID_REQUEST: { status: 400, kind: 'invalid_request' },
   CTXGATE_UPSTREAM_TIMEOUT: { status: 504, kind: 'timeout' },
   CTXGATE_UPSTREAM_UNREACHABLE: { status: 502, kind: 'upstream_unreachable' },
-  CTXGATE_UPSTREAM_STREAM_FAILED: { status: 502, kind: 'upstream_unreachable' },
   CTXGATE_INTERNAL: { status: 500, kind: 'internal' },
 } as const
 

@@ -4,7 +4,7 @@ const port = z.number().int().min(0).max(65_535)
 const millis = z.number().int().min(0)
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-  .refine((value) => !new URL(value).search && !new URL(value).hash, 'must not carry a query or fragment')
+  .refine((value) => !URL.canParse(value) || (!new URL(value).search && !new URL(value).hash), 'must not carry a query or fragment')
 
 const upstreamSchema = z.strictObject({
   /** Origin plus optional path prefix; ctxgate appends the request path. */

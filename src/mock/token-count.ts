@@ -4,7 +4,7 @@
  * It splits text into word pieces the way BPE vocabularies roughly do: long letter runs in 6-letter
  * pieces, digits in threes, each symbol and each non-ASCII character on its own.
  */
-const piece = /[A-Za-z]+|[0-9]+|[ \t]+|\n+|[\u0000-\u007f]|[\s\S]/g
+const piece = /[A-Za-z]+|[0-9]+|[ \t]+|\n+|[!-~]|[\s\S]/g
 
 export function countTextTokens(text: string): number {
   let tokens = 0

@@ -32,7 +32,7 @@ const sseBody = fc.array(sseEvent, { minLength: 1, maxLength: 12 }).map((events)
 )
 
 function splitAt(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].toSorted((a, b) => a - b)
   const chunks: Buffer[] = []
   let start = 0
   for (const point of [...points, bytes.length]) {

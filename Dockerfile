@@ -1,0 +1,26 @@
+# syntax=docker/dockerfile:1
+# Build stage: compile TypeScript, then keep production dependencies only.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+# Runtime stage: non-root, no build tools, works with a read-only root filesystem (nothing is written).
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    CTXGATE_HOST=0.0.0.0 \
+    CTXGATE_PORT=8787
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY config ./config
+USER node
+EXPOSE 8787
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.CTXGATE_PORT||8787)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "dist/cli.js"]
