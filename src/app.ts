@@ -7,8 +7,8 @@ import { trackConnections } from './connection-drain.ts'
 import { CtxgateError } from './errors.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics } from './metrics/proxy-metrics.ts'
-import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute } from './providers/routes.ts'
-import { forward, writeError, type ForwardDeps } from './routes/forward.ts'
+import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
+import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { closeUpstreams, createUpstreams, type UpstreamId, type Upstreams } from './upstream/dispatcher.ts'
 
 export interface AppDeps {
@@ -17,6 +17,8 @@ export interface AppDeps {
   /** Metrics registry; a fresh one is made when absent (tests read it directly). */
   readonly registry?: Registry
   readonly upstreams?: Upstreams
+  /** Chooses how a model call's body is prepared (the rewrite engine plugs in here); none sends it as is. */
+  readonly prepareFor?: (format: WireFormat) => PrepareBody | undefined
 }
 
 export interface App {
@@ -76,7 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
     scope.setErrorHandler(providerShapedErrors)
     for (const route of modelRoutes) {
-      scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) => forwardModelCall(forwardDeps, route, request, reply))
+      const prepare = deps.prepareFor?.(route.format)
+      scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) => forwardModelCall(forwardDeps, route, prepare, request, reply))
     }
   })
 
@@ -99,9 +102,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   return { server, registry, isReady: () => !closing }
 }
 
-function forwardModelCall(deps: ForwardDeps, route: ModelRoute, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+function forwardModelCall(deps: ForwardDeps, route: ModelRoute, prepare: PrepareBody | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-  return forward(deps, { request, reply, upstream: route.upstream, route: route.format, body })
+  return forward(deps, { request, reply, upstream: route.upstream, route: route.format, body, ...(prepare ? { prepare } : {}) })
 }
 
 function hasBody(request: FastifyRequest): boolean {

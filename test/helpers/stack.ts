@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import { Registry } from 'prom-client'
-import { buildApp, type App } from '../../src/app.ts'
+import { buildApp, type App, type AppDeps } from '../../src/app.ts'
 import { loadConfig, type DeepPartial } from '../../src/config/load-config.ts'
 import type { Config } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log/logger.ts'
@@ -21,6 +21,7 @@ export interface Stack {
 export interface StackOptions {
   readonly config?: DeepPartial<Config>
   readonly mock?: MockServerOptions
+  readonly prepareFor?: AppDeps['prepareFor']
 }
 
 /** A fake upstream and a ctxgate pointed at it, both on real loopback ports. */
@@ -42,7 +43,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       callback()
     },
   })
-  const app = await buildApp({ config, logger: createLogger('info', sink), registry: new Registry() })
+  const app = await buildApp({ config, logger: createLogger('info', sink), registry: new Registry(), ...(options.prepareFor ? { prepareFor: options.prepareFor } : {}) })
   await app.server.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.server.address() as AddressInfo
   return {

@@ -1,0 +1,50 @@
+import { connect } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually, startStack, type Stack } from '../helpers/stack.ts'
+import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+
+let upstream: ScriptedUpstream
+let stack: Stack
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream()
+  stack = await startStack({ config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } } })
+})
+afterAll(async () => {
+  await stack.close()
+  await upstream.close()
+})
+
+describe('flow control', () => {
+  it('passes a slow reader’s backpressure to the upstream, and aborts it when the reader leaves', async () => {
+    const total = 512 * 1024 * 1024
+    const chunk = Buffer.from(`data: ${'x'.repeat(64 * 1024 - 8)}\n\n`)
+    let written = 0
+    let upstreamClosed = false
+    upstream.handle(async (_request, response) => {
+      response.on('close', () => (upstreamClosed = true))
+      response.writeHead(200, { 'content-type': 'text/event-stream' })
+      while (written < total && !response.destroyed) {
+        written += chunk.length
+        if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve).once('close', resolve))
+      }
+      response.end()
+    })
+
+    // A client that sends its request and then never reads.
+    const socket = connect(Number(new URL(stack.proxyUrl).port), '127.0.0.1')
+    socket.pause()
+    socket.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
+    await eventually(() => expect(written).toBeGreaterThan(0))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const afterPause = written
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The upstream stalled: a few buffers' worth got out, not the half gigabyte it wanted to send.
+    expect(written).toBe(afterPause)
+    expect(written).toBeLessThan(64 * 1024 * 1024)
+
+    socket.destroy()
+    await eventually(() => expect(upstreamClosed).toBe(true), 2_000)
+    expect(written).toBeLessThan(total)
+  })
+})
