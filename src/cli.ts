@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError } from './errors.ts'
-import { serve } from './cli/serve.ts'
-import { mock } from './cli/mock.ts'
 import { demo } from './cli/demo.ts'
+import { mock } from './cli/mock.ts'
+import { replay, replayOptions, replayUsage, UsageError } from './cli/replay.ts'
+import { serve } from './cli/serve.ts'
+import { ImportError } from './replay/importers/import-error.ts'
 
 const usage = `Usage: ctxgate [serve] [options]      start the proxy (default)
        ctxgate mock [options]         start the fake upstream (tests, demos)
-       ctxgate demo                   run a few calls through ctxgate to the fake upstream
+       ctxgate replay FILE... [opts]  measure recorded agent runs with and without ctxgate
+       ctxgate demo                   replay a bundled synthetic agent run and compare
 
 Proxy options (each also an environment variable, see README):
   --config FILE          extra YAML config (CTXGATE_CONFIG)
@@ -20,56 +23,57 @@ Proxy options (each also an environment variable, see README):
 
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
-`
 
-const commands: Record<string, (flags: Record<string, string | undefined>) => Promise<void>> = {
-  serve: (flags) => serve(flags, process.env),
-  mock,
-  demo: () => demo(),
+${replayUsage}`
+
+const text = { type: 'string' } as const
+const help = { help: { type: 'boolean', short: 'h' } } as const
+const serveOptions = { ...help, config: text, host: text, port: text, 'anthropic-url': text, 'openai-url': text, 'log-level': text, 'metrics-port': text } as const
+const mockOptions = { ...help, host: text, port: text, window: text, 'min-cacheable': text } as const
+
+interface Command {
+  readonly options: ParseArgsConfig['options']
+  readonly run: (values: Record<string, unknown>, positionals: string[]) => Promise<unknown>
 }
 
-const stringOption = { type: 'string' } as const
-const options = {
-  help: { type: 'boolean', short: 'h' },
-  config: stringOption,
-  host: stringOption,
-  port: stringOption,
-  'anthropic-url': stringOption,
-  'openai-url': stringOption,
-  'log-level': stringOption,
-  'metrics-port': stringOption,
-  window: stringOption,
-  'min-cacheable': stringOption,
-} as const
+const commands: Record<string, Command> = {
+  serve: { options: serveOptions, run: (values) => serve(stringsOf(values), process.env) },
+  mock: { options: mockOptions, run: (values) => mock(stringsOf(values)) },
+  replay: { options: { ...help, ...replayOptions }, run: (values, positionals) => replay(values, positionals) },
+  demo: { options: { ...help }, run: () => demo() },
+}
 
 async function main(argv: string[]): Promise<void> {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options; allowPositionals: true }>>
+  const named = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined
+  const command = commands[named ?? 'serve']
+  if (!command) {
+    process.stderr.write(`ctxgate: unknown command "${named}"\n\n${usage}`)
+    process.exitCode = 2
+    return
+  }
+  let parsed: { values: Record<string, unknown>; positionals: string[] }
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true })
+    parsed = parseArgs({ args: named ? argv.slice(1) : argv, options: command.options ?? {}, allowPositionals: true }) as typeof parsed
   } catch (error) {
     process.stderr.write(`ctxgate: ${(error as Error).message}\n\n${usage}`)
     process.exitCode = 2
     return
   }
-  const { values, positionals } = parsed
-  if (values.help === true) {
+  if (parsed.values['help'] === true) {
     process.stdout.write(usage)
     return
   }
-  const name = positionals[0] ?? 'serve'
-  const command = commands[name]
-  if (!command) {
-    process.stderr.write(`ctxgate: unknown command "${name}"\n\n${usage}`)
-    process.exitCode = 2
-    return
-  }
+  await command.run(parsed.values, parsed.positionals)
+}
+
+function stringsOf(values: Record<string, unknown>): Record<string, string | undefined> {
   const flags: Record<string, string | undefined> = {}
   for (const [key, value] of Object.entries(values)) if (typeof value === 'string') flags[key] = value
-  await command(flags)
+  return flags
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof UsageError || error instanceof ImportError) {
     process.stderr.write(`ctxgate: ${error.message}\n`)
     process.exit(2)
   }

@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { appendMessage, textBlock, type Block, type Conversation, type Message, type RecordedUsage } from '../conversation.ts'
+import { ImportError } from './import-error.ts'
+import { standInSystemPrompt, standInTools } from './stand-ins.ts'
+
+type Line = Record<string, unknown>
+
+export interface ClaudeImportOptions {
+  /** Keep the history a compaction replaced, and drop its summary (what the agent would have sent). */
+  readonly uncompacted: boolean
+  /** The first user message; found beside the log as NAME.prompt.txt when not given. */
+  readonly promptFile?: string
+}
+
+export function looksLikeClaudeStreamJson(first: unknown): boolean {
+  const line = first as Line
+  return typeof line === 'object' && line !== null && 'session_id' in line && (line['type'] === 'system' || line['type'] === 'assistant' || line['type'] === 'user')
+}
+
+/** Claude Code `--output-format stream-json` (traces/PROVENANCE.md has the rules followed here). */
+export function importClaudeStreamJson(lines: readonly Line[], source: string, options: ClaudeImportOptions): Conversation {
+  const notes: string[] = []
+  const init = lines.find((line) => line['type'] === 'system' && line['subtype'] === 'init')
+  const toolNames = Array.isArray(init?.['tools']) ? (init['tools'] as string[]) : []
+  const promptPath = options.promptFile ?? promptBeside(source)
+  if (!promptPath || !existsSync(promptPath)) throw new ImportError(source, 'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)')
+  const segments: Message[][] = [[{ role: 'user', content: [textBlock(readFileSync(promptPath, 'utf8'))] }]]
+  let messages = segments[0] as Message[]
+  let pendingAssistant: { id: string; content: Block[] } | undefined
+  let model = typeof init?.['model'] === 'string' ? init['model'] : 'claude-sonnet-4-5'
+  let compactions = 0
+  let dropNextSummary = false
+  let retried = 0
+
+  const flushAssistant = (): void => {
+    if (pendingAssistant) appendMessage(messages, { role: 'assistant', content: pendingAssistant.content })
+    pendingAssistant = undefined
+  }
+
+  for (const line of lines) {
+    if (line['parent_tool_use_id']) continue // a sub-agent's own traffic
+    if (line['type'] === 'system' && line['subtype'] === 'compact_boundary') {
+      flushAssistant()
+      compactions++
+      if (options.uncompacted) dropNextSummary = true
+      else segments.push((messages = []))
+      continue
+    }
+    const message = line['message'] as Line | undefined
+    if (!message) continue
+    if (line['type'] === 'assistant') {
+      const id = String(message['id'] ?? '')
+      if (typeof message['model'] === 'string') model = message['model']
+      const blocks = (message['content'] as Block[] | undefined) ?? []
+      if (pendingAssistant && pendingAssistant.id !== id) {
+        // Two replies in a row with different ids: the first was abandoned and retried.
+        retried++
+        pendingAssistant = undefined
+      }
+      pendingAssistant ??= { id, content: [] }
+      pendingAssistant.content.push(...blocks)
+      continue
+    }
+    if (line['type'] === 'user') {
+      flushAssistant()
+      const content = typeof message['content'] === 'string' ? [textBlock(message['content'])] : ((message['content'] as Block[] | undefined) ?? [])
+      if (dropNextSummary) {
+        dropNextSummary = false
+        continue
+      }
+      appendMessage(messages, { role: 'user', content })
+    }
+  }
+  flushAssistant()
+
+  if (compactions > 0) notes.push(`${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`)
+  if (retried > 0) notes.push(`${retried} retried response(s): kept the later one`)
+  notes.push('system prompt and tool schemas are stand-ins (the log has tool names only)')
+  const result = lines.findLast((line) => line['type'] === 'result')
+  return {
+    id: String(init?.['session_id'] ?? source),
+    source,
+    model,
+    system: standInSystemPrompt('Claude Code'),
+    tools: standInTools(toolNames),
+    segments: segments.filter((segment) => segment.length > 0),
+    notes,
+    ...(result ? { recordedUsage: recordedUsageOf(result) } : {}),
+  }
+}
+
+function promptBeside(logPath: string): string | undefined {
+  const stem = logPath.replace(/\.jsonl$/, '').replace(/\.agent_log_raw$/, '').replace(/\.claude$/, '').replace(/\.agent_log_raw$/, '')
+  const candidate = `${stem}.prompt.txt`
+  return existsSync(candidate) ? candidate : undefined
+}
+
+function recordedUsageOf(result: Line): RecordedUsage {
+  const usage = (result['usage'] as Record<string, number> | undefined) ?? {}
+  return {
+    ...(usage['input_tokens'] !== undefined ? { inputTokens: usage['input_tokens'] } : {}),
+    ...(usage['cache_read_input_tokens'] !== undefined ? { cacheReadTokens: usage['cache_read_input_tokens'] } : {}),
+    ...(usage['cache_creation_input_tokens'] !== undefined ? { cacheWriteTokens: usage['cache_creation_input_tokens'] } : {}),
+    ...(usage['output_tokens'] !== undefined ? { outputTokens: usage['output_tokens'] } : {}),
+    ...(typeof result['total_cost_usd'] === 'number' ? { costUsd: result['total_cost_usd'] } : {}),
+  }
+}

@@ -1,0 +1,36 @@
+import type { ReportRow } from './rows.ts'
+
+export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
+  ['run', (row) => row.run],
+  ['variant', (row) => row.variant],
+  ['requests', (row) => String(row.summary.requests)],
+  ['refused', (row) => String(row.summary.refusedForLength)],
+  ['largest', (row) => thousands(row.summary.largestPromptTokens)],
+  ['input', (row) => thousands(row.summary.usage.inputTokens)],
+  ['cache write', (row) => thousands(row.summary.usage.cacheWrite5mTokens + row.summary.usage.cacheWrite1hTokens)],
+  ['cache read', (row) => thousands(row.summary.usage.cacheReadTokens)],
+  ['billed-eq input', (row) => thousands(Math.round(row.summary.billedEquivalentInput))],
+  ['read share', (row) => `${(row.summary.cacheReadShare * 100).toFixed(1)}%`],
+  ['prefix breaks', (row) => String(row.summary.prefixBreaks)],
+  ['removed', (row) => thousands(row.summary.tokensRemoved)],
+  ['÷ direct', (row) => (row.ratioToDirect === undefined ? '—' : row.ratioToDirect.toFixed(3))],
+]
+
+/** A plain-text table, one row per run and variant, for the terminal. */
+export function renderTable(rows: readonly ReportRow[]): string {
+  const cells = rows.map((row) => reportColumns.map(([, cell]) => cell(row)))
+  const widths = reportColumns.map(([title], index) => Math.max(title.length, ...cells.map((line) => (line[index] as string).length)))
+  const line = (values: readonly string[]): string => values.map((value, index) => (index < 2 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number))).join('  ')
+  return [line(reportColumns.map(([title]) => title)), line(widths.map((width) => '-'.repeat(width))), ...cells.map(line)].join('\n')
+}
+
+/** The same table in Markdown, for BENCHMARKS.md. */
+export function renderMarkdownTable(rows: readonly ReportRow[]): string {
+  const head = `| ${reportColumns.map(([title]) => title).join(' | ')} |`
+  const rule = `|${reportColumns.map((_, index) => (index < 2 ? '---' : '---:')).join('|')}|`
+  return [head, rule, ...rows.map((row) => `| ${reportColumns.map(([, cell]) => cell(row)).join(' | ')} |`)].join('\n')
+}
+
+export function thousands(value: number): string {
+  return Math.round(value).toLocaleString('en-US')
+}

@@ -1,0 +1,62 @@
+import { addUsage, billedEquivalentInput, cacheReadShare, zeroUsage, type Usage } from './billing.ts'
+import type { RequestOutcome } from './request-outcome.ts'
+
+export interface RunSummary {
+  readonly requests: number
+  readonly refusedForLength: number
+  /** Other failures (not length refusals). */
+  readonly failed: number
+  readonly largestPromptTokens: number
+  readonly usage: Usage
+  readonly billedEquivalentInput: number
+  readonly cacheReadShare: number
+  /** Requests that read less from cache than the previous request had cached: its prefix changed. */
+  readonly prefixBreaks: number
+  /** Prompt tokens the upstream counted for the direct run minus this run, summed over requests. */
+  readonly tokensRemoved: number
+}
+
+export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly RequestOutcome[]): RunSummary {
+  let usage = zeroUsage
+  let prefixBreaks = 0
+  let previousCached = 0
+  for (const outcome of outcomes) {
+    usage = addUsage(usage, outcome.usage)
+    if (outcome.status !== 200) continue
+    const cachedNow = outcome.usage.cacheReadTokens + outcome.usage.cacheWrite5mTokens + outcome.usage.cacheWrite1hTokens
+    if (previousCached > 0 && outcome.usage.cacheReadTokens < previousCached) prefixBreaks++
+    previousCached = cachedNow
+  }
+  const tokensRemoved = direct ? outcomes.reduce((sum, outcome, index) => sum + ((direct[index]?.promptTokens ?? 0) - outcome.promptTokens), 0) : 0
+  return {
+    requests: outcomes.length,
+    refusedForLength: outcomes.filter((outcome) => outcome.refusedForLength).length,
+    failed: outcomes.filter((outcome) => outcome.status !== 200 && !outcome.refusedForLength).length,
+    largestPromptTokens: Math.max(0, ...outcomes.map((outcome) => outcome.promptTokens)),
+    usage,
+    billedEquivalentInput: billedEquivalentInput(usage),
+    cacheReadShare: cacheReadShare(usage),
+    prefixBreaks,
+    tokensRemoved,
+  }
+}
+
+export function combine(summaries: readonly RunSummary[]): RunSummary {
+  const usage = summaries.reduce((sum, summary) => addUsage(sum, summary.usage), zeroUsage)
+  return {
+    requests: sum(summaries, (summary) => summary.requests),
+    refusedForLength: sum(summaries, (summary) => summary.refusedForLength),
+    failed: sum(summaries, (summary) => summary.failed),
+    largestPromptTokens: Math.max(0, ...summaries.map((summary) => summary.largestPromptTokens)),
+    usage,
+    billedEquivalentInput: billedEquivalentInput(usage),
+    cacheReadShare: cacheReadShare(usage),
+    prefixBreaks: sum(summaries, (summary) => summary.prefixBreaks),
+    tokensRemoved: sum(summaries, (summary) => summary.tokensRemoved),
+  }
+}
+
+function sum(summaries: readonly RunSummary[], pick: (summary: RunSummary) => number): number {
+  return summaries.reduce((total, summary) => total + pick(summary), 0)
+}
+
