@@ -1,57 +1,23 @@
-import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
-import { Registry } from 'prom-client'
-import { Agent, request } from 'undici'
-import { buildApp } from '../app.ts'
-import { loadConfig } from '../config/load-config.ts'
-import { createLogger } from '../log/logger.ts'
-import { startMockServer } from '../mock/server.ts'
+import { replayConversation, directLabel, type ReplayOptions, type RunResult } from '../replay/run-replay.ts'
+import { rowsFor, runName } from '../replay/report/rows.ts'
+import { renderTable } from '../replay/report/table.ts'
+import { combine } from '../replay/summarize.ts'
+import { syntheticRuns } from '../replay/synthetic.ts'
 
 /**
- * `ctxgate demo`: the fake upstream and ctxgate side by side in one process, a few calls through
- * each route (one with an injected 529), and what ctxgate logged for them. No network needed.
+ * `ctxgate demo`: replays a synthetic long agent run (main agent plus a sub-agent) against the fake
+ * upstream, straight and through ctxgate, at a 64k window, with and without client cache marks.
+ * No network, no files, well under a minute.
  */
-export async function demo(): Promise<void> {
-  const mock = await startMockServer()
-  const lines: Record<string, unknown>[] = []
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>)
-      done()
-    },
-  })
-  const config = loadConfig({ overrides: { server: { port: 0 }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } }, retry: { baseDelayMs: 50 } } })
-  const app = await buildApp({ config, logger: createLogger('info', sink), registry: new Registry() })
-  await app.server.listen({ host: '127.0.0.1', port: 0 })
-  const base = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
-  const dispatcher = new Agent()
-  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<string> => {
-    const answer = await request(`${base}${path}`, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
-    return answer.body.text()
+export async function demo(write: (text: string) => void = (text) => process.stdout.write(text)): Promise<void> {
+  const conversations = syntheticRuns()
+  for (const clientCache of ['none', 'rolling'] as const) {
+    const options: ReplayOptions = { window: 64_000, minCacheableTokens: 1_024, maxTokens: 4_096, clientCache, stream: true, variants: [{ label: directLabel, direct: true }, { label: 'ctxgate' }] }
+    const results: RunResult[] = []
+    for (const conversation of conversations) results.push(await replayConversation(conversation, options))
+    const rows = results.flatMap((result) => rowsFor(runName(result), result.summaries))
+    const totals = rowsFor('all runs', Object.fromEntries(['direct', 'ctxgate'].map((label) => [label, combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined))])))
+    write(`\nSynthetic agent run, 64k window, client cache marks: ${clientCache}\n${renderTable([...rows, ...totals])}\n`)
   }
-
-  const system = [{ type: 'text', text: 'You are a careful coding agent. '.repeat(300), cache_control: { type: 'ephemeral' } }]
-  const calls: [string, () => Promise<string>][] = [
-    ['Anthropic, JSON, cache write', () => post('/v1/messages', { model: 'claude-sonnet-5', max_tokens: 64, system, messages: [{ role: 'user', content: 'List the files.' }] }, { 'anthropic-version': '2023-06-01' })],
-    ['Anthropic, stream, cache read', () => post('/v1/messages', { model: 'claude-sonnet-5', max_tokens: 64, stream: true, system, messages: [{ role: 'user', content: 'List the files.' }] }, { 'anthropic-version': '2023-06-01' })],
-    [
-      'Anthropic, one 529, retried',
-      () => {
-        mock.faults.push([{ kind: 'status', status: 529 }])
-        return post('/v1/messages', { model: 'claude-sonnet-5', max_tokens: 64, messages: [{ role: 'user', content: 'Again.' }] }, { 'anthropic-version': '2023-06-01' })
-      },
-    ],
-    ['OpenAI chat, bare path', () => post('/chat/completions', { model: 'gpt-5', messages: [{ role: 'user', content: 'Hello' }] })],
-    ['OpenAI models list (passthrough)', async () => (await request(`${base}/v1/models`, { dispatcher })).body.text()],
-  ]
-  process.stdout.write(`ctxgate ${base} -> fake upstream ${mock.url}\n\n`)
-  for (const [label, call] of calls) {
-    const body = await call()
-    const log = lines.filter((line) => line['msg'] === 'request').at(-1) ?? {}
-    const usage = /"usage":(\{[^}]*\})/.exec(body)?.[1] ?? ''
-    process.stdout.write(`${label.padEnd(34)} status ${String(log['status'])}  attempts ${String(log['attempts'])}  ${String(log['durationMs'])} ms  ${usage}\n`)
-  }
-  await app.server.close()
-  await mock.close()
-  await dispatcher.close()
+  write('\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x cache write + 0.1 x cache read.\nReplay your own run: ctxgate replay ~/.claude/projects/PROJECT/SESSION.jsonl --window 64000 --html report.html\n')
 }

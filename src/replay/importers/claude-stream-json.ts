@@ -77,6 +77,10 @@ export function importClaudeStreamJson(lines: readonly Line[], source: string, o
   if (retried > 0) notes.push(`${retried} retried response(s): kept the later one`)
   notes.push('system prompt and tool schemas are stand-ins (the log has tool names only)')
   const result = lines.findLast((line) => line['type'] === 'result')
+  if (result) {
+    const recorded = recordedUsageOf(result)
+    notes.push(`recorded by the agent itself: input ${recorded.inputTokens ?? '?'}, cache write ${recorded.cacheWriteTokens ?? '?'}, cache read ${recorded.cacheReadTokens ?? '?'}, output ${recorded.outputTokens ?? '?'}${recorded.costUsd === undefined ? '' : `, $${recorded.costUsd.toFixed(2)}`}`)
+  }
   return {
     id: String(init?.['session_id'] ?? source),
     source,

@@ -1,0 +1,81 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { replay } from '../../src/cli/replay.ts'
+import { buildAnthropicRequests } from '../../src/replay/build-requests.ts'
+import { toJsonl } from '../../src/replay/conversation.ts'
+import { syntheticRuns } from '../../src/replay/synthetic.ts'
+
+const directory = mkdtempSync(join(tmpdir(), 'ctxgate-replay-it-'))
+const [main, sub] = syntheticRuns()
+const mainFile = join(directory, 'main.jsonl')
+const subFile = join(directory, 'sub.jsonl')
+writeFileSync(mainFile, toJsonl(main!))
+writeFileSync(subFile, toJsonl(sub!))
+
+describe('buildAnthropicRequests', () => {
+  it('makes request k from everything before the k-th reply, marking the newest block in rolling mode', () => {
+    const requests = buildAnthropicRequests(main!, { maxTokens: 100, clientCache: 'rolling', stream: false })
+    const replies = main!.segments[0]!.filter((message) => message.role === 'assistant').length
+    expect(requests).toHaveLength(replies)
+    for (const replayed of requests) {
+      const messages = replayed.body['messages'] as { role: string; content: Record<string, unknown>[] }[]
+      expect(messages.at(-1)?.role).toBe('user')
+      expect(messages.at(-1)?.content.at(-1)?.['cache_control']).toEqual({ type: 'ephemeral' })
+      expect(messages.slice(0, -1).every((message) => message.content.every((block) => !('cache_control' in block)))).toBe(true)
+    }
+    const plain = buildAnthropicRequests(main!, { maxTokens: 100, clientCache: 'none', stream: false })
+    expect(JSON.stringify(plain.map((replayed) => replayed.body))).not.toContain('cache_control')
+  })
+})
+
+describe('ctxgate replay', () => {
+  it('replays runs straight and through ctxgate, counting refusals at a small window and cache reads with rolling marks', async () => {
+    const output: string[] = []
+    const htmlFile = join(directory, 'report.html')
+    const report = await replay({ window: '64000', 'client-cache': 'rolling', stream: true, html: htmlFile }, [mainFile, subFile], (text) => output.push(text))
+    expect(report?.runs.map((run) => run.name)).toEqual(['main-agent', 'sub-agent'])
+    const [directTotal, ctxgateTotal] = report?.totals ?? []
+    expect(directTotal?.variant).toBe('direct')
+    expect(directTotal?.summary.requests).toBe(105)
+    expect(directTotal?.summary.refusedForLength).toBeGreaterThan(0)
+    expect(directTotal?.summary.usage.cacheReadTokens).toBeGreaterThan(directTotal?.summary.usage.cacheWrite5mTokens ?? 0)
+    // ctxgate forwards unchanged today, so both sides must agree to the token.
+    expect(ctxgateTotal?.summary).toEqual(directTotal?.summary)
+    expect(ctxgateTotal?.ratioToDirect).toBe(1)
+    expect(output.join('')).toMatch(/all runs\s+direct\s+105/)
+
+    const html = readFileSync(htmlFile, 'utf8')
+    expect(html.startsWith('<!doctype html>')).toBe(true)
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/)
+    const svgs = html.match(/<svg[\s\S]*?<\/svg>/g) ?? []
+    expect(svgs).toHaveLength(4)
+    const mainDirect = svgs[0] as string
+    const refused = (mainDirect.match(/class="bar-refused"/g) ?? []).length
+    const stacked = (mainDirect.match(/class="bar-(read|write|input)"/g) ?? []).length
+    const mainRun = report?.runs[0]?.rows[0]?.summary
+    expect(refused).toBe(mainRun?.refusedForLength)
+    expect(stacked).toBe(3 * ((mainRun?.requests ?? 0) - refused))
+    expect(new Set(mainDirect.match(/data-request="\d+"/g)).size).toBe(mainRun?.requests)
+  })
+
+  it('prints JSON and Markdown, and exports ctxgate JSONL', async () => {
+    const json: string[] = []
+    await replay({ json: true, window: '200000' }, [subFile], (text) => json.push(text))
+    const parsed = JSON.parse(json.join('')) as { totals: { variant: string; summary: { requests: number; refusedForLength: number } }[] }
+    expect(parsed.totals[0]).toMatchObject({ variant: 'direct', summary: { requests: 61, refusedForLength: 0 } })
+    const markdown: string[] = []
+    await replay({ markdown: true }, [subFile], (text) => markdown.push(text))
+    expect(markdown.join('')).toMatch(/^\| run \| variant \| requests/)
+    const exported: string[] = []
+    await replay({ export: '-' }, [mainFile], (text) => exported.push(text))
+    expect(exported.join('')).toBe(readFileSync(mainFile, 'utf8'))
+  })
+
+  it('rejects bad options with a message', async () => {
+    await expect(replay({ 'client-cache': 'sometimes' }, [mainFile])).rejects.toThrow(/--client-cache must be none or rolling/)
+    await expect(replay({ window: '-5' }, [mainFile])).rejects.toThrow(/--window must be a positive whole number/)
+    await expect(replay({}, [])).rejects.toThrow(/at least one recording/)
+  })
+})
