@@ -33,6 +33,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 }
 
+const ms = (value: number): string => value.toFixed(3)
 const rows: string[][] = []
 for (const [label, body] of [['2 KB JSON', small], ['2 KB stream', smallStream]] as const) {
   for (let warm = 0; warm < 200; warm++) {
@@ -46,7 +47,6 @@ for (const [label, body] of [['2 KB JSON', small], ['2 KB stream', smallStream]]
     proxied.push(await timeOne(proxyUrl, body))
   }
   const added = proxied.map((value, index) => value - (direct[index] as number))
-  const ms = (value: number) => value.toFixed(3)
   rows.push([label, ms(percentile(direct, 50)), ms(percentile(proxied, 50)), ms(percentile(added, 50)), ms(percentile(direct, 99)), ms(percentile(proxied, 99)), ms(percentile(added, 99))])
 }
 

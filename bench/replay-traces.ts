@@ -15,7 +15,7 @@ if (!existsSync(tracesDirectory)) {
 const files = ['claude-code', 'openhands', 'mini-swe-agent'].flatMap((folder) =>
   readdirSync(join(tracesDirectory, folder))
     .filter((name) => /\.(jsonl|json)$/.test(name))
-    .sort()
+    .toSorted()
     .map((name) => join(tracesDirectory, folder, name)),
 )
 const shown = files.map((file) => file.slice(file.indexOf('shared/traces/')).replace('shared/traces/', '../shared/traces/'))

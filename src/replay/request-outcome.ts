@@ -47,8 +47,9 @@ function usageFromStream(body: string): Usage {
   return toUsage(merged)
 }
 
+const number = (value: unknown): number => (typeof value === 'number' ? value : 0)
+
 function toUsage(usage: Record<string, unknown>): Usage {
-  const number = (value: unknown): number => (typeof value === 'number' ? value : 0)
   const breakdown = usage['cache_creation'] as Record<string, unknown> | undefined
   const written = number(usage['cache_creation_input_tokens'])
   const oneHour = number(breakdown?.['ephemeral_1h_input_tokens'])

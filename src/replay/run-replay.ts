@@ -10,6 +10,8 @@ import type { Conversation } from './conversation.ts'
 import { readAnthropicAnswer, type RequestOutcome } from './request-outcome.ts'
 import { summarize, type RunSummary } from './summarize.ts'
 
+const noop = async (): Promise<void> => undefined
+
 /** One way of sending the run: straight to the fake upstream, or through ctxgate with a config. */
 export interface Variant {
   readonly label: string
@@ -56,7 +58,7 @@ async function sendThrough(variant: Variant, requests: readonly ReplayRequest[],
   const mock = await startMockServer({ window: options.window, minCacheableTokens: options.minCacheableTokens, logLimit: 1 })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
-  let close = async (): Promise<void> => undefined
+  let close: () => Promise<void> = noop
   if (!variant.direct) {
     const config = loadConfig({
       flags: variant.configFile ? { config: variant.configFile } : {},

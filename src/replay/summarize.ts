@@ -27,7 +27,7 @@ export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly
     if (previousCached > 0 && outcome.usage.cacheReadTokens < previousCached) prefixBreaks++
     previousCached = cachedNow
   }
-  const tokensRemoved = direct ? outcomes.reduce((sum, outcome, index) => sum + ((direct[index]?.promptTokens ?? 0) - outcome.promptTokens), 0) : 0
+  const tokensRemoved = direct ? outcomes.reduce((total, outcome, index) => total + ((direct[index]?.promptTokens ?? 0) - outcome.promptTokens), 0) : 0
   return {
     requests: outcomes.length,
     refusedForLength: outcomes.filter((outcome) => outcome.refusedForLength).length,
@@ -42,7 +42,7 @@ export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly
 }
 
 export function combine(summaries: readonly RunSummary[]): RunSummary {
-  const usage = summaries.reduce((sum, summary) => addUsage(sum, summary.usage), zeroUsage)
+  const usage = summaries.reduce((total, summary) => addUsage(total, summary.usage), zeroUsage)
   return {
     requests: sum(summaries, (summary) => summary.requests),
     refusedForLength: sum(summaries, (summary) => summary.refusedForLength),

@@ -48,7 +48,7 @@ describe('Claude Code session files', () => {
     expect(conversation.segments.map((segment) => segment.length)).toEqual([5, 4])
     expect(conversation.segments[0]?.[1]?.content.map((block) => block.type)).toEqual(['text', 'tool_use'])
     expect(JSON.stringify(conversation.segments)).not.toContain('sidechain')
-    expect(conversation.tools.map((tool) => tool.name).sort()).toEqual(['Edit', 'Grep', 'Read'])
+    expect(conversation.tools.map((tool) => tool.name).toSorted()).toEqual(['Edit', 'Grep', 'Read'])
   })
 
   it('joins across the boundary through logicalParentUuid when uncompacted', () => {

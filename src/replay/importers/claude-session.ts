@@ -38,13 +38,13 @@ export function importClaudeSession(lines: readonly Line[], source: string, opti
     const parent = current['parentUuid']
     current = typeof parent === 'string' ? byUuid.get(parent) : undefined
   }
-  const ordered = pathSegments.reverse().map((segment) => segment.reverse())
+  const ordered = pathSegments.toReversed().map((segment) => segment.toReversed())
   const lineSegments = options.uncompacted ? [ordered.flat().filter((line) => line['isCompactSummary'] !== true)] : ordered
 
   const toolNames = new Set<string>()
   let model = 'claude-sonnet-4-5'
-  const segments = lineSegments.map((lines) => {
-    const built = messagesOf(lines, toolNames)
+  const segments = lineSegments.map((segmentLines) => {
+    const built = messagesOf(segmentLines, toolNames)
     model = built.model ?? model
     return built.messages
   })
@@ -61,11 +61,11 @@ export function importClaudeSession(lines: readonly Line[], source: string, opti
   }
 }
 
-function messagesOf(lines: readonly Line[], toolNames: Set<string>): { messages: Message[]; model: string | undefined } {
+function messagesOf(segmentLines: readonly Line[], toolNames: Set<string>): { messages: Message[]; model: string | undefined } {
   const messages: Message[] = []
   let model: string | undefined
   let lastAssistantId: string | undefined
-  for (const line of lines) {
+  for (const line of segmentLines) {
     const message = line['message'] as Line | undefined
     if (!message || (line['type'] !== 'user' && line['type'] !== 'assistant')) continue
     const content = typeof message['content'] === 'string' ? [textBlock(message['content'])] : ((message['content'] as Block[] | undefined) ?? [])
