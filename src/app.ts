@@ -9,6 +9,11 @@ import { createLogger } from './log/logger.ts'
 import { createProxyMetrics } from './metrics/proxy-metrics.ts'
 import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
+import { createRewriteHook } from './routes/rewrite-hook.ts'
+import { Calibration } from './rewrite/calibration.ts'
+import { TokenEstimator } from './rewrite/estimate.ts'
+import { MemorySessionStore } from './session/memory-store.ts'
+import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type UpstreamId, type Upstreams } from './upstream/dispatcher.ts'
 
 export interface AppDeps {
@@ -17,8 +22,10 @@ export interface AppDeps {
   /** Metrics registry; a fresh one is made when absent (tests read it directly). */
   readonly registry?: Registry
   readonly upstreams?: Upstreams
-  /** Chooses how a model call's body is prepared (the rewrite engine plugs in here); none sends it as is. */
+  /** Chooses how a model call's body is prepared; the rewrite engine by default. */
   readonly prepareFor?: (format: WireFormat) => PrepareBody | undefined
+  /** Where conversation state lives; memory by default. */
+  readonly store?: SessionStore
 }
 
 export interface App {
@@ -41,6 +48,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const registry = deps.registry ?? new Registry()
   const upstreams = deps.upstreams ?? createUpstreams(config)
   const forwardDeps: ForwardDeps = { config, upstreams, metrics: createProxyMetrics(registry), logger }
+  const store = deps.store ?? new MemorySessionStore(config.sessions)
+  const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(), estimator: new TokenEstimator(), logger })
   let closing = false
 
   const server = Fastify({
@@ -78,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
     scope.setErrorHandler(providerShapedErrors)
     for (const route of modelRoutes) {
-      const prepare = deps.prepareFor?.(route.format)
+      const prepare = prepareFor(route.format)
       scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) => forwardModelCall(forwardDeps, route, prepare, request, reply))
     }
   })

@@ -11,6 +11,21 @@ const upstreamSchema = z.strictObject({
   url: httpUrl,
 })
 
+const modelSchema = z.strictObject({
+  /** Glob on the request's model name (`*` any run of characters); the first match wins. */
+  match: z.string().min(1),
+  /** Context window in tokens. */
+  window: z.number().int().positive(),
+  /** Tokens ctxgate keeps prompts under: a fraction of the window (≤ 1) or an absolute count; max_tokens comes off too. */
+  budget: z.number().positive(),
+  /** Shortest prefix the provider caches (model-apis §2.2); no breakpoint goes on a shorter one. */
+  minCacheableTokens: z.number().int().min(0),
+  /** Thinking signatures are bound to their prefix (model-apis §1.5, Fable 5.1 and later). */
+  thinkingBoundToPrefix: z.boolean(),
+})
+
+export type ModelLimits = z.infer<typeof modelSchema>
+
 export const configSchema = z.strictObject({
   server: z.strictObject({
     host: z.string().min(1),
@@ -43,6 +58,28 @@ export const configSchema = z.strictObject({
     maxDelayMs: millis,
     /** Total time ctxgate may spend waiting between attempts of one request. */
     maxTotalWaitMs: millis,
+  }),
+  rewrite: z.strictObject({
+    /** Off: every model call is forwarded as sent (requests can also opt out with x-ctxgate-mode: passthrough). */
+    enabled: z.boolean(),
+    strategy: z.enum(['clear-only', 'batched-fold', 'eager-fold']),
+    /** Folding never touches the newest N tool rounds. */
+    keepRecentRounds: z.number().int().min(0),
+    /** Outputs smaller than this many tokens are never folded. */
+    foldMinTokens: z.number().int().min(0),
+    /** Results cleared per step of a batch. */
+    clearBatch: z.number().int().min(1),
+    /** When over budget, cut down to this fraction of it in one batch. */
+    lowWater: z.number().gt(0).max(1),
+    /** Tell the model, in the system prompt, that old tool results may be cleared and it should keep going. */
+    systemNote: z.boolean(),
+  }),
+  models: z.array(modelSchema).min(1),
+  sessions: z.strictObject({
+    /** Conversations whose frozen decisions are kept in memory (least recently used go first). */
+    maxEntries: z.number().int().min(1),
+    /** A conversation idle this long is forgotten. */
+    idleTtlMs: z.number().int().min(1_000),
   }),
   metrics: z.strictObject({
     /** Serve /metrics on its own port instead of the proxy port; null keeps it on the proxy port. */

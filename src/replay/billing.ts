@@ -1,13 +1,6 @@
-/** Token counts of one upstream answer, as its `usage` reported them. */
-export interface Usage {
-  readonly inputTokens: number
-  readonly cacheWrite5mTokens: number
-  readonly cacheWrite1hTokens: number
-  readonly cacheReadTokens: number
-  readonly outputTokens: number
-}
+import { promptTokensOf, zeroUsage, type Usage } from '../providers/usage.ts'
 
-export const zeroUsage: Usage = { inputTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, cacheReadTokens: 0, outputTokens: 0 }
+export { zeroUsage, type Usage }
 
 /** Prices relative to uncached input (model-apis §2.3): 5-minute write 1.25×, 1-hour write 2×, read 0.1×. */
 export const priceFactors = { input: 1, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 } as const
@@ -17,13 +10,9 @@ export function billedEquivalentInput(usage: Usage): number {
   return usage.inputTokens * priceFactors.input + usage.cacheWrite5mTokens * priceFactors.cacheWrite5m + usage.cacheWrite1hTokens * priceFactors.cacheWrite1h + usage.cacheReadTokens * priceFactors.cacheRead
 }
 
-export function promptTokens(usage: Usage): number {
-  return usage.inputTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens + usage.cacheReadTokens
-}
-
 /** Share of prompt tokens read from cache (0 when nothing was sent). */
 export function cacheReadShare(usage: Usage): number {
-  const total = promptTokens(usage)
+  const total = promptTokensOf(usage)
   return total === 0 ? 0 : usage.cacheReadTokens / total
 }
 

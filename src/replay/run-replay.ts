@@ -60,9 +60,13 @@ async function sendThrough(variant: Variant, requests: readonly ReplayRequest[],
   let baseUrl = mock.url
   let close: () => Promise<void> = noop
   if (!variant.direct) {
+    const flags = variant.configFile ? { config: variant.configFile } : {}
+    const base = loadConfig({ flags })
+    // The replayed model gets the window the fake upstream enforces, whatever its name.
+    const replayModel = { match: '*', window: options.window, budget: base.models.find((entry) => entry.match === '*')?.budget ?? 0.9, minCacheableTokens: options.minCacheableTokens, thinkingBoundToPrefix: false }
     const config = loadConfig({
-      flags: variant.configFile ? { config: variant.configFile } : {},
-      overrides: { server: { port: 0 }, log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } } },
+      flags,
+      overrides: { server: { port: 0 }, log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } }, models: [replayModel] },
     })
     const app = await buildApp({ config, logger: createLogger('silent'), registry: new Registry() })
     await app.server.listen({ host: '127.0.0.1', port: 0 })

@@ -10,7 +10,9 @@ import { statusClass, type ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
 import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
 import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
-import { sendWithRetries, UpstreamCallFailed, type UpstreamReply } from '../upstream/send-with-retries.ts'
+import { sendWithRetries, UpstreamCallFailed, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
+import { promptTokensOf } from '../providers/usage.ts'
+import type { PrepareBody, Prepared } from './prepare.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -19,8 +21,7 @@ export interface ForwardDeps {
   readonly logger: Logger
 }
 
-/** Turns the client's body into the body to send; throwing means "send the original" (fail open). */
-export type PrepareBody = (body: Buffer, headers: HeaderMap) => Buffer
+export type { PrepareBody }
 
 export interface ForwardInput {
   readonly request: FastifyRequest
@@ -29,10 +30,13 @@ export interface ForwardInput {
   /** Route label for logs and metrics: a wire format, or 'passthrough'. */
   readonly route: string
   readonly body: Buffer | Readable | null
-  readonly prepare?: PrepareBody
+  readonly prepare?: PrepareBody | undefined
 }
 
 interface Outcome {
+  log?: Readonly<Record<string, unknown>>
+  promptTokens?: number
+  outputTokens?: number
   status: number
   upstreamStatus?: number
   attempts: number
@@ -98,6 +102,9 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
       outcome: outcome.outcome,
       failOpen: outcome.failOpen,
       upstreamRequestId: outcome.upstreamRequestId,
+      promptTokens: outcome.promptTokens,
+      outputTokens: outcome.outputTokens,
+      ...outcome.log,
       error: outcome.error,
     },
     'request',
@@ -117,37 +124,54 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
 
   const headers = upstreamRequestHeaders(request.headers)
   let body = input.body
+  let prepared: Prepared | undefined
   if (Buffer.isBuffer(body) && input.prepare) {
     try {
-      body = input.prepare(body, headers)
-    } catch {
+      const result = await input.prepare(body, request.headers)
+      outcome.log = result.kind === 'reject' ? result.log : result.prepared.log
+      if (result.kind === 'reject') {
+        outcome.outcome = 'rejected'
+        outcome.status = writeError(response, shape, result.error, true)
+        return
+      }
+      prepared = result.prepared
+      body = prepared.body
+      mergeHeaders(headers, prepared.headers)
+    } catch (error) {
       outcome.failOpen = 'prepare'
+      outcome.error = error instanceof Error ? error.message : String(error)
     }
   } else if (body !== null && !Buffer.isBuffer(body) && request.headers['content-length'] !== undefined) {
     headers['content-length'] = request.headers['content-length']
   }
 
   const upstream = deps.upstreams[input.upstream]
+  const call: UpstreamCall = {
+    upstream,
+    method: request.method,
+    path: upstreamPath(input.upstream, upstream.basePath, url),
+    headers,
+    body,
+    signal: controller.signal,
+    policy: deps.config.retry,
+    onRetry: (reason) => outcome.retries.push(reason),
+  }
   let reply: UpstreamReply
   try {
-    reply = await sendWithRetries({
-      upstream,
-      method: request.method,
-      path: upstreamPath(input.upstream, upstream.basePath, url),
-      headers,
-      body,
-      signal: controller.signal,
-      policy: deps.config.retry,
-      onRetry: (reason) => outcome.retries.push(reason),
-    })
+    reply = await sendWithRetries(call)
+    if (reply.status === 400 && prepared?.refit) {
+      const refitted = await refitIfTooLong(reply, prepared, call, outcome)
+      reply = refitted.reply
+      prepared = refitted.prepared
+    }
   } catch (error) {
     if (controller.signal.aborted) {
       outcome.outcome = 'client_closed'
-      outcome.attempts = outcome.retries.length + 1
+      outcome.attempts += outcome.retries.length + 1
       return
     }
     if (!(error instanceof UpstreamCallFailed)) throw error
-    outcome.attempts = error.attempts
+    outcome.attempts += error.attempts
     outcome.outcome = 'upstream_unreachable'
     outcome.error = error.failure.label
     const code = error.failure.code
@@ -156,21 +180,88 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     return
   }
 
-  outcome.attempts = reply.attempts
+  outcome.attempts += reply.attempts
   outcome.upstreamStatus = reply.status
   outcome.status = reply.status
   outcome.upstreamRequestId = firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id'])
+  const usage = prepared?.usageReader?.()
   const relayed: RelayResult = await relayResponse({
     reply,
     response,
     errorShape: shape,
     // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
+    ...(usage ? { onEvent: (event) => usage.onEvent(event), keepJsonUpTo: jsonCopyLimit } : {}),
     abortUpstream: () => controller.abort(),
   })
   outcome.bytesOut = relayed.bytes
   outcome.outcome = relayed.outcome
   if (relayed.failure) outcome.error = relayed.failure
+  if (usage && reply.status === 200) {
+    const reported = relayed.sse ? usage.result() : relayed.jsonCopy ? parseUsage(usage, relayed.jsonCopy) : undefined
+    if (reported) {
+      outcome.promptTokens = promptTokensOf(reported)
+      outcome.outputTokens = reported.outputTokens
+      prepared?.onUsage?.(reported)
+    }
+  }
+}
+
+/** JSON answers up to this size are copied aside to read their usage. */
+const jsonCopyLimit = 4 * 1024 * 1024
+/** Error bodies are small; more than this is not a length refusal. */
+const errorBodyLimit = 256 * 1024
+
+const tooLongPatterns = [/prompt is too long: (\d+) tokens > \d+ maximum/, /exceed context limit: (\d+) \+ \d+ > \d+/, /your messages resulted in (\d+) tokens/, /\((\d+) in the messages/]
+
+/** On "prompt is too long", the upstream has told ctxgate the real size: re-plan with it and send the smaller request once. */
+async function refitIfTooLong(reply: UpstreamReply, prepared: Prepared, call: UpstreamCall, outcome: Outcome): Promise<{ reply: UpstreamReply; prepared: Prepared }> {
+  const body = await readBounded(reply, errorBodyLimit)
+  const asReply = bufferedReply(reply, body)
+  const text = body.toString('utf8')
+  const measured = tooLongPatterns.map((pattern) => pattern.exec(text)).find((match) => match !== null)
+  if (!measured || !prepared.refit) return { reply: asReply, prepared }
+  const smaller = await prepared.refit(Number(measured[1]))
+  if (!smaller) return { reply: asReply, prepared }
+  outcome.attempts += reply.attempts
+  outcome.log = smaller.log
+  const again = await sendWithRetries({ ...call, body: smaller.body })
+  return { reply: again, prepared: smaller }
+}
+
+async function readBounded(reply: UpstreamReply, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = reply.firstChunk ? [reply.firstChunk] : []
+  let size = reply.firstChunk?.length ?? 0
+  for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
+    chunks.push(next.value)
+    size += next.value.length
+    if (size > limit) break
+  }
+  return Buffer.concat(chunks)
+}
+
+function bufferedReply(reply: UpstreamReply, body: Buffer): UpstreamReply {
+  const rest = reply.rest
+  return { ...reply, firstChunk: body, rest }
+}
+
+function parseUsage(reader: NonNullable<ReturnType<NonNullable<Prepared['usageReader']>>>, copy: Buffer): ReturnType<typeof reader.result> {
+  try {
+    return reader.fromJson(JSON.parse(copy.toString('utf8')))
+  } catch {
+    return undefined
+  }
+}
+
+function mergeHeaders(headers: HeaderMap, extra: Readonly<Record<string, string>> | undefined): void {
+  for (const [name, value] of Object.entries(extra ?? {})) {
+    const existing = headers[name]
+    if (name === 'anthropic-beta' && existing !== undefined) {
+      // Merge, never replace, the client's betas (DESIGN §1).
+      const betas = new Set([...String(existing).split(','), ...value.split(',')].map((beta) => beta.trim()).filter(Boolean))
+      headers[name] = [...betas].join(',')
+    } else headers[name] = value
+  }
 }
 
 /** Writes a ctxgate error in the provider's shape and returns its status. */

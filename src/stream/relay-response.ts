@@ -16,6 +16,8 @@ export interface RelayResult {
   /** Whether ctxgate appended its own error event after an upstream failure mid-stream. */
   readonly errorEventSent: boolean
   readonly failure?: string
+  /** A copy of a plain (not event-stream, not compressed) body, when asked for and small enough. */
+  readonly jsonCopy?: Buffer
 }
 
 export interface RelayOptions {
@@ -25,6 +27,8 @@ export interface RelayOptions {
   readonly extraHeaders?: HeaderMap
   /** Sees a copy of each SSE event (usage, stop reason); errors in it are contained. */
   readonly onEvent?: (event: EventSourceMessage) => void
+  /** Keep a copy of a plain body up to this many bytes (to read its usage). */
+  readonly keepJsonUpTo?: number
   /** Aborts the upstream request; called when the client goes away. */
   readonly abortUpstream: () => void
 }
@@ -39,6 +43,9 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   const tap = sse ? createSseTap(guard(options.onEvent)) : undefined
   let bytes = 0
   let clientGone = false
+  const encoding = reply.headers['content-encoding']
+  const copyLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.keepJsonUpTo ?? 0) : 0
+  const copy: Buffer[] = []
   const onClose = (): void => {
     if (!response.writableFinished) {
       clientGone = true
@@ -51,6 +58,7 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   const write = async (chunk: Buffer): Promise<void> => {
     bytes += chunk.length
     tap?.push(chunk)
+    if (bytes <= copyLimit) copy.push(chunk)
     if (!response.write(chunk)) await drained(response)
   }
 
@@ -78,7 +86,7 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   tap?.end()
   if (clientGone) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
   response.end()
-  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
+  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(copyLimit > 0 && bytes <= copyLimit ? { jsonCopy: Buffer.concat(copy) } : {}) }
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {

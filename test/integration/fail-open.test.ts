@@ -8,10 +8,8 @@ beforeAll(async () => {
   stack = await startStack({
     prepareFor: (format) =>
       format === 'anthropic-messages'
-        ? () => {
-            throw new Error('rewrite bug')
-          }
-        : (body) => Buffer.from(body.toString('utf8').replace('"PLACEHOLDER"', '"rewritten"')),
+        ? () => Promise.reject(new Error('rewrite bug'))
+        : async (body) => ({ kind: 'forward', prepared: { body: Buffer.from(body.toString('utf8').replace('"PLACEHOLDER"', '"rewritten"')) } }),
   })
 })
 afterAll(() => stack.close())

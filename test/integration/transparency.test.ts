@@ -6,7 +6,8 @@ import { eventually, requestLogs, startStack, type Stack } from '../helpers/stac
 let stack: Stack
 
 beforeAll(async () => {
-  stack = await startStack({ config: { server: { bodyLimitBytes: 4096 } } })
+  // Rewriting off: these tests are about bytes ctxgate must not touch.
+  stack = await startStack({ config: { server: { bodyLimitBytes: 4096 }, rewrite: { enabled: false } } })
 })
 afterAll(() => stack.close())
 beforeEach(() => stack.mock.reset())

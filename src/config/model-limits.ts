@@ -1,0 +1,38 @@
+import type { Config, ModelLimits } from './schema.ts'
+
+/** The first configured entry whose glob matches the model name. */
+export function limitsFor(config: Readonly<Config>, model: string): ModelLimits | undefined {
+  return config.models.find((entry) => globToRegExp(entry.match).test(model))
+}
+
+const compiled = new Map<string, RegExp>()
+
+/** `*` any run, `?` one character, `[...]` a class; everything else literal. */
+export function globToRegExp(glob: string): RegExp {
+  let pattern = compiled.get(glob)
+  if (pattern) return pattern
+  let source = ''
+  for (let index = 0; index < glob.length; index++) {
+    const char = glob[index] as string
+    if (char === '*') source += '.*'
+    else if (char === '?') source += '.'
+    else if (char === '[') {
+      const end = glob.indexOf(']', index + 1)
+      if (end === -1) source += '\\['
+      else {
+        source += `[${glob.slice(index + 1, end).replace(/\\/g, '\\\\')}]`
+        index = end
+      }
+    } else source += char.replace(/[.+^${}()|\\\]]/g, '\\$&')
+  }
+  pattern = new RegExp(`^${source}$`)
+  compiled.set(glob, pattern)
+  return pattern
+}
+
+/** Prompt tokens to keep under: the configured budget (fraction or absolute), minus max_tokens, lowered by a header. */
+export function promptBudget(limits: ModelLimits, maxOutputTokens: number, headerBudget: number | undefined): number {
+  const configured = limits.budget <= 1 ? limits.budget * limits.window : limits.budget
+  const fits = Math.min(configured, limits.window - maxOutputTokens)
+  return Math.max(0, headerBudget === undefined ? fits : Math.min(fits, headerBudget))
+}

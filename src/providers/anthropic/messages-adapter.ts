@@ -1,0 +1,243 @@
+import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } from '../../rewrite/breakpoints.ts'
+import type { TokenEstimator } from '../../rewrite/estimate.ts'
+import { hashText } from '../../rewrite/hash.ts'
+import type { ChatView, Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import { isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+
+const perMessageTokens = 4
+const perBlockTokens = 3
+const imageTokens = 1_600
+const requestFramingTokens = 10
+/** Opt-in that lets the API drop thinking blocks whose prefix ctxgate changed (model-apis §1.5). */
+const bindingBeta = 'thinking-binding-controls-2026-08-01'
+
+type Block = Json & { type?: unknown }
+
+/** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
+export const anthropicMessagesAdapter: ChatAdapter = {
+  view(body, estimator) {
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Messages request')
+    const messages = (body['messages'] as unknown[]).map((message, index) => messageView(message, index, estimator))
+    const headTokens = requestFramingTokens + systemTokens(body['system'], estimator) + (Array.isArray(body['tools']) ? (body['tools'] as unknown[]).reduce<number>((sum, tool) => sum + estimator.value(tool), 0) : 0)
+    const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
+    return { model: body['model'], headTokens, messages, maxOutputTokens }
+  },
+
+  sessionHints(body): SessionHints {
+    const metadata = body['metadata']
+    const userId = isJsonObject(metadata) && typeof metadata['user_id'] === 'string' ? metadata['user_id'] : undefined
+    const first = Array.isArray(body['messages']) ? JSON.stringify((body['messages'] as unknown[])[0] ?? null) : ''
+    const fingerprint = hashText(`${String(body['model'])}\u0000${JSON.stringify(body['system'] ?? '')}\u0000${JSON.stringify(body['tools'] ?? [])}\u0000${first}`)
+    return userId ? { explicit: userId, fingerprint } : { fingerprint }
+  },
+
+  apply(body, view, options): Applied {
+    const original = body['messages'] as Json[]
+    let messages: Json[] = applyReplacements(original, options.edits)
+    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
+    if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
+    const out: Json = { ...body, messages }
+    if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
+    placeBreakpoints(out, view, drop?.to ?? 1, options)
+    const headers: Record<string, string> = {}
+    if (options.thinkingBound && options.firstEditedMessage >= 0 && thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) && thinkingEnabled(body['thinking'])) {
+      out['thinking'] = { ...(body['thinking'] as Json), block_binding: { prefix_mismatch_behavior: 'drop_block' } }
+      headers['anthropic-beta'] = bindingBeta
+    }
+    return { body: out, headers, tail: messages.length - 1 }
+  },
+}
+
+function messageView(message: unknown, index: number, estimator: TokenEstimator): MessageView {
+  if (!isJsonObject(message)) throw new NotAChatRequest(`messages.${index} is not an object`)
+  const role = message['role'] === 'assistant' ? 'assistant' : message['role'] === 'user' ? 'user' : ('system' as Role)
+  const blocks: Block[] = typeof message['content'] === 'string' ? [{ type: 'text', text: message['content'] }] : Array.isArray(message['content']) ? (message['content'] as unknown[]).filter(isJsonObject) : []
+  let tokens = perMessageTokens
+  const toolCallIds: string[] = []
+  const toolResults: ToolResultView[] = []
+  let hasText = false
+  let hasThinking = false
+  for (const block of blocks) {
+    const blockTokens = perBlockTokens + contentTokens(block, estimator)
+    tokens += blockTokens
+    if (block.type === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') hasText = true
+    else if (block.type === 'tool_use' && role === 'assistant') toolCallIds.push(String(block['id']))
+    else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
+    else if (block.type === 'tool_result' && role === 'user') toolResults.push(resultView(block, index, blockTokens))
+  }
+  return lazyMessage({ role, tokens, startsUserTurn: role === 'user' && hasText && toolResults.length === 0, toolCallIds, toolResults, hasThinking }, message)
+}
+
+function contentTokens(block: Block, estimator: TokenEstimator): number {
+  switch (block.type) {
+    case 'text':
+      return estimator.text(String(block['text'] ?? ''))
+    case 'image':
+      return imageTokens
+    case 'tool_use':
+      return estimator.text(String(block['name'] ?? '')) + estimator.value(block['input'] ?? {})
+    case 'tool_result': {
+      const content = block['content']
+      if (typeof content === 'string') return estimator.text(content)
+      if (Array.isArray(content)) return (content as unknown[]).filter(isJsonObject).reduce<number>((sum, inner) => sum + perBlockTokens + contentTokens(inner, estimator), 0)
+      return 0
+    }
+    case 'thinking':
+      return estimator.text(String(block['thinking'] ?? ''))
+    default:
+      return estimator.value(block)
+  }
+}
+
+function resultView(block: Block, message: number, tokens: number): ToolResultView {
+  const content = block['content']
+  const text = typeof content === 'string' ? content : Array.isArray(content) ? (content as unknown[]).filter(isJsonObject).map((inner) => (inner['type'] === 'text' ? String(inner['text'] ?? '') : `[${String(inner['type'])}]`)).join('\n') : ''
+  let hash: string | undefined
+  return {
+    id: String(block['tool_use_id']),
+    message,
+    tokens,
+    text,
+    // Hashing is paid only for results a decision looks at.
+    get hash() {
+      hash ??= hashText(JSON.stringify(content ?? null))
+      return hash
+    },
+  }
+}
+
+function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageView {
+  let hash: string | undefined
+  return {
+    ...fields,
+    get hash() {
+      hash ??= hashText(JSON.stringify(message))
+      return hash
+    },
+  }
+}
+
+function systemTokens(system: unknown, estimator: TokenEstimator): number {
+  if (typeof system === 'string') return estimator.text(system)
+  if (Array.isArray(system)) return (system as unknown[]).filter(isJsonObject).reduce<number>((sum, block) => sum + perBlockTokens + estimator.text(String(block['text'] ?? '')), 0)
+  return 0
+}
+
+function applyReplacements(messages: readonly Json[], edits: readonly Edit[]): Json[] {
+  const replacements = new Map<string, string>()
+  for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
+  if (replacements.size === 0) return [...messages]
+  return messages.map((message) => {
+    if (message['role'] !== 'user' || !Array.isArray(message['content'])) return message
+    let changed = false
+    const content = (message['content'] as unknown[]).map((block) => {
+      if (!isJsonObject(block) || block['type'] !== 'tool_result') return block
+      const text = replacements.get(String(block['tool_use_id']))
+      if (text === undefined) return block
+      changed = true
+      // A marker the client put inside the replaced content moves to the block itself, so its slot is kept.
+      const innerMarker = Array.isArray(block['content']) ? (block['content'] as unknown[]).filter(isJsonObject).find((inner) => inner['cache_control'])?.['cache_control'] : undefined
+      return { ...block, content: text, ...(innerMarker && !block['cache_control'] ? { cache_control: innerMarker } : {}) }
+    })
+    return changed ? { ...message, content } : message
+  })
+}
+
+function withNote(first: Json, note: string): Json {
+  const content = first['content']
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : []
+  return { ...first, content: [...blocks, { type: 'text', text: note }] }
+}
+
+function withSystemNote(system: unknown, note: string): unknown {
+  const noteBlock = { type: 'text', text: note }
+  if (typeof system === 'string') return system.length > 0 ? [{ type: 'text', text: system }, noteBlock] : [noteBlock]
+  if (Array.isArray(system)) return [...system, noteBlock]
+  return [noteBlock]
+}
+
+/** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. */
+function placeBreakpoints(body: Json, view: ChatView, keptFrom: number, options: ApplyOptions): void {
+  const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
+  const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
+  const messages = body['messages'] as Json[]
+  const existing: ExistingBreakpoint[] = []
+  let position = 0
+  const note = (marked: unknown): void => {
+    if (isJsonObject(marked)) existing.push({ position, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
+  }
+  for (const tool of tools) {
+    note(tool['cache_control'])
+    position++
+  }
+  const toolsEnd = position - 1
+  for (const block of system) {
+    note(block['cache_control'])
+    position++
+  }
+  const systemEnd = position - 1
+  const lastMarkable: number[] = []
+  for (const message of messages) {
+    let last = -1
+    for (const block of blocksOf(message)) {
+      note(block['cache_control'])
+      if (Array.isArray(block['content'])) for (const inner of block['content'] as unknown[]) if (isJsonObject(inner)) note(inner['cache_control'])
+      if (markable(block)) last = position
+      position++
+    }
+    lastMarkable.push(last)
+  }
+  const headPart = view.headTokens
+  const prefixAt = (rewrittenIndex: number): number => {
+    let tokens = headPart
+    for (let index = 0; index <= rewrittenIndex; index++) tokens += view.messages[index === 0 ? 0 : index - 1 + keptFrom]?.tokens ?? 0
+    return tokens
+  }
+  const candidates: BreakpointCandidate[] = []
+  const newest = messages.length - 1
+  const rolling = lastMarkable[newest] ?? -1
+  if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
+  if (options.previousTail !== undefined && options.previousTail < newest) {
+    const previous = lastMarkable[options.previousTail] ?? -1
+    if (previous >= 0) candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
+  }
+  if (system.length > 0 && markable(system[system.length - 1] as Json)) candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart })
+  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart })
+  const chosen = chooseBreakpoints({ existing, automatic: isJsonObject(body['cache_control']), candidates, minCacheableTokens: options.minCacheableTokens })
+  if (chosen.length === 0) return
+  markPositions(body, new Set(chosen.map((candidate) => candidate.position)))
+}
+
+function markPositions(body: Json, positions: Set<number>): void {
+  let position = 0
+  const mark = (block: Json): Json => (positions.has(position++) ? { ...block, cache_control: { type: 'ephemeral' } } : block)
+  if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
+  if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
+  body['messages'] = (body['messages'] as Json[]).map((message) => {
+    const before = position
+    const blocks = blocksOf(message).map(mark)
+    const touched = [...positions].some((target) => target >= before && target < position)
+    return touched ? { ...message, content: blocks } : message
+  })
+}
+
+function blocksOf(message: Json): Json[] {
+  const content = message['content']
+  if (typeof content === 'string') return [{ type: 'text', text: content }]
+  return Array.isArray(content) ? (content as unknown[]).filter(isJsonObject) : []
+}
+
+/** Thinking blocks and empty text take no cache_control (model-apis §2.1). */
+function markable(block: Json): boolean {
+  if (block['type'] === 'thinking' || block['type'] === 'redacted_thinking') return false
+  if (block['type'] === 'text') return typeof block['text'] === 'string' && block['text'].trim() !== ''
+  return true
+}
+
+function thinkingAfter(messages: readonly Json[], from: number): boolean {
+  return messages.slice(Math.max(0, from)).some((message) => blocksOf(message).some((block) => block['type'] === 'thinking' || block['type'] === 'redacted_thinking'))
+}
+
+function thinkingEnabled(thinking: unknown): boolean {
+  return isJsonObject(thinking) && thinking['type'] !== 'disabled'
+}

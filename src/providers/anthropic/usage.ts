@@ -1,0 +1,38 @@
+import { isRecord, number, type Usage, type UsageReader } from '../usage.ts'
+
+/** Anthropic usage: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation` (model-apis §2.4). */
+export function anthropicUsage(usage: Record<string, unknown>): Usage {
+  const written = number(usage['cache_creation_input_tokens'])
+  const breakdown = isRecord(usage['cache_creation']) ? usage['cache_creation'] : undefined
+  const oneHour = number(breakdown?.['ephemeral_1h_input_tokens'])
+  return {
+    inputTokens: number(usage['input_tokens']),
+    cacheWrite5mTokens: breakdown ? Math.max(0, written - oneHour) : written,
+    cacheWrite1hTokens: oneHour,
+    cacheReadTokens: number(usage['cache_read_input_tokens']),
+    outputTokens: number(usage['output_tokens']),
+  }
+}
+
+/**
+ * Streams: input side from message_start; a later message_delta's non-null values overwrite it
+ * (they are cumulative totals, never added); output from the last delta (model-apis §4.4).
+ */
+export function createAnthropicUsageReader(): UsageReader {
+  let merged: Record<string, unknown> | undefined
+  const merge = (usage: unknown): void => {
+    if (!isRecord(usage)) return
+    merged ??= {}
+    for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value
+  }
+  return {
+    fromJson: (body) => (isRecord(body) && isRecord(body['usage']) ? anthropicUsage(body['usage']) : undefined),
+    onEvent(event) {
+      if (event.event !== 'message_start' && event.event !== 'message_delta') return
+      const data = JSON.parse(event.data) as unknown
+      if (!isRecord(data)) return
+      merge(event.event === 'message_start' && isRecord(data['message']) ? data['message']['usage'] : data['usage'])
+    },
+    result: () => (merged ? anthropicUsage(merged) : undefined),
+  }
+}

@@ -1,0 +1,49 @@
+import type { TokenEstimator } from '../rewrite/estimate.ts'
+import type { ChatView, Edit } from '../rewrite/types.ts'
+
+export type Json = Record<string, unknown>
+
+/** What the pipeline asks an adapter to write back besides the edits. */
+export interface ApplyOptions {
+  readonly edits: readonly Edit[]
+  /** Text to add to the system prompt, identically on every request of a session. */
+  readonly systemNote?: string
+  readonly sessionId: string
+  /** Index, in the rewritten message list, of the previous request's last message (for a cache breakpoint). */
+  readonly previousTail?: number
+  readonly minCacheableTokens: number
+  /** The model binds thinking signatures to their prefix (model-apis §1.5). */
+  readonly thinkingBound: boolean
+  /** Earliest message an edit touched, or -1. */
+  readonly firstEditedMessage: number
+}
+
+export interface Applied {
+  readonly body: Json
+  /** Headers to set or merge into the upstream request (e.g. anthropic-beta). */
+  readonly headers: Readonly<Record<string, string>>
+  /** Index of the last message in the rewritten list. */
+  readonly tail: number
+}
+
+export interface SessionHints {
+  /** An identity the client sent (metadata.user_id, prompt_cache_key, user). */
+  readonly explicit?: string
+  /** Tells conversations within one identity apart (a sub-agent shares its parent's user id). */
+  readonly fingerprint: string
+}
+
+/** One wire format's view of a chat request: reads turns and tool results, writes edits back, touches nothing else. */
+export interface ChatAdapter {
+  /** Throws NotAChatRequest when the body is not something this adapter can rewrite. */
+  view(body: Json, estimator: TokenEstimator): ChatView
+  sessionHints(body: Json): SessionHints
+  apply(body: Json, view: ChatView, options: ApplyOptions): Applied
+}
+
+/** The body is valid JSON but not a chat request this adapter understands: forward it untouched. */
+export class NotAChatRequest extends Error {}
+
+export function isJsonObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,133 @@
+import type { TokenEstimator } from '../../rewrite/estimate.ts'
+import { hashText } from '../../rewrite/hash.ts'
+import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+
+const perMessageTokens = 4
+const imageTokens = 1_600
+const requestFramingTokens = 3
+/** The API's limit on prompt_cache_key length. */
+const cacheKeyMax = 64
+
+/** OpenAI Chat Completions: leading system/developer messages are the head; tool messages answer tool_calls by id. */
+export const openaiChatAdapter: ChatAdapter = {
+  view(body, estimator) {
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Chat Completions request')
+    const all = (body['messages'] as unknown[]).map((message, index) => {
+      if (!isJsonObject(message)) throw new NotAChatRequest(`messages.${index} is not an object`)
+      return message
+    })
+    const lead = leadingSystemCount(all)
+    const headTokens = requestFramingTokens + all.slice(0, lead).reduce((sum, message) => sum + perMessageTokens + partsTokens(message['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
+    const messages = all.slice(lead).map((message, index) => messageView(message, index, estimator))
+    const maxOutputTokens = typeof body['max_completion_tokens'] === 'number' ? body['max_completion_tokens'] : typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
+    return { model: body['model'], headTokens, messages, maxOutputTokens }
+  },
+
+  sessionHints(body): SessionHints {
+    return openaiSessionHints(body, body['messages'])
+  },
+
+  apply(body, _view, options): Applied {
+    const all = body['messages'] as Json[]
+    const lead = leadingSystemCount(all)
+    let rest = replaceResults(all.slice(lead), options.edits)
+    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
+    if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
+    const head = all.slice(0, lead)
+    const note = options.systemNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
+    const out: Json = { ...body, messages: [...head, ...note, ...rest] }
+    if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
+    return { body: out, headers: {}, tail: rest.length - 1 }
+  },
+}
+
+export function openaiSessionHints(body: Json, items: unknown): SessionHints {
+  const explicit = [body['prompt_cache_key'], body['user'], body['safety_identifier']].find((value): value is string => typeof value === 'string' && value.length > 0)
+  const list = Array.isArray(items) ? (items as unknown[]) : [items]
+  const firstUser = list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
+  const fingerprint = hashText(`${String(body['model'])}\u0000${JSON.stringify(body['instructions'] ?? '')}\u0000${JSON.stringify(list.filter((item) => isJsonObject(item) && (item['role'] === 'system' || item['role'] === 'developer')))}\u0000${JSON.stringify(body['tools'] ?? [])}\u0000${JSON.stringify(firstUser)}`)
+  return explicit ? { explicit, fingerprint } : { fingerprint }
+}
+
+function leadingSystemCount(messages: readonly Json[]): number {
+  let count = 0
+  while (count < messages.length && (messages[count]?.['role'] === 'system' || messages[count]?.['role'] === 'developer')) count++
+  return count
+}
+
+function messageView(message: Json, index: number, estimator: TokenEstimator): MessageView {
+  const role = roleOf(message['role'])
+  const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]).filter(isJsonObject) : []
+  let tokens = perMessageTokens + partsTokens(message['content'], estimator)
+  for (const call of calls) tokens += estimator.value(call['function'] ?? call['custom'] ?? call)
+  const toolResults: ToolResultView[] = []
+  if (role === 'tool') {
+    const content = message['content']
+    let hash: string | undefined
+    toolResults.push({
+      id: String(message['tool_call_id'] ?? message['name'] ?? ''),
+      message: index,
+      tokens,
+      text: typeof content === 'string' ? content : partsText(content),
+      get hash() {
+        hash ??= hashText(JSON.stringify(content ?? null))
+        return hash
+      },
+    })
+  }
+  let hash: string | undefined
+  return {
+    role,
+    tokens,
+    startsUserTurn: role === 'user',
+    toolCallIds: calls.map((call) => String(call['id'])),
+    toolResults,
+    hasThinking: false,
+    get hash() {
+      hash ??= hashText(JSON.stringify(message))
+      return hash
+    },
+  }
+}
+
+function roleOf(role: unknown): Role {
+  if (role === 'assistant') return 'assistant'
+  if (role === 'tool' || role === 'function') return 'tool'
+  if (role === 'user') return 'user'
+  return 'system'
+}
+
+export function partsTokens(content: unknown, estimator: TokenEstimator): number {
+  if (typeof content === 'string') return estimator.text(content)
+  if (!Array.isArray(content)) return 0
+  return (content as unknown[]).filter(isJsonObject).reduce<number>((sum, part) => {
+    if (typeof part['text'] === 'string') return sum + 2 + estimator.text(part['text'])
+    if (part['type'] === 'image_url' || part['type'] === 'input_image') return sum + imageTokens
+    return sum + estimator.value(part)
+  }, 0)
+}
+
+export function partsText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return (content as unknown[]).filter(isJsonObject).map((part) => (typeof part['text'] === 'string' ? part['text'] : `[${String(part['type'])}]`)).join('\n')
+}
+
+function replaceResults(messages: readonly Json[], edits: readonly Edit[]): Json[] {
+  const replacements = new Map<string, string>()
+  for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
+  if (replacements.size === 0) return [...messages]
+  return messages.map((message) => {
+    if (roleOf(message['role']) !== 'tool') return message
+    const text = replacements.get(String(message['tool_call_id'] ?? message['name'] ?? ''))
+    return text === undefined ? message : { ...message, content: text }
+  })
+}
+
+export function withNote(first: Json, note: string): Json {
+  const content = first['content']
+  if (typeof content === 'string') return { ...first, content: `${content}\n\n${note}` }
+  if (Array.isArray(content)) return { ...first, content: [...content, { type: first['type'] === 'message' ? 'input_text' : 'text', text: note }] }
+  return { ...first, content: note }
+}

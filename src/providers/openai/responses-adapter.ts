@@ -1,0 +1,104 @@
+import type { TokenEstimator } from '../../rewrite/estimate.ts'
+import { hashText } from '../../rewrite/hash.ts'
+import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import { openaiSessionHints, partsText, partsTokens, withNote } from './chat-adapter.ts'
+
+const perItemTokens = 4
+const cacheKeyMax = 64
+const callTypes = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'computer_call'])
+const outputTypes = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'computer_call_output'])
+
+/**
+ * OpenAI Responses: `input` is a list of items. Tool calls and their outputs are separate items
+ * paired by `call_id`; reasoning items are opaque and never touched; `instructions` is the head.
+ */
+export const openaiResponsesAdapter: ChatAdapter = {
+  view(body, estimator) {
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['input'])) throw new NotAChatRequest('not a Responses request with an input list')
+    const items = (body['input'] as unknown[]).map((item, index) => {
+      if (!isJsonObject(item)) throw new NotAChatRequest(`input.${index} is not an object`)
+      return item
+    })
+    const lead = leadingSystemCount(items)
+    const headTokens = 3 + (typeof body['instructions'] === 'string' ? estimator.text(body['instructions']) : 0) + items.slice(0, lead).reduce((sum, item) => sum + perItemTokens + partsTokens(item['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
+    const messages = items.slice(lead).map((item, index) => itemView(item, index, estimator))
+    const maxOutputTokens = typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : 0
+    return { model: body['model'], headTokens, messages, maxOutputTokens }
+  },
+
+  sessionHints(body): SessionHints {
+    return openaiSessionHints(body, body['input'])
+  },
+
+  apply(body, _view, options): Applied {
+    const items = body['input'] as Json[]
+    const lead = leadingSystemCount(items)
+    let rest = replaceOutputs(items.slice(lead), options.edits)
+    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
+    if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
+    const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
+    if (options.systemNote) out['instructions'] = typeof body['instructions'] === 'string' && body['instructions'].length > 0 ? `${body['instructions']}\n\n${options.systemNote}` : options.systemNote
+    if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
+    return { body: out, headers: {}, tail: rest.length - 1 }
+  },
+}
+
+function leadingSystemCount(items: readonly Json[]): number {
+  let count = 0
+  while (count < items.length && (items[count]?.['role'] === 'system' || items[count]?.['role'] === 'developer')) count++
+  return count
+}
+
+function itemView(item: Json, index: number, estimator: TokenEstimator): MessageView {
+  const type = typeof item['type'] === 'string' ? item['type'] : 'message'
+  let role: Role = item['role'] === 'user' ? 'user' : 'assistant'
+  const toolCallIds: string[] = []
+  const toolResults: ToolResultView[] = []
+  let tokens = perItemTokens
+  if (callTypes.has(type)) {
+    toolCallIds.push(String(item['call_id']))
+    tokens += estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') + estimator.text(String(item['name'] ?? ''))
+  } else if (outputTypes.has(type)) {
+    role = 'tool'
+    const output = item['output']
+    tokens += typeof output === 'string' ? estimator.text(output) : partsTokens(output, estimator)
+    let hash: string | undefined
+    toolResults.push({
+      id: String(item['call_id']),
+      message: index,
+      tokens,
+      text: partsText(output),
+      get hash() {
+        hash ??= hashText(JSON.stringify(output ?? null))
+        return hash
+      },
+    })
+  } else if (type === 'message') tokens += partsTokens(item['content'], estimator)
+  else tokens += estimator.value(item)
+  let hash: string | undefined
+  return {
+    role,
+    tokens,
+    startsUserTurn: type === 'message' && role === 'user',
+    toolCallIds,
+    toolResults,
+    hasThinking: type === 'reasoning',
+    get hash() {
+      hash ??= hashText(JSON.stringify(item))
+      return hash
+    },
+  }
+}
+
+function replaceOutputs(items: readonly Json[], edits: readonly Edit[]): Json[] {
+  const replacements = new Map<string, string>()
+  for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
+  if (replacements.size === 0) return [...items]
+  return items.map((item) => {
+    if (!outputTypes.has(String(item['type']))) return item
+    const text = replacements.get(String(item['call_id']))
+    return text === undefined ? item : { ...item, output: text }
+  })
+}
+

@@ -1,0 +1,36 @@
+/**
+ * Per-model correction of the estimator from the prompt sizes the upstream reports (DESIGN §3.2).
+ * The factor is the largest recent actual ÷ estimate ratio, so a budget check never trusts an
+ * estimate that has been seen to undercount.
+ */
+const window = 64
+/** Until a model has reported back, assume the estimate may be this far low. */
+export const defaultFactor = 1.15
+
+export class Calibration {
+  readonly #ratios = new Map<string, number[]>()
+
+  record(model: string, estimated: number, actual: number): void {
+    if (estimated <= 0 || actual <= 0) return
+    const family = modelFamily(model)
+    const ratios = this.#ratios.get(family) ?? []
+    ratios.push(actual / estimated)
+    if (ratios.length > window) ratios.shift()
+    this.#ratios.set(family, ratios)
+  }
+
+  factor(model: string): number {
+    const ratios = this.#ratios.get(modelFamily(model))
+    if (!ratios || ratios.length === 0) return defaultFactor
+    return Math.max(...ratios) * 1.02
+  }
+
+  samples(model: string): number {
+    return this.#ratios.get(modelFamily(model))?.length ?? 0
+  }
+}
+
+/** Dated snapshots share a tokenizer with their family: claude-sonnet-4-5-20250929 → claude-sonnet-4-5. */
+export function modelFamily(model: string): string {
+  return model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, '')
+}

@@ -1,0 +1,16 @@
+/**
+ * cyrb53: a fast 53-bit string hash, the same on every machine and restart, so frozen decisions keyed
+ * by it survive a lost store. Not cryptographic; it only tells contents apart.
+ */
+export function hashText(text: string, seed = 0): string {
+  let h1 = 0xdeadbeef ^ seed
+  let h2 = 0x41c6ce57 ^ seed
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    h1 = Math.imul(h1 ^ code, 2_654_435_761)
+    h2 = Math.imul(h2 ^ code, 1_597_334_677)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2_246_822_507) ^ Math.imul(h2 ^ (h2 >>> 13), 3_266_489_909)
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2_246_822_507) ^ Math.imul(h1 ^ (h1 >>> 13), 3_266_489_909)
+  return (4_294_967_296 * (2_097_151 & h2) + (h1 >>> 0)).toString(36)
+}

@@ -1,0 +1,276 @@
+import { clearedNote, dropNote, foldSummary } from './notes.ts'
+import type { TokenEstimator } from './estimate.ts'
+import type { ChatView, DropMessages, Edit, FrozenDecisions, FrozenResult, ReplaceToolResult, RewriteOutcome, RewritePolicy, RewriteReport, ToolResultView } from './types.ts'
+
+export interface PlanInput {
+  readonly view: ChatView
+  readonly decisions: FrozenDecisions
+  /** Prompt tokens the rewritten request must stay under (output allowance already taken off). */
+  readonly budget: number
+  readonly policy: RewritePolicy
+  /** Calibration: multiply estimates by this to get an upper bound on the real count. */
+  readonly factor: number
+  readonly estimator: TokenEstimator
+}
+
+/**
+ * Decides the edits for one request (DESIGN §3.4–3.5): re-apply frozen decisions first, then, only
+ * when over budget, cut down to the low-water mark in one batch — fold old outputs, clear the oldest
+ * results, drop whole user turns, drop whole tool rounds — or report that even one round cannot fit.
+ */
+export function planRewrite(input: PlanInput): RewriteOutcome {
+  const state = new PlanState(input)
+  state.reapplyFrozen()
+  const estimatedBefore = state.originalEstimate()
+  if (input.policy.strategy === 'eager-fold') state.foldOld()
+  if (state.estimate() > input.budget) {
+    const target = input.budget * input.policy.lowWater
+    if (input.policy.strategy === 'batched-fold') state.foldOld()
+    state.clearOldest(target)
+    if (state.estimate() > input.budget) state.dropTurns(target)
+    if (state.estimate() > input.budget) state.dropRounds(target)
+  }
+  const report = state.report(estimatedBefore)
+  if (state.estimate() > input.budget) {
+    return {
+      kind: 'too-long',
+      report,
+      message: `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`,
+    }
+  }
+  return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+}
+
+class PlanState {
+  readonly #input: PlanInput
+  readonly #messageTokens: number[]
+  readonly #replacements = new Map<string, { edit: ReplaceToolResult; result: ToolResultView; fresh: boolean; saved: number }>()
+  readonly #results: ToolResultView[]
+  readonly #callMessage = new Map<string, number>()
+  readonly #roundsAfter: number[]
+  readonly #minCallNeeded: number[]
+  #total: number
+  #dropTo = 1
+  #dropScope: 'turns' | 'rounds' = 'turns'
+  #dropFresh = false
+  #dropNoteTokens = 0
+  #clientEdited = false
+  #kept: Record<string, FrozenResult>
+
+  constructor(input: PlanInput) {
+    this.#input = input
+    const { messages } = input.view
+    this.#messageTokens = messages.map((message) => message.tokens)
+    this.#results = messages.flatMap((message) => message.toolResults)
+    this.#total = input.view.headTokens + this.#messageTokens.reduce((sum, tokens) => sum + tokens, 0)
+    this.#kept = { ...input.decisions.results }
+    messages.forEach((message, index) => {
+      for (const id of message.toolCallIds) this.#callMessage.set(id, index)
+    })
+    // Rounds newer than each message: folding leaves the newest N rounds alone.
+    this.#roundsAfter = new Array<number>(messages.length).fill(0)
+    let rounds = 0
+    for (let index = messages.length - 1; index >= 0; index--) {
+      this.#roundsAfter[index] = rounds
+      if ((messages[index]?.toolCallIds.length ?? 0) > 0) rounds++
+    }
+    // For each index, the earliest call any later result answers: a cut there must not orphan it.
+    this.#minCallNeeded = new Array<number>(messages.length + 1).fill(Number.POSITIVE_INFINITY)
+    for (let index = messages.length - 1; index >= 0; index--) {
+      let needed = this.#minCallNeeded[index + 1] as number
+      for (const result of messages[index]?.toolResults ?? []) needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
+      this.#minCallNeeded[index] = needed
+    }
+  }
+
+  estimate(): number {
+    return this.#total * this.#input.factor
+  }
+
+  originalEstimate(): number {
+    return (this.#input.view.headTokens + this.#input.view.messages.reduce((sum, message) => sum + message.tokens, 0)) * this.#input.factor
+  }
+
+  reapplyFrozen(): void {
+    for (const result of this.#results) {
+      const frozen = this.#input.decisions.results[result.id]
+      if (!frozen) continue
+      if (frozen.hash !== result.hash) {
+        // The client changed this result since: the decision no longer describes these bytes.
+        delete this.#kept[result.id]
+        this.#clientEdited = true
+        continue
+      }
+      this.#replace(result, frozen.action, frozen.text, false)
+    }
+    const drop = this.#input.decisions.drop
+    if (drop) {
+      const message = this.#input.view.messages[drop.keepFrom]
+      if (message && message.hash === drop.hash && this.#isCut(drop.keepFrom)) this.#dropUntil(drop.keepFrom, drop.scope, false)
+      else this.#clientEdited = true
+    }
+  }
+
+  /** Fold every large output older than the newest N rounds that is not already edited. */
+  foldOld(): void {
+    const { keepRecentRounds, foldMinTokens } = this.#input.policy
+    for (const result of this.#results) {
+      if (this.#replacements.has(result.id) || this.#isDropped(result.message) || result.tokens < foldMinTokens) continue
+      const call = this.#callMessage.get(result.id) ?? result.message - 1
+      if ((this.#roundsAfter[Math.max(0, call)] ?? 0) < keepRecentRounds) continue
+      this.#replace(result, 'fold', foldSummary(result.text), true)
+    }
+  }
+
+  /** Clear results oldest first, in batches, until under target; the newest results that fit in a quarter of the budget stay whole. */
+  clearOldest(target: number): void {
+    const protectedIds = this.#protectedResults()
+    const noteTokens = this.#input.estimator.text(clearedNote)
+    const candidates = this.#results.filter((result) => {
+      const current = this.#replacements.get(result.id)
+      if (current?.edit.action === 'clear' || protectedIds.has(result.id) || this.#isDropped(result.message)) return false
+      const tokens = current ? this.#input.estimator.text(current.edit.text) : result.tokens
+      return tokens >= noteTokens * 2
+    })
+    for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
+      for (const result of candidates.slice(start, start + this.#input.policy.clearBatch)) this.#replace(result, 'clear', clearedNote, true)
+    }
+  }
+
+  /** Keep the first message, a note, and the newest whole user turns that fit. */
+  dropTurns(target: number): void {
+    const starts = this.#cutsWhere((index) => this.#input.view.messages[index]?.startsUserTurn === true)
+    this.#dropToBestCut(starts, target, 'turns')
+  }
+
+  /** Inside one long turn (a sub-agent): keep the first message, a note, and the newest whole rounds that fit. */
+  dropRounds(target: number): void {
+    const starts = this.#cutsWhere((index) => {
+      const message = this.#input.view.messages[index]
+      return message?.role === 'assistant' && this.#input.view.messages[index - 1]?.role !== 'assistant'
+    })
+    this.#dropToBestCut(starts, target, 'rounds')
+  }
+
+  edits(): Edit[] {
+    const edits: Edit[] = [...this.#replacements.values()].map((entry) => entry.edit)
+    if (this.#dropTo > 1) edits.push(this.#dropEdit())
+    return edits
+  }
+
+  decisions(): FrozenDecisions {
+    const results = { ...this.#kept }
+    for (const { edit, result } of this.#replacements.values()) results[edit.id] = { hash: result.hash, action: edit.action, text: edit.text }
+    if (this.#dropTo <= 1) return { results }
+    const keep = this.#input.view.messages[this.#dropTo]
+    return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }
+  }
+
+  report(estimatedBefore: number): RewriteReport {
+    let fold = 0
+    let clear = 0
+    let folded = 0
+    let cleared = 0
+    let newBatch = this.#dropFresh
+    let firstEdited = this.#dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
+    for (const { edit, result, fresh, saved } of this.#replacements.values()) {
+      if (this.#isDropped(result.message)) continue
+      if (edit.action === 'fold') {
+        folded++
+        fold += saved
+      } else {
+        cleared++
+        clear += saved
+      }
+      newBatch ||= fresh
+      firstEdited = Math.min(firstEdited, result.message)
+    }
+    const dropped = this.#dropTo - 1
+    const dropTokens = dropped > 0 ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens : 0
+    return {
+      estimatedBefore: Math.ceil(estimatedBefore),
+      estimatedAfter: Math.ceil(this.estimate()),
+      budget: Math.floor(this.#input.budget),
+      folded,
+      cleared,
+      droppedMessages: dropped,
+      tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
+      newBatch,
+      clientEdited: this.#clientEdited,
+      firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
+    }
+  }
+
+  #replace(result: ToolResultView, action: 'fold' | 'clear', text: string, fresh: boolean): void {
+    const previous = this.#replacements.get(result.id)
+    const before = previous ? this.#input.estimator.text(previous.edit.text) : result.tokens
+    const after = this.#input.estimator.text(text)
+    this.#messageTokens[result.message] = (this.#messageTokens[result.message] as number) + after - before
+    if (!this.#isDropped(result.message)) this.#total += after - before
+    this.#replacements.set(result.id, { edit: { kind: 'replace-tool-result', id: result.id, action, text }, result, fresh: fresh || (previous?.fresh ?? false), saved: result.tokens - after })
+  }
+
+  #isDropped(message: number): boolean {
+    return message >= 1 && message < this.#dropTo
+  }
+
+  #isCut(index: number): boolean {
+    return index >= 1 && index < this.#input.view.messages.length && (this.#minCallNeeded[index] as number) >= index
+  }
+
+  #cutsWhere(predicate: (index: number) => boolean): number[] {
+    const cuts: number[] = []
+    // Cuts are turn or round starts, so even the last one keeps the newest turn or round whole.
+    for (let index = this.#dropTo + 1; index < this.#input.view.messages.length; index++) if (this.#isCut(index) && predicate(index)) cuts.push(index)
+    return cuts
+  }
+
+  #dropToBestCut(cuts: readonly number[], target: number, scope: 'turns' | 'rounds'): void {
+    if (cuts.length === 0 || this.#input.view.messages[0]?.role !== 'user') return
+    for (const cut of cuts) {
+      if (this.#totalIfDroppedTo(cut, scope) * this.#input.factor <= target) {
+        this.#dropUntil(cut, scope, true)
+        return
+      }
+    }
+    this.#dropUntil(cuts[cuts.length - 1] as number, scope, true)
+  }
+
+  #totalIfDroppedTo(cut: number, scope: 'turns' | 'rounds'): number {
+    let removed = 0
+    for (let index = this.#dropTo; index < cut; index++) removed += this.#messageTokens[index] as number
+    return this.#total - removed + this.#noteTokensFor(scope, cut - 1) - this.#dropNoteTokens
+  }
+
+  #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {
+    return this.#input.estimator.text(dropNote(scope, dropped)) + 4
+  }
+
+  #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {
+    let removed = 0
+    for (let index = this.#dropTo; index < cut; index++) removed += this.#messageTokens[index] as number
+    const noteTokens = this.#noteTokensFor(scope, cut - 1)
+    this.#total += noteTokens - this.#dropNoteTokens - removed
+    this.#dropNoteTokens = noteTokens
+    this.#dropTo = cut
+    this.#dropScope = scope
+    this.#dropFresh ||= fresh
+  }
+
+  #dropEdit(): DropMessages {
+    return { kind: 'drop-messages', from: 1, to: this.#dropTo, scope: this.#dropScope, note: dropNote(this.#dropScope, this.#dropTo - 1) }
+  }
+
+  #protectedResults(): Set<string> {
+    const protectedIds = new Set<string>()
+    let tokens = 0
+    for (let index = this.#results.length - 1; index >= 0; index--) {
+      const result = this.#results[index] as ToolResultView
+      if (this.#isDropped(result.message)) break
+      tokens += result.tokens
+      if (protectedIds.size > 0 && tokens > this.#input.budget / 4) break
+      protectedIds.add(result.id)
+    }
+    return protectedIds
+  }
+}

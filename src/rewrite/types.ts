@@ -1,0 +1,113 @@
+/**
+ * The provider-neutral view of a chat request that the rewrite core works on, the edits it
+ * decides, and the per-session state that keeps those edits frozen. Adapters (src/providers)
+ * build the view from native JSON and write the edits back.
+ */
+export type Role = 'user' | 'assistant' | 'tool' | 'system'
+
+export interface ToolResultView {
+  /** tool_use_id / tool_call_id / call_id */
+  readonly id: string
+  readonly message: number
+  readonly tokens: number
+  /** Identity of the result's content, so a frozen decision applies only to the same bytes. */
+  readonly hash: string
+  /** The content as text (for fold summaries); images and other parts are described, not kept. */
+  readonly text: string
+}
+
+export interface MessageView {
+  readonly role: Role
+  readonly tokens: number
+  readonly hash: string
+  /** A user message with human text and no tool results: a user turn starts here. */
+  readonly startsUserTurn: boolean
+  readonly toolCallIds: readonly string[]
+  readonly toolResults: readonly ToolResultView[]
+  readonly hasThinking: boolean
+}
+
+export interface ChatView {
+  readonly model: string
+  /** Tokens outside the message list: system, tools, framing. */
+  readonly headTokens: number
+  readonly messages: readonly MessageView[]
+  /** The reply size the client asked for (max_tokens and the like); 0 when unset. */
+  readonly maxOutputTokens: number
+}
+
+export type ResultAction = 'fold' | 'clear'
+
+export interface ReplaceToolResult {
+  readonly kind: 'replace-tool-result'
+  readonly id: string
+  readonly action: ResultAction
+  readonly text: string
+}
+
+/** Remove messages [from, to) and add `note` to the first message (which always stays). */
+export interface DropMessages {
+  readonly kind: 'drop-messages'
+  readonly from: number
+  readonly to: number
+  readonly scope: 'turns' | 'rounds'
+  readonly note: string
+}
+
+export type Edit = ReplaceToolResult | DropMessages
+
+/** A decision taken on an earlier request of the session, re-applied byte for byte. */
+export interface FrozenResult {
+  readonly hash: string
+  readonly action: ResultAction
+  readonly text: string
+}
+
+export interface FrozenDrop {
+  /** Index of the first kept message after the first one, in the client's message list. */
+  readonly keepFrom: number
+  /** Hash of that message, so the drop applies only while the client's history is unchanged. */
+  readonly hash: string
+  readonly scope: 'turns' | 'rounds'
+}
+
+export interface FrozenDecisions {
+  readonly results: Readonly<Record<string, FrozenResult>>
+  readonly drop?: FrozenDrop
+}
+
+export const noDecisions: FrozenDecisions = { results: {} }
+
+export type Strategy = 'clear-only' | 'batched-fold' | 'eager-fold'
+
+export interface RewritePolicy {
+  readonly strategy: Strategy
+  /** Folding and eager folding leave the newest N tool rounds alone. */
+  readonly keepRecentRounds: number
+  /** Outputs smaller than this are never folded. */
+  readonly foldMinTokens: number
+  /** Results cleared per batch step. */
+  readonly clearBatch: number
+  /** When over budget, cut down to this fraction of it in one go, so the prefix breaks once per batch. */
+  readonly lowWater: number
+}
+
+export interface RewriteReport {
+  readonly estimatedBefore: number
+  readonly estimatedAfter: number
+  readonly budget: number
+  readonly folded: number
+  readonly cleared: number
+  readonly droppedMessages: number
+  readonly tokensRemoved: { readonly fold: number; readonly clear: number; readonly drop: number }
+  /** Edits decided on this request (not re-applied ones): each batch breaks the cache prefix once. */
+  readonly newBatch: boolean
+  /** The client's history no longer matched a frozen decision, which was discarded. */
+  readonly clientEdited: boolean
+  /** Earliest message a new or re-applied edit touched; -1 when none. */
+  readonly firstEditedMessage: number
+}
+
+export type RewriteOutcome =
+  | { readonly kind: 'rewritten'; readonly edits: readonly Edit[]; readonly decisions: FrozenDecisions; readonly report: RewriteReport }
+  | { readonly kind: 'too-long'; readonly report: RewriteReport; readonly message: string }

@@ -1,0 +1,26 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { CtxgateError } from '../errors.ts'
+import type { Usage, UsageReader } from '../providers/usage.ts'
+
+/** A request body ready to send, with what the response path needs to know about it. */
+export interface Prepared {
+  readonly body: Buffer
+  /** Headers to set on the upstream request; `anthropic-beta` is merged with the client's. */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Fields for the request's log line (the rewrite report). */
+  readonly log?: Readonly<Record<string, unknown>>
+  /** Reads usage from this format's answers. */
+  readonly usageReader?: () => UsageReader
+  /** Called with the upstream's reported usage (calibration, accounting). */
+  readonly onUsage?: (usage: Usage) => void
+  /** The upstream said the prompt was too long at `actualTokens`: a smaller request to send once instead. */
+  readonly refit?: (actualTokens: number) => Promise<Prepared | undefined>
+}
+
+export type PrepareResult =
+  | { readonly kind: 'forward'; readonly prepared: Prepared }
+  /** ctxgate answers itself, in the provider's shape, and does not call the upstream. */
+  | { readonly kind: 'reject'; readonly error: CtxgateError; readonly log?: Readonly<Record<string, unknown>> }
+
+/** Turns the client's body into what to send; throwing means "send the original" (fail open). */
+export type PrepareBody = (body: Buffer, incoming: IncomingHttpHeaders) => Promise<PrepareResult>

@@ -1,0 +1,143 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Logger } from 'pino'
+import { limitsFor, promptBudget } from '../config/model-limits.ts'
+import type { Config } from '../config/schema.ts'
+import { CtxgateError } from '../errors.ts'
+import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
+import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
+import { NotAChatRequest, isJsonObject, type ChatAdapter } from '../providers/chat-adapter.ts'
+import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
+import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
+import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
+import type { WireFormat } from '../providers/routes.ts'
+import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
+import type { Calibration } from '../rewrite/calibration.ts'
+import type { TokenEstimator } from '../rewrite/estimate.ts'
+import { systemNote } from '../rewrite/notes.ts'
+import { planRewrite } from '../rewrite/plan.ts'
+import { noDecisions } from '../rewrite/types.ts'
+import { identify } from '../session/identity.ts'
+import type { ConversationState, SessionStore } from '../session/session-store.ts'
+import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
+
+export interface RewriteHookDeps {
+  readonly config: Readonly<Config>
+  readonly store: SessionStore
+  readonly calibration: Calibration
+  readonly estimator: TokenEstimator
+  readonly logger: Logger
+  readonly now?: () => number
+}
+
+/** Each rewritable wire format: its adapter and how to read its usage. */
+const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
+  'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
+  'openai-chat': { adapter: openaiChatAdapter, usage: createOpenAIUsageReader },
+  'openai-responses': { adapter: openaiResponsesAdapter, usage: createOpenAIUsageReader },
+}
+
+/** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
+export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
+  return (format) => {
+    const entry = formats[format]
+    if (!entry) return undefined
+    return (body, incoming) => prepareChat(deps, entry.adapter, entry.usage, body, incoming, 1)
+  }
+}
+
+async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, extraFactor: number): Promise<PrepareResult> {
+  const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason } } })
+  if (!deps.config.rewrite.enabled) return untouched('disabled')
+  if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
+  let json: unknown
+  try {
+    json = JSON.parse(original.toString('utf8'))
+  } catch {
+    return untouched('not-json')
+  }
+  if (!isJsonObject(json)) return untouched('not-json')
+  let view
+  try {
+    view = adapter.view(json, deps.estimator)
+  } catch (error) {
+    if (error instanceof NotAChatRequest) return untouched('not-a-chat-request')
+    throw error
+  }
+  const limits = limitsFor(deps.config, view.model)
+  if (!limits) return untouched('no-model-limits')
+
+  const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
+  const budget = promptBudget(limits, view.maxOutputTokens, headerBudget)
+  const identity = identify(incoming, adapter.sessionHints(json))
+  const state = await loadState(deps, identity.conversationKey)
+  const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  const noteTokens = note ? deps.estimator.text(note) + 4 : 0
+  const factor = deps.calibration.factor(view.model) * extraFactor
+  const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
+  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
+  if (planned.kind === 'too-long') return { kind: 'reject', error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message), log }
+
+  // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
+  const report = planned.report
+  const noteOn = note !== undefined && (state?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
+  const applied = adapter.apply(json, view, {
+    edits: planned.edits,
+    ...(noteOn ? { systemNote: note } : {}),
+    sessionId: identity.sessionId,
+    // After a new cut the old tail position means nothing.
+    ...(state?.previousTail !== undefined && !(planned.report.newBatch && planned.report.droppedMessages > 0) ? { previousTail: state.previousTail } : {}),
+    minCacheableTokens: limits.minCacheableTokens,
+    thinkingBound: limits.thinkingBoundToPrefix,
+    firstEditedMessage: planned.report.firstEditedMessage,
+  })
+  const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn }
+  await saveState(deps, identity.conversationKey, next)
+
+  const sentEstimate = planned.report.estimatedAfter / factor
+  const prepared: Prepared = {
+    body: Buffer.from(JSON.stringify(applied.body)),
+    headers: applied.headers,
+    log,
+    usageReader: usage,
+    onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)),
+    // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
+    ...(extraFactor === 1
+      ? {
+          refit: async (actualTokens: number) => {
+            deps.calibration.record(view.model, sentEstimate, actualTokens)
+            const again = await prepareChat(deps, adapter, usage, original, incoming, 1.05)
+            return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
+          },
+        }
+      : {}),
+  }
+  return { kind: 'forward', prepared }
+}
+
+async function loadState(deps: RewriteHookDeps, key: string): Promise<ConversationState | undefined> {
+  try {
+    return await deps.store.get(key)
+  } catch (error) {
+    deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store read failed; rewriting without frozen decisions')
+    return undefined
+  }
+}
+
+async function saveState(deps: RewriteHookDeps, key: string, state: ConversationState): Promise<void> {
+  try {
+    await deps.store.set(key, state)
+  } catch (error) {
+    deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store write failed')
+  }
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+function parseBudget(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const value = Number(raw)
+  return Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined
+}

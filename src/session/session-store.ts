@@ -1,0 +1,23 @@
+import type { FrozenDecisions } from '../rewrite/types.ts'
+
+/** What ctxgate remembers about one conversation between its requests. */
+export interface ConversationState {
+  readonly decisions: FrozenDecisions
+  /** Index of the previous request's last message in its rewritten form (for a cache breakpoint). */
+  readonly previousTail?: number
+  /** The system-prompt note is on for this conversation (from its first edit on, then always). */
+  readonly noteOn?: boolean
+  readonly requests: number
+  readonly lastSeen: number
+}
+
+/**
+ * Where conversation state lives: memory by default, Redis when several replicas share sessions.
+ * Methods are async so a network store fits the same interface; a failing store is never fatal.
+ */
+export interface SessionStore {
+  readonly kind: string
+  get(key: string): Promise<ConversationState | undefined>
+  set(key: string, state: ConversationState): Promise<void>
+  size(): number
+}
