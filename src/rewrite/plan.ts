@@ -68,14 +68,14 @@ class PlanState {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
     // Rounds newer than each message: folding leaves the newest N rounds alone.
-    this.#roundsAfter = new Array<number>(messages.length).fill(0)
+    this.#roundsAfter = Array.from({ length: messages.length }, () => 0)
     let rounds = 0
     for (let index = messages.length - 1; index >= 0; index--) {
       this.#roundsAfter[index] = rounds
       if ((messages[index]?.toolCallIds.length ?? 0) > 0) rounds++
     }
     // For each index, the earliest call any later result answers: a cut there must not orphan it.
-    this.#minCallNeeded = new Array<number>(messages.length + 1).fill(Number.POSITIVE_INFINITY)
+    this.#minCallNeeded = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
     for (let index = messages.length - 1; index >= 0; index--) {
       let needed = this.#minCallNeeded[index + 1] as number
       for (const result of messages[index]?.toolResults ?? []) needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
