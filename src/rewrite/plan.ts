@@ -126,12 +126,8 @@ class PlanState {
   clearOldest(target: number): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
-    const candidates = this.#results.filter((result) => {
-      const current = this.#replacements.get(result.id)
-      if (current?.edit.action === 'clear' || protectedIds.has(result.id) || this.#isDropped(result.message)) return false
-      const tokens = current ? this.#input.estimator.text(current.edit.text) : result.tokens
-      return tokens >= noteTokens * 2
-    })
+    // Folded results are already small: clearing them would break the prefix again for little.
+    const candidates = this.#results.filter((result) => !this.#replacements.has(result.id) && !protectedIds.has(result.id) && !this.#isDropped(result.message) && result.tokens >= noteTokens * 2)
     for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
       for (const result of candidates.slice(start, start + this.#input.policy.clearBatch)) this.#replace(result, 'clear', clearedNote, true)
     }

@@ -151,6 +151,8 @@ function withNote(first: Json, note: string): Json {
 
 function withSystemNote(system: unknown, note: string): unknown {
   const noteBlock = { type: 'text', text: note }
+  // Already there (a body ctxgate rewrote before): adding it twice would change the prefix.
+  if (Array.isArray(system) && isJsonObject(system[system.length - 1]) && (system[system.length - 1] as Json)['text'] === note) return system
   if (typeof system === 'string') return system.length > 0 ? [{ type: 'text', text: system }, noteBlock] : [noteBlock]
   if (Array.isArray(system)) return [...system, noteBlock]
   return [noteBlock]

@@ -35,7 +35,8 @@ export const openaiChatAdapter: ChatAdapter = {
     const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
     if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
     const head = all.slice(0, lead)
-    const note = options.systemNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
+    const hasNote = all.some((message) => message['content'] === options.systemNote)
+    const note = options.systemNote && !hasNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
     const out: Json = { ...body, messages: [...head, ...note, ...rest] }
     if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
     return { body: out, headers: {}, tail: rest.length - 1 }

@@ -38,7 +38,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
     const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
     if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
     const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
-    if (options.systemNote) out['instructions'] = typeof body['instructions'] === 'string' && body['instructions'].length > 0 ? `${body['instructions']}\n\n${options.systemNote}` : options.systemNote
+    const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
+    if (options.systemNote && !instructions.endsWith(options.systemNote)) out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
     if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
     return { body: out, headers: {}, tail: rest.length - 1 }
   },
