@@ -29,6 +29,9 @@ export interface RewriteHookDeps {
   readonly now?: () => number
 }
 
+/** The note as it appears inside a JSON string, to tell whether a body already carries it. */
+const noteBytes = Buffer.from(JSON.stringify(systemNote).slice(1, -1))
+
 /** Each rewritable wire format: its adapter and how to read its usage. */
 const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
   'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
@@ -71,7 +74,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   const identity = identify(incoming, adapter.sessionHints(json))
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
-  const noteTokens = note ? deps.estimator.text(note) + 4 : 0
+  // Counted before it is added, so adding it never breaks the budget; not twice when already there.
+  const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 4 : 0
   const factor = deps.calibration.factor(view.model) * extraFactor
   const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
