@@ -9,6 +9,16 @@ export const defaultFactor = 1.15
 
 export class Calibration {
   readonly #ratios = new Map<string, number[]>()
+  readonly #limits = new Map<string, number>()
+
+  /** The upstream named its real prompt limit for this model (in a length refusal). */
+  recordLimit(model: string, limit: number): void {
+    if (limit > 0) this.#limits.set(modelFamily(model), limit)
+  }
+
+  limit(model: string): number | undefined {
+    return this.#limits.get(modelFamily(model))
+  }
 
   record(model: string, estimated: number, actual: number): void {
     if (estimated <= 0 || actual <= 0) return

@@ -212,16 +212,20 @@ const jsonCopyLimit = 4 * 1024 * 1024
 /** Error bodies are small; more than this is not a length refusal. */
 const errorBodyLimit = 256 * 1024
 
-const tooLongPatterns = [/prompt is too long: (\d+) tokens > \d+ maximum/, /exceed context limit: (\d+) \+ \d+ > \d+/, /your messages resulted in (\d+) tokens/, /\((\d+) in the messages/]
+/** The upstream's words for "too long", with the measured size and (where it says) the limit (model-apis §5.1, §7.6). */
+const tooLongPatterns = [/prompt is too long: (\d+) tokens > (\d+) maximum/, /exceed context limit: (\d+) \+ \d+ > (\d+)/, /maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens/]
 
 /** On "prompt is too long", the upstream has told ctxgate the real size: re-plan with it and send the smaller request once. */
 async function refitIfTooLong(reply: UpstreamReply, prepared: Prepared, call: UpstreamCall, outcome: Outcome): Promise<{ reply: UpstreamReply; prepared: Prepared }> {
   const body = await readBounded(reply, errorBodyLimit)
   const asReply = bufferedReply(reply, body)
   const text = body.toString('utf8')
-  const measured = tooLongPatterns.map((pattern) => pattern.exec(text)).find((match) => match !== null)
+  const index = tooLongPatterns.findIndex((pattern) => pattern.test(text))
+  const measured = index === -1 ? null : tooLongPatterns[index]?.exec(text)
   if (!measured || !prepared.refit) return { reply: asReply, prepared }
-  const smaller = await prepared.refit(Number(measured[1]))
+  // OpenAI names the limit first, Anthropic the size first.
+  const [actual, limit] = index === 2 ? [Number(measured[2]), Number(measured[1])] : [Number(measured[1]), Number(measured[2])]
+  const smaller = await prepared.refit(actual, limit)
   if (!smaller) return { reply: asReply, prepared }
   outcome.attempts += reply.attempts
   outcome.log = smaller.log

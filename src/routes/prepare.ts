@@ -13,8 +13,8 @@ export interface Prepared {
   readonly usageReader?: () => UsageReader
   /** Called with the upstream's reported usage (calibration, accounting). */
   readonly onUsage?: (usage: Usage) => void
-  /** The upstream said the prompt was too long at `actualTokens`: a smaller request to send once instead. */
-  readonly refit?: (actualTokens: number) => Promise<Prepared | undefined>
+  /** The upstream said the prompt was `actualTokens` long, over its `limit`: a smaller request to send once instead. */
+  readonly refit?: (actualTokens: number, limit: number | undefined) => Promise<Prepared | undefined>
 }
 
 export type PrepareResult =

@@ -44,11 +44,11 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
   return (format) => {
     const entry = formats[format]
     if (!entry) return undefined
-    return (body, incoming) => prepareChat(deps, entry.adapter, entry.usage, body, incoming, 1)
+    return (body, incoming) => prepareChat(deps, entry.adapter, entry.usage, body, incoming, false)
   }
 }
 
-async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, extraFactor: number): Promise<PrepareResult> {
+async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, isRefit: boolean): Promise<PrepareResult> {
   const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason } } })
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
@@ -70,13 +70,16 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   if (!limits) return untouched('no-model-limits')
 
   const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
-  const budget = promptBudget(limits, view.maxOutputTokens, headerBudget)
+  // Once the upstream has named its real limit, it wins over configuration (a window set too large).
+  const configured = promptBudget(limits, view.maxOutputTokens, headerBudget)
+  const learnedLimit = deps.calibration.limit(view.model)
+  const budget = learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
   const identity = identify(incoming, adapter.sessionHints(json))
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   // Counted before it is added, so adding it never breaks the budget; not twice when already there.
   const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 4 : 0
-  const factor = deps.calibration.factor(view.model) * extraFactor
+  const factor = deps.calibration.factor(view.model)
   const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
   if (planned.kind === 'too-long') return { kind: 'reject', error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message), log }
@@ -105,11 +108,12 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     usageReader: usage,
     onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)),
     // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
-    ...(extraFactor === 1
+    ...(!isRefit
       ? {
-          refit: async (actualTokens: number) => {
+          refit: async (actualTokens: number, limit: number | undefined) => {
             deps.calibration.record(view.model, sentEstimate, actualTokens)
-            const again = await prepareChat(deps, adapter, usage, original, incoming, 1.05)
+            if (limit !== undefined) deps.calibration.recordLimit(view.model, limit)
+            const again = await prepareChat(deps, adapter, usage, original, incoming, true)
             return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
           },
         }
