@@ -14,3 +14,8 @@ export function hashText(text: string, seed = 0): string {
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2_246_822_507) ^ Math.imul(h1 ^ (h1 >>> 13), 3_266_489_909)
   return (4_294_967_296 * (2_097_151 & h2) + (h1 >>> 0)).toString(36)
 }
+
+/** Hash of a content value: strings directly (no JSON copy), anything else as JSON, with different seeds so the two never meet. */
+export function contentHash(content: unknown): string {
+  return typeof content === 'string' ? hashText(content, 1) : hashText(JSON.stringify(content ?? null), 2)
+}

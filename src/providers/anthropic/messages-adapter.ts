@@ -1,6 +1,6 @@
 import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } from '../../rewrite/breakpoints.ts'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
-import { hashText } from '../../rewrite/hash.ts'
+import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
@@ -100,7 +100,7 @@ function resultView(block: Block, message: number, tokens: number): ToolResultVi
     text,
     // Hashing is paid only for results a decision looks at.
     get hash() {
-      hash ??= hashText(JSON.stringify(content ?? null))
+      hash ??= contentHash(content)
       return hash
     },
   }

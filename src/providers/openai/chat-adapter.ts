@@ -1,5 +1,5 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
-import { hashText } from '../../rewrite/hash.ts'
+import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
@@ -72,7 +72,7 @@ function messageView(message: Json, index: number, estimator: TokenEstimator): M
       tokens,
       text: typeof content === 'string' ? content : partsText(content),
       get hash() {
-        hash ??= hashText(JSON.stringify(content ?? null))
+        hash ??= contentHash(content)
         return hash
       },
     })

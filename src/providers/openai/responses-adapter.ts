@@ -1,5 +1,5 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
-import { hashText } from '../../rewrite/hash.ts'
+import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 import { openaiSessionHints, partsText, partsTokens, withNote } from './chat-adapter.ts'
@@ -71,7 +71,7 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
       tokens,
       text: partsText(output),
       get hash() {
-        hash ??= hashText(JSON.stringify(output ?? null))
+        hash ??= contentHash(output)
         return hash
       },
     })
