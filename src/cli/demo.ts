@@ -19,5 +19,9 @@ export async function demo(write: (text: string) => void = (text) => process.std
     const totals = rowsFor('all runs', Object.fromEntries(['direct', 'ctxgate'].map((label) => [label, combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined))])))
     write(`\nSynthetic agent run, 64k window, client cache marks: ${clientCache}\n${renderTable([...rows, ...totals])}\n`)
   }
-  write('\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x cache write + 0.1 x cache read.\nReplay your own run: ctxgate replay ~/.claude/projects/PROJECT/SESSION.jsonl --window 64000 --html report.html\n')
+  write(
+    '\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x cache write + 0.1 x cache read.\n' +
+      'A refused request bills nothing, but the agent stops there: where direct requests were refused, "÷ direct" compares a run that failed with one that finished.\n' +
+      'Replay your own run: ctxgate replay ~/.claude/projects/PROJECT/SESSION.jsonl --window 64000 --html report.html\n',
+  )
 }
