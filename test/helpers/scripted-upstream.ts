@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { startStack, type Stack } from './stack.ts'
 
 export interface ScriptedUpstream {
   readonly url: string
@@ -28,5 +29,19 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
         server.closeAllConnections()
         server.close(() => resolve())
       }),
+  }
+}
+
+/** ctxgate pointed (for both providers) at a scripted upstream. */
+export async function startScriptedStack(): Promise<{ upstream: ScriptedUpstream; stack: Stack; close: () => Promise<void> }> {
+  const upstream = await startScriptedUpstream()
+  const stack = await startStack({ config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } } })
+  return {
+    upstream,
+    stack,
+    close: async () => {
+      await stack.close()
+      await upstream.close()
+    },
   }
 }

@@ -1,19 +1,16 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually, startStack, type Stack } from '../helpers/stack.ts'
-import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+import { eventually, type Stack } from '../helpers/stack.ts'
+import { startScriptedStack, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
 
 let upstream: ScriptedUpstream
 let stack: Stack
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  upstream = await startScriptedUpstream()
-  stack = await startStack({ config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } } })
+  ;({ upstream, stack, close } = await startScriptedStack())
 })
-afterAll(async () => {
-  await stack.close()
-  await upstream.close()
-})
+afterAll(() => close())
 
 describe('flow control', () => {
   it('passes a slow reader’s backpressure to the upstream, and aborts it when the reader leaves', async () => {

@@ -1,20 +1,17 @@
 import fc from 'fast-check'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../helpers/stack.ts'
-import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+import type { Stack } from '../helpers/stack.ts'
+import { startScriptedStack, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
 
 let upstream: ScriptedUpstream
 let stack: Stack
+let close: () => Promise<void>
 
 beforeAll(async () => {
-  upstream = await startScriptedUpstream()
-  stack = await startStack({ config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } } })
+  ;({ upstream, stack, close } = await startScriptedStack())
 })
-afterAll(async () => {
-  await stack.close()
-  await upstream.close()
-})
+afterAll(() => close())
 
 /** SSE-shaped text with the awkward parts: CRLF and CR endings, comments, unicode, empty data. */
 const sseEvent = fc.record({

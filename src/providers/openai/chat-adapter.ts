@@ -1,13 +1,12 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
-import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const imageTokens = 1_600
 const requestFramingTokens = 3
-/** The API's limit on prompt_cache_key length. */
-const cacheKeyMax = 64
 
 /** OpenAI Chat Completions: leading system/developer messages are the head; tool messages answer tool_calls by id. */
 export const openaiChatAdapter: ChatAdapter = {
@@ -31,14 +30,12 @@ export const openaiChatAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]
     const lead = leadingSystemCount(all)
-    let rest = replaceResults(all.slice(lead), options.edits)
-    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
-    if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
+    const rest = editList(all.slice(lead), options.edits, replaceResult)
     const head = all.slice(0, lead)
     const hasNote = all.some((message) => message['content'] === options.systemNote)
     const note = options.systemNote && !hasNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
     const out: Json = { ...body, messages: [...head, ...note, ...rest] }
-    if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
+    withCacheKey(body, out, options.sessionId)
     return { body: out, headers: {}, tail: rest.length - 1 }
   },
 }
@@ -49,12 +46,6 @@ export function openaiSessionHints(body: Json, items: unknown): SessionHints {
   const firstUser = list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
   const fingerprint = hashText(`${String(body['model'])}\u0000${JSON.stringify(body['instructions'] ?? '')}\u0000${JSON.stringify(list.filter((item) => isJsonObject(item) && (item['role'] === 'system' || item['role'] === 'developer')))}\u0000${JSON.stringify(body['tools'] ?? [])}\u0000${JSON.stringify(firstUser)}`)
   return explicit ? { explicit, fingerprint } : { fingerprint }
-}
-
-function leadingSystemCount(messages: readonly Json[]): number {
-  let count = 0
-  while (count < messages.length && (messages[count]?.['role'] === 'system' || messages[count]?.['role'] === 'developer')) count++
-  return count
 }
 
 function messageView(message: Json, index: number, estimator: TokenEstimator): MessageView {
@@ -115,20 +106,8 @@ export function partsText(content: unknown): string {
   return (content as unknown[]).filter(isJsonObject).map((part) => (typeof part['text'] === 'string' ? part['text'] : `[${String(part['type'])}]`)).join('\n')
 }
 
-function replaceResults(messages: readonly Json[], edits: readonly Edit[]): Json[] {
-  const replacements = new Map<string, string>()
-  for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
-  if (replacements.size === 0) return [...messages]
-  return messages.map((message) => {
-    if (roleOf(message['role']) !== 'tool') return message
-    const text = replacements.get(String(message['tool_call_id'] ?? message['name'] ?? ''))
-    return text === undefined ? message : { ...message, content: text }
-  })
-}
-
-export function withNote(first: Json, note: string): Json {
-  const content = first['content']
-  if (typeof content === 'string') return { ...first, content: `${content}\n\n${note}` }
-  if (Array.isArray(content)) return { ...first, content: [...content, { type: first['type'] === 'message' ? 'input_text' : 'text', text: note }] }
-  return { ...first, content: note }
+function replaceResult(message: Json, replacements: ReadonlyMap<string, string>): Json {
+  if (roleOf(message['role']) !== 'tool') return message
+  const text = replacements.get(String(message['tool_call_id'] ?? message['name'] ?? ''))
+  return text === undefined ? message : { ...message, content: text }
 }

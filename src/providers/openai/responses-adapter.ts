@@ -1,11 +1,11 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
-import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
-import { openaiSessionHints, partsText, partsTokens, withNote } from './chat-adapter.ts'
+import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
+import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 
 const perItemTokens = 4
-const cacheKeyMax = 64
 const callTypes = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'computer_call'])
 const outputTypes = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'computer_call_output'])
 
@@ -34,21 +34,13 @@ export const openaiResponsesAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const items = body['input'] as Json[]
     const lead = leadingSystemCount(items)
-    let rest = replaceOutputs(items.slice(lead), options.edits)
-    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
-    if (drop) rest = [withNote(rest[0] as Json, drop.note), ...rest.slice(drop.to)]
+    const rest = editList(items.slice(lead), options.edits, replaceOutput)
     const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
     if (options.systemNote && !instructions.endsWith(options.systemNote)) out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
-    if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = options.sessionId.slice(0, cacheKeyMax)
+    withCacheKey(body, out, options.sessionId)
     return { body: out, headers: {}, tail: rest.length - 1 }
   },
-}
-
-function leadingSystemCount(items: readonly Json[]): number {
-  let count = 0
-  while (count < items.length && (items[count]?.['role'] === 'system' || items[count]?.['role'] === 'developer')) count++
-  return count
 }
 
 function itemView(item: Json, index: number, estimator: TokenEstimator): MessageView {
@@ -92,14 +84,8 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   }
 }
 
-function replaceOutputs(items: readonly Json[], edits: readonly Edit[]): Json[] {
-  const replacements = new Map<string, string>()
-  for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
-  if (replacements.size === 0) return [...items]
-  return items.map((item) => {
-    if (!outputTypes.has(String(item['type']))) return item
-    const text = replacements.get(String(item['call_id']))
-    return text === undefined ? item : { ...item, output: text }
-  })
+function replaceOutput(item: Json, replacements: ReadonlyMap<string, string>): Json {
+  if (!outputTypes.has(String(item['type']))) return item
+  const text = replacements.get(String(item['call_id']))
+  return text === undefined ? item : { ...item, output: text }
 }
-
