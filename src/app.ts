@@ -6,10 +6,12 @@ import type { Config } from './config/schema.ts'
 import { trackConnections } from './connection-drain.ts'
 import { CtxgateError } from './errors.ts'
 import { createLogger } from './log/logger.ts'
-import { createProxyMetrics } from './metrics/proxy-metrics.ts'
+import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
+import { SessionAccounting } from './session/accounting.ts'
 import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
+import { registerAdminRoutes } from './routes/admin.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import { MemorySessionStore } from './session/memory-store.ts'
@@ -33,6 +35,8 @@ export interface App {
   readonly registry: Registry
   /** Resolves true once the app has loaded and can serve; false while shutting down. */
   readonly isReady: () => boolean
+  /** Mounts /metrics and /ctxgate/sessions on another server (the separate metrics listener). */
+  readonly registerAdmin: (target: FastifyInstance) => void
 }
 
 declare module 'fastify' {
@@ -47,8 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const logger = deps.logger ?? createLogger(config.log.level)
   const registry = deps.registry ?? new Registry()
   const upstreams = deps.upstreams ?? createUpstreams(config)
-  const forwardDeps: ForwardDeps = { config, upstreams, metrics: createProxyMetrics(registry), logger }
   const store = deps.store ?? new MemorySessionStore(config.sessions)
+  const metrics = createProxyMetrics(registry, () => store.size())
+  const sessions = new SessionAccounting(config.sessions.maxEntries)
+  const forwardDeps: ForwardDeps = { config, upstreams, metrics, models: new ModelLabels(), sessions, logger }
   const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(), estimator: new TokenEstimator(), logger })
   let closing = false
 
@@ -77,9 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (closing) return reply.code(503).send({ status: 'shutting down' })
     return { status: 'ready' }
   })
-  if (config.metrics.port === null) {
-    server.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
-  }
+  const registerAdmin = (target: FastifyInstance): void => registerAdminRoutes(target, { registry, sessions })
+  if (config.metrics.port === null) registerAdmin(server)
 
   // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
   await server.register(async (scope) => {
@@ -108,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     )
   })
 
-  return { server, registry, isReady: () => !closing }
+  return { server, registry, registerAdmin, isReady: () => !closing }
 }
 
 function forwardModelCall(deps: ForwardDeps, route: ModelRoute, prepare: PrepareBody | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {

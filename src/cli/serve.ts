@@ -13,7 +13,7 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   let metricsServer: FastifyInstance | undefined
   if (config.metrics.port !== null) {
     metricsServer = Fastify()
-    metricsServer.get('/metrics', async (_request, reply) => reply.type(app.registry.contentType).send(await app.registry.metrics()))
+    app.registerAdmin(metricsServer)
     await metricsServer.listen({ host: config.server.host, port: config.metrics.port })
   }
 

@@ -1,45 +1,58 @@
-import { Counter, Histogram, type Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Usage } from '../providers/usage.ts'
+import { modelFamily } from '../rewrite/calibration.ts'
 
-/** The proxy's own counters, registered on an injected registry (never prom-client's global one). */
-export function createProxyMetrics(registry: Registry) {
+/** Distinct model label values kept; later ones count as "other", so cardinality stays bounded. */
+export const maxModelLabels = 50
+
+/** Token counts per request span 1 to millions: OTel's recommended boundaries for gen_ai.client.token.usage. */
+const tokenBuckets = [1, 4, 16, 64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304]
+
+/** The proxy's metrics, registered on an injected registry (never prom-client's global one). */
+export function createProxyMetrics(registry: Registry, sessionCount: () => number = () => 0) {
   const registers = [registry]
   return {
-    requests: new Counter({
-      name: 'ctxgate_requests_total',
-      help: 'Requests handled, by route kind, upstream and status class.',
-      labelNames: ['route', 'provider', 'status_class'] as const,
+    requests: new Counter({ name: 'ctxgate_requests_total', help: 'Requests handled, by route, upstream, model family and status class.', labelNames: ['route', 'provider', 'model', 'status_class'] as const, registers }),
+    upstreamAttempts: new Counter({ name: 'ctxgate_upstream_attempts_total', help: 'Upstream attempts made, retries included.', labelNames: ['provider'] as const, registers }),
+    upstreamRetries: new Counter({ name: 'ctxgate_upstream_retries_total', help: 'Upstream retries before the first byte, by reason.', labelNames: ['provider', 'reason'] as const, registers }),
+    failOpen: new Counter({ name: 'ctxgate_fail_open_total', help: 'Requests forwarded unchanged because ctxgate failed to read or prepare them.', labelNames: ['provider', 'stage'] as const, registers }),
+    streamAborts: new Counter({ name: 'ctxgate_stream_aborts_total', help: 'Responses that did not complete, by who ended them and when.', labelNames: ['provider', 'phase'] as const, registers }),
+    duration: new Histogram({ name: 'ctxgate_request_duration_seconds', help: 'Time from request received to response finished.', labelNames: ['route', 'provider'] as const, buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600], registers }),
+    overhead: new Histogram({
+      name: 'ctxgate_proxy_overhead_seconds',
+      help: 'Time spent in ctxgate itself: before the upstream call (read, parse, rewrite) and on the response path (first upstream byte to first client byte).',
+      labelNames: ['route', 'phase'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
       registers,
     }),
-    upstreamAttempts: new Counter({
-      name: 'ctxgate_upstream_attempts_total',
-      help: 'Upstream attempts made, retries included.',
-      labelNames: ['provider'] as const,
+    upstreamTtfb: new Histogram({ name: 'ctxgate_upstream_ttfb_seconds', help: 'Upstream time to first byte, retries included.', labelNames: ['route', 'provider'] as const, buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120], registers }),
+    tokens: new Counter({
+      name: 'ctxgate_tokens_total',
+      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. OpenAI cached tokens are taken out of input.',
+      labelNames: ['provider', 'model', 'kind'] as const,
       registers,
     }),
-    upstreamRetries: new Counter({
-      name: 'ctxgate_upstream_retries_total',
-      help: 'Upstream retries before the first byte, by reason.',
-      labelNames: ['provider', 'reason'] as const,
+    estimatedPromptTokens: new Counter({ name: 'ctxgate_estimated_prompt_tokens_total', help: "ctxgate's estimate of prompt tokens before and after rewriting.", labelNames: ['provider', 'model', 'stage'] as const, registers }),
+    tokensRemoved: new Counter({ name: 'ctxgate_tokens_removed_total', help: 'Estimated prompt tokens removed by each kind of edit.', labelNames: ['provider', 'model', 'edit'] as const, registers }),
+    edits: new Counter({ name: 'ctxgate_edits_total', help: 'Tool results folded or cleared and messages dropped (new and re-applied).', labelNames: ['provider', 'edit'] as const, registers }),
+    prefixBreaks: new Counter({ name: 'ctxgate_cache_prefix_breaks_total', help: "Requests whose prefix did not extend the previous request's of the same conversation, by cause.", labelNames: ['provider', 'cause'] as const, registers }),
+    refusalsAvoided: new Counter({ name: 'ctxgate_refusals_avoided_total', help: 'Requests that would not have fit the model window as sent, forwarded within budget.', labelNames: ['provider', 'model'] as const, registers }),
+    contextTooLong: new Counter({ name: 'ctxgate_context_too_long_total', help: 'Requests ctxgate answered itself because even one round could not fit.', labelNames: ['provider'] as const, registers }),
+    estimatorRatio: new Histogram({ name: 'ctxgate_estimator_ratio', help: "ctxgate's prompt estimate divided by the upstream's count (above 1 errs high).", labelNames: ['provider', 'model'] as const, buckets: [0.5, 0.7, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2], registers }),
+    genAiTokens: new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'OpenTelemetry GenAI gen_ai.client.token.usage: tokens per request by type (input includes cached tokens).',
+      labelNames: ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_token_type'] as const,
+      buckets: tokenBuckets,
       registers,
     }),
-    failOpen: new Counter({
-      name: 'ctxgate_fail_open_total',
-      help: 'Requests forwarded unchanged because ctxgate failed to read or prepare them.',
-      labelNames: ['provider', 'stage'] as const,
+    sessions: new Gauge({
+      name: 'ctxgate_sessions',
+      help: 'Conversations whose state ctxgate holds.',
       registers,
-    }),
-    streamAborts: new Counter({
-      name: 'ctxgate_stream_aborts_total',
-      help: 'Responses that did not complete, by who ended them.',
-      labelNames: ['provider', 'phase'] as const,
-      registers,
-    }),
-    duration: new Histogram({
-      name: 'ctxgate_request_duration_seconds',
-      help: 'Time from request received to response finished.',
-      labelNames: ['route', 'provider'] as const,
-      buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
-      registers,
+      collect() {
+        this.set(sessionCount())
+      },
     }),
   }
 }
@@ -48,4 +61,42 @@ export type ProxyMetrics = ReturnType<typeof createProxyMetrics>
 
 export function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
+}
+
+/** Model names as labels: the family (dated snapshots merged), a safe charset, and at most maxModelLabels distinct values. */
+export class ModelLabels {
+  readonly #seen = new Set<string>()
+  readonly #cap: number
+
+  constructor(cap = maxModelLabels) {
+    this.#cap = cap
+  }
+
+  of(model: string | undefined): string {
+    if (!model) return 'unknown'
+    const family = modelFamily(model)
+      .toLowerCase()
+      .replace(/[^a-z0-9._:/-]/g, '_')
+      .slice(0, 64)
+    if (this.#seen.has(family)) return family
+    if (this.#seen.size >= this.#cap) return 'other'
+    this.#seen.add(family)
+    return family
+  }
+}
+
+/** Adds one answer's usage to the token counters, the OTel histogram included. */
+export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {
+  const kinds: [string, number][] = [
+    ['input', usage.inputTokens],
+    ['cache_read', usage.cacheReadTokens],
+    ['cache_write_5m', usage.cacheWrite5mTokens],
+    ['cache_write_1h', usage.cacheWrite1hTokens],
+    ['output', usage.outputTokens],
+  ]
+  for (const [kind, value] of kinds) if (value > 0) metrics.tokens.inc({ provider, model, kind }, value)
+  const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens
+  const labels = { gen_ai_operation_name: 'chat', gen_ai_provider_name: provider, gen_ai_request_model: model }
+  metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'input' }, input)
+  metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'output' }, usage.outputTokens)
 }

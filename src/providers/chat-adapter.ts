@@ -39,6 +39,8 @@ export interface ChatAdapter {
   view(body: Json, estimator: TokenEstimator): ChatView
   sessionHints(body: Json): SessionHints
   apply(body: Json, view: ChatView, options: ApplyOptions): Applied
+  /** Makes a streamed request report usage when the client did not ask; true when it had to. */
+  requestUsage?(body: Json): boolean
 }
 
 /** The body is valid JSON but not a chat request this adapter understands: forward it untouched. */

@@ -169,6 +169,7 @@ class PlanState {
     let cleared = 0
     let newBatch = this.#dropFresh
     let firstEdited = this.#dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
+    let firstNew = this.#dropFresh ? 1 : Number.POSITIVE_INFINITY
     for (const { edit, result, fresh, saved } of this.#replacements.values()) {
       if (this.#isDropped(result.message)) continue
       if (edit.action === 'fold') {
@@ -180,6 +181,7 @@ class PlanState {
       }
       newBatch ||= fresh
       firstEdited = Math.min(firstEdited, result.message)
+      if (fresh) firstNew = Math.min(firstNew, result.message)
     }
     const dropped = this.#dropTo - 1
     const dropTokens = dropped > 0 ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens : 0
@@ -194,6 +196,7 @@ class PlanState {
       newBatch,
       clientEdited: this.#clientEdited,
       firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
+      firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
     }
   }
 

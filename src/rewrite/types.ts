@@ -106,6 +106,8 @@ export interface RewriteReport {
   readonly clientEdited: boolean
   /** Earliest message a new or re-applied edit touched; -1 when none. */
   readonly firstEditedMessage: number
+  /** Earliest message an edit decided on this request touched; -1 when none. */
+  readonly firstNewEdit: number
 }
 
 export type RewriteOutcome =

@@ -6,18 +6,23 @@ import type { Config } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import type { ErrorShape } from '../providers/error-shape.ts'
 import { errorShapes, upstreamPath } from '../providers/routes.ts'
-import { statusClass, type ProxyMetrics } from '../metrics/proxy-metrics.ts'
+import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
+import { recordRequest } from '../metrics/record-request.ts'
+import type { SessionAccounting } from '../session/accounting.ts'
+import { createUsageChunkFilter } from '../stream/hide-usage-chunk.ts'
 import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
 import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
 import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import { sendWithRetries, UpstreamCallFailed, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
-import { promptTokensOf } from '../providers/usage.ts'
-import type { PrepareBody, Prepared } from './prepare.ts'
+import { promptTokensOf, type Usage } from '../providers/usage.ts'
+import type { Accounting, PrepareBody, Prepared } from './prepare.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
   readonly upstreams: Upstreams
   readonly metrics: ProxyMetrics
+  readonly models: ModelLabels
+  readonly sessions: SessionAccounting
   readonly logger: Logger
 }
 
@@ -35,6 +40,11 @@ export interface ForwardInput {
 
 interface Outcome {
   log?: Readonly<Record<string, unknown>>
+  accounting?: Accounting
+  usage?: Usage
+  requestOverheadMs?: number
+  responseOverheadMs?: number
+  ttfbMs?: number
   promptTokens?: number
   outputTokens?: number
   status: number
@@ -77,13 +87,10 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
 
   const durationMs = performance.now() - started
   const provider = input.upstream
-  deps.metrics.requests.inc({ route: input.route, provider, status_class: statusClass(outcome.status) })
-  deps.metrics.duration.observe({ route: input.route, provider }, durationMs / 1000)
-  if (outcome.attempts > 0) deps.metrics.upstreamAttempts.inc({ provider }, outcome.attempts)
-  for (const reason of outcome.retries) deps.metrics.upstreamRetries.inc({ provider, reason })
-  if (outcome.failOpen) deps.metrics.failOpen.inc({ provider, stage: outcome.failOpen })
-  if (outcome.outcome === 'client_closed' || outcome.outcome === 'upstream_failed') {
-    deps.metrics.streamAborts.inc({ provider, phase: outcome.outcome === 'client_closed' ? (outcome.upstreamStatus ? 'client_mid_stream' : 'client_before_response') : 'upstream_mid_stream' })
+  try {
+    recordRequest(deps, { route: input.route, provider, durationMs, ...outcome })
+  } catch (error) {
+    deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
   }
   deps.logger.info(
     {
@@ -112,6 +119,7 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
 }
 
 async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: AbortController, shape: ErrorShape, outcome: Outcome): Promise<void> {
+  const started = performance.now()
   const { request } = input
   const response = input.reply.raw
   const url = request.raw.url ?? '/'
@@ -129,6 +137,8 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     try {
       const result = await input.prepare(body, request.headers)
       outcome.log = result.kind === 'reject' ? result.log : result.prepared.log
+      const accounting = result.kind === 'reject' ? result.accounting : result.prepared.accounting
+      if (accounting) outcome.accounting = accounting
       if (result.kind === 'reject') {
         outcome.outcome = 'rejected'
         outcome.status = writeError(response, shape, result.error, true)
@@ -157,6 +167,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     onRetry: (reason) => outcome.retries.push(reason),
   }
   let reply: UpstreamReply
+  outcome.requestOverheadMs = performance.now() - started
   try {
     reply = await sendWithRetries(call)
     if (reply.status === 400 && prepared?.refit) {
@@ -180,6 +191,9 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     return
   }
 
+  const replyAt = performance.now()
+  outcome.ttfbMs = reply.firstByteMs
+  if (prepared?.accounting) outcome.accounting = prepared.accounting
   outcome.attempts += reply.attempts
   outcome.upstreamStatus = reply.status
   outcome.status = reply.status
@@ -192,14 +206,17 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
     ...(usage ? { onEvent: (event) => usage.onEvent(event), keepJsonUpTo: jsonCopyLimit } : {}),
+    ...(prepared?.hideUsageChunk ? { filter: createUsageChunkFilter() } : {}),
     abortUpstream: () => controller.abort(),
   })
+  if (relayed.firstWriteAt !== undefined) outcome.responseOverheadMs = relayed.firstWriteAt - replyAt
   outcome.bytesOut = relayed.bytes
   outcome.outcome = relayed.outcome
   if (relayed.failure) outcome.error = relayed.failure
   if (usage && reply.status === 200) {
     const reported = relayed.sse ? usage.result() : relayed.jsonCopy ? parseUsage(usage, relayed.jsonCopy) : undefined
     if (reported) {
+      outcome.usage = reported
       outcome.promptTokens = promptTokensOf(reported)
       outcome.outputTokens = reported.outputTokens
       prepared?.onUsage?.(reported)

@@ -1,6 +1,17 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { CtxgateError } from '../errors.ts'
 import type { Usage, UsageReader } from '../providers/usage.ts'
+import type { RewriteReport } from '../rewrite/types.ts'
+
+/** What the response path needs to count this request (metrics, session totals). */
+export interface Accounting {
+  readonly model: string
+  readonly sessionId?: string
+  readonly report?: RewriteReport
+  readonly prefixBreak?: 'client_edit' | 'ctxgate_batch'
+  /** As sent by the client, the request would not have fit the model's window. */
+  readonly refusalAvoided: boolean
+}
 
 /** A request body ready to send, with what the response path needs to know about it. */
 export interface Prepared {
@@ -11,8 +22,11 @@ export interface Prepared {
   readonly log?: Readonly<Record<string, unknown>>
   /** Reads usage from this format's answers. */
   readonly usageReader?: () => UsageReader
-  /** Called with the upstream's reported usage (calibration, accounting). */
+  /** Called with the upstream's reported usage (calibration). */
   readonly onUsage?: (usage: Usage) => void
+  readonly accounting?: Accounting
+  /** ctxgate asked an OpenAI Chat stream for usage the client did not ask for: hide it again. */
+  readonly hideUsageChunk?: boolean
   /** The upstream said the prompt was `actualTokens` long, over its `limit`: a smaller request to send once instead. */
   readonly refit?: (actualTokens: number, limit: number | undefined) => Promise<Prepared | undefined>
 }
@@ -20,7 +34,7 @@ export interface Prepared {
 export type PrepareResult =
   | { readonly kind: 'forward'; readonly prepared: Prepared }
   /** ctxgate answers itself, in the provider's shape, and does not call the upstream. */
-  | { readonly kind: 'reject'; readonly error: CtxgateError; readonly log?: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'reject'; readonly error: CtxgateError; readonly log?: Readonly<Record<string, unknown>>; readonly accounting?: Accounting }
 
 /** Turns the client's body into what to send; throwing means "send the original" (fail open). */
 export type PrepareBody = (body: Buffer, incoming: IncomingHttpHeaders) => Promise<PrepareResult>

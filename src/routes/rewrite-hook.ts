@@ -15,7 +15,8 @@ import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import { planRewrite } from '../rewrite/plan.ts'
-import { noDecisions } from '../rewrite/types.ts'
+import { hashText } from '../rewrite/hash.ts'
+import { noDecisions, type ChatView, type RewriteReport } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
@@ -49,16 +50,18 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
 }
 
 async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, isRefit: boolean): Promise<PrepareResult> {
-  const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason } } })
-  if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
   let json: unknown
   try {
     json = JSON.parse(original.toString('utf8'))
   } catch {
-    return untouched('not-json')
+    json = undefined
   }
+  const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
+  // Sent as is, but still read for usage and counted under its model.
+  const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason }, accounting: { model, refusalAvoided: false } } })
   if (!isJsonObject(json)) return untouched('not-json')
+  if (!deps.config.rewrite.enabled) return untouched('disabled')
+  if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
   let view
   try {
     view = adapter.view(json, deps.estimator)
@@ -82,11 +85,13 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   const factor = deps.calibration.factor(view.model)
   const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
-  if (planned.kind === 'too-long') return { kind: 'reject', error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message), log }
+  const report = planned.report
+  const refusalAvoided = report.estimatedBefore + view.maxOutputTokens > limits.window
+  if (planned.kind === 'too-long') return { kind: 'reject', error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message), log, accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided: false } }
 
   // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
-  const report = planned.report
   const noteOn = note !== undefined && (state?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
+  const prefixBreak = detectPrefixBreak(state, view, report, noteOn)
   const applied = adapter.apply(json, view, {
     edits: planned.edits,
     ...(noteOn ? { systemNote: note } : {}),
@@ -97,7 +102,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: planned.report.firstEditedMessage,
   })
-  const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn }
+  const hideUsageChunk = adapter.requestUsage?.(applied.body) ?? false
+  const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn, messageCount: view.messages.length, prefixSignature: signature(view, view.messages.length) }
   await saveState(deps, identity.conversationKey, next)
 
   const sentEstimate = planned.report.estimatedAfter / factor
@@ -106,6 +112,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     headers: applied.headers,
     log,
     usageReader: usage,
+    hideUsageChunk,
+    accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided, ...(prefixBreak ? { prefixBreak } : {}) },
     onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)),
     // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
     ...(!isRefit
@@ -120,6 +128,28 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
       : {}),
   }
   return { kind: 'forward', prepared }
+}
+
+/**
+ * Whether this request's prefix fails to extend the previous one of the conversation: the client
+ * rewrote its history (fewer messages, different ones, a result ctxgate had frozen), or ctxgate
+ * started a new batch of edits inside what was sent before.
+ */
+function detectPrefixBreak(state: ConversationState | undefined, view: ChatView, report: RewriteReport, noteOn: boolean): 'client_edit' | 'ctxgate_batch' | undefined {
+  if (!state || state.messageCount === undefined) return undefined
+  if (report.clientEdited || view.messages.length < state.messageCount || signature(view, state.messageCount) !== state.prefixSignature) return 'client_edit'
+  if ((report.firstNewEdit >= 0 && report.firstNewEdit < state.messageCount) || (noteOn && state.noteOn !== true)) return 'ctxgate_batch'
+  return undefined
+}
+
+/** Role and estimated size of each of the first `count` messages: cheap, and changes when their content does. */
+function signature(view: ChatView, count: number): string {
+  let text = ''
+  for (let index = 0; index < count; index++) {
+    const message = view.messages[index]
+    text += `${message?.role}:${message?.tokens};`
+  }
+  return hashText(text)
 }
 
 async function loadState(deps: RewriteHookDeps, key: string): Promise<ConversationState | undefined> {

@@ -7,6 +7,9 @@ export interface ConversationState {
   readonly previousTail?: number
   /** The system-prompt note is on for this conversation (from its first edit on, then always). */
   readonly noteOn?: boolean
+  /** How many messages the client sent last time, and a signature of them, to tell when it rewrote its history. */
+  readonly messageCount?: number
+  readonly prefixSignature?: string
   readonly requests: number
   readonly lastSeen: number
 }

@@ -5,6 +5,7 @@ import { clientResponseHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
 import { createSseTap } from './sse-tap.ts'
+import type { ChunkFilter } from './hide-usage-chunk.ts'
 
 export type RelayOutcome = 'complete' | 'client_closed' | 'upstream_failed'
 
@@ -18,6 +19,8 @@ export interface RelayResult {
   readonly failure?: string
   /** A copy of a plain (not event-stream, not compressed) body, when asked for and small enough. */
   readonly jsonCopy?: Buffer
+  /** performance.now() when the first bytes went to the client. */
+  readonly firstWriteAt?: number
 }
 
 export interface RelayOptions {
@@ -27,6 +30,8 @@ export interface RelayOptions {
   readonly extraHeaders?: HeaderMap
   /** Sees a copy of each SSE event (usage, stop reason); errors in it are contained. */
   readonly onEvent?: (event: EventSourceMessage) => void
+  /** Rewrites what the client gets of an event stream (the tap still sees the upstream's bytes). */
+  readonly filter?: ChunkFilter
   /** Keep a copy of a plain body up to this many bytes (to read its usage). */
   readonly keepJsonUpTo?: number
   /** Aborts the upstream request; called when the client goes away. */
@@ -54,12 +59,22 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   }
   response.once('close', onClose)
 
-  response.writeHead(reply.status, { ...clientResponseHeaders(reply.headers), ...options.extraHeaders })
-  const write = async (chunk: Buffer): Promise<void> => {
+  const filter = sse ? options.filter : undefined
+  const headers = { ...clientResponseHeaders(reply.headers), ...options.extraHeaders }
+  // A filtered stream is shorter than the upstream said.
+  if (filter) delete headers['content-length']
+  response.writeHead(reply.status, headers)
+  let firstWriteAt: number | undefined
+  const send = async (chunk: Buffer): Promise<void> => {
+    if (chunk.length === 0) return
+    firstWriteAt ??= performance.now()
     bytes += chunk.length
-    tap?.push(chunk)
-    if (bytes <= copyLimit) copy.push(chunk)
     if (!response.write(chunk)) await drained(response)
+  }
+  const write = async (chunk: Buffer): Promise<void> => {
+    tap?.push(chunk)
+    if (!sse && bytes + chunk.length <= copyLimit) copy.push(chunk)
+    await send(filter ? filter.push(chunk) : chunk)
   }
 
   try {
@@ -85,8 +100,9 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   response.off('close', onClose)
   tap?.end()
   if (clientGone) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
+  if (filter) await send(filter.end())
   response.end()
-  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(copyLimit > 0 && bytes <= copyLimit ? { jsonCopy: Buffer.concat(copy) } : {}) }
+  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(firstWriteAt === undefined ? {} : { firstWriteAt }), ...(copyLimit > 0 && bytes <= copyLimit ? { jsonCopy: Buffer.concat(copy) } : {}) }
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
+import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clearedNote } from '../../src/rewrite/notes.ts'
 import { buildMessages, type Json, type Step } from '../helpers/conversations.ts'
@@ -63,3 +64,32 @@ describe('when the upstream says the prompt is too long', () => {
     expect(stack.mock.requests).toHaveLength(3)
   })
 })
+
+describe('cache prefix breaks', () => {
+  it('counts a ctxgate batch and a client rewrite of its own history apart', async () => {
+    const stack = await startStack({ mock: { window: 30_000 }, config: { models: [{ match: '*', window: 30_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }] } })
+    try {
+      const client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-breaks', maxRetries: 0, defaultHeaders: { 'x-ctxgate-session': 'breaks' } })
+      const all = buildMessages(Array.from({ length: 16 }, () => round(4_000))) as unknown as Anthropic.MessageParam[]
+      for (let end = 3; end <= all.length; end += 2) await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 256, messages: all.slice(0, end) })
+      // The client compacts its own history: it now sends fewer messages than before.
+      await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 256, messages: [all[0] as Anthropic.MessageParam, ...all.slice(-4)] })
+      const text = await (await fetchMetrics(stack)).text()
+      expect(text).toMatch(/ctxgate_cache_prefix_breaks_total\{provider="anthropic",cause="ctxgate_batch"\} [1-9]/)
+      expect(text).toMatch(/ctxgate_cache_prefix_breaks_total\{provider="anthropic",cause="client_edit"\} 1/)
+      const session = JSON.parse(await (await fetchPath(stack, '/ctxgate/sessions/breaks')).text()) as { prefixBreaks: number; tokensRemoved: number }
+      expect(session.prefixBreaks).toBeGreaterThanOrEqual(2)
+      expect(session.tokensRemoved).toBeGreaterThan(0)
+    } finally {
+      await stack.close()
+    }
+  })
+})
+
+async function fetchPath(stack: Stack, path: string) {
+  return (await request(`${stack.proxyUrl}${path}`)).body
+}
+
+function fetchMetrics(stack: Stack) {
+  return fetchPath(stack, '/metrics')
+}

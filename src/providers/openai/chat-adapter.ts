@@ -27,6 +27,15 @@ export const openaiChatAdapter: ChatAdapter = {
     return openaiSessionHints(body, body['messages'])
   },
 
+  requestUsage(body) {
+    // Chat streams report usage only when asked (model-apis §7.3).
+    if (body['stream'] !== true) return false
+    const options = isJsonObject(body['stream_options']) ? body['stream_options'] : {}
+    if (options['include_usage'] === true) return false
+    body['stream_options'] = { ...options, include_usage: true }
+    return true
+  },
+
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]
     const lead = leadingSystemCount(all)

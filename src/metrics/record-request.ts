@@ -1,0 +1,71 @@
+import type { Usage } from '../providers/usage.ts'
+import { promptTokensOf } from '../providers/usage.ts'
+import type { Accounting } from '../routes/prepare.ts'
+import type { SessionAccounting } from '../session/accounting.ts'
+import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
+
+/** Everything one request leaves behind for metrics and session totals. */
+export interface RequestRecord {
+  readonly route: string
+  readonly provider: string
+  readonly status: number
+  readonly outcome: string
+  readonly upstreamStatus?: number
+  readonly attempts: number
+  readonly retries: readonly string[]
+  readonly failOpen?: string
+  readonly durationMs: number
+  /** In ctxgate before the upstream call (parse, rewrite). */
+  readonly requestOverheadMs?: number
+  /** In ctxgate between the first upstream byte and the first client byte. */
+  readonly responseOverheadMs?: number
+  readonly ttfbMs?: number
+  readonly usage?: Usage
+  readonly accounting?: Accounting
+}
+
+export interface RecordDeps {
+  readonly metrics: ProxyMetrics
+  readonly models: ModelLabels
+  readonly sessions: SessionAccounting
+}
+
+export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
+  const { metrics } = deps
+  const { route, provider } = record
+  const accounting = record.accounting
+  const model = deps.models.of(accounting?.model)
+  metrics.requests.inc({ route, provider, model, status_class: statusClass(record.status) })
+  metrics.duration.observe({ route, provider }, record.durationMs / 1000)
+  if (record.requestOverheadMs !== undefined) metrics.overhead.observe({ route, phase: 'request' }, record.requestOverheadMs / 1000)
+  if (record.responseOverheadMs !== undefined) metrics.overhead.observe({ route, phase: 'response' }, record.responseOverheadMs / 1000)
+  if (record.ttfbMs !== undefined) metrics.upstreamTtfb.observe({ route, provider }, record.ttfbMs / 1000)
+  if (record.attempts > 0) metrics.upstreamAttempts.inc({ provider }, record.attempts)
+  for (const reason of record.retries) metrics.upstreamRetries.inc({ provider, reason })
+  if (record.failOpen) metrics.failOpen.inc({ provider, stage: record.failOpen })
+  if (record.outcome === 'client_closed' || record.outcome === 'upstream_failed') {
+    metrics.streamAborts.inc({ provider, phase: record.outcome === 'client_closed' ? (record.upstreamStatus ? 'client_mid_stream' : 'client_before_response') : 'upstream_mid_stream' })
+  }
+  if (record.usage) {
+    recordUsage(metrics, provider, model, record.usage)
+    const report = accounting?.report
+    if (report && report.estimatedAfter > 0) metrics.estimatorRatio.observe({ provider, model }, report.estimatedAfter / Math.max(1, promptTokensOf(record.usage)))
+  }
+  const report = accounting?.report
+  if (report) {
+    metrics.estimatedPromptTokens.inc({ provider, model, stage: 'before' }, report.estimatedBefore)
+    if (record.outcome !== 'rejected') metrics.estimatedPromptTokens.inc({ provider, model, stage: 'after' }, report.estimatedAfter)
+    for (const [edit, tokens] of Object.entries(report.tokensRemoved)) if (tokens > 0) metrics.tokensRemoved.inc({ provider, model, edit }, tokens)
+    if (report.folded > 0) metrics.edits.inc({ provider, edit: 'fold' }, report.folded)
+    if (report.cleared > 0) metrics.edits.inc({ provider, edit: 'clear' }, report.cleared)
+    if (report.droppedMessages > 0) metrics.edits.inc({ provider, edit: 'drop' }, report.droppedMessages)
+  }
+  if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
+  if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
+  const avoided = accounting?.refusalAvoided === true && record.status === 200
+  if (avoided) metrics.refusalsAvoided.inc({ provider, model })
+  if (accounting?.sessionId) {
+    const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
+    deps.sessions.record(accounting.sessionId, { model: accounting.model, ...(record.usage ? { usage: record.usage } : {}), tokensRemoved: removed, prefixBreak: accounting.prefixBreak !== undefined, refusalAvoided: avoided })
+  }
+}

@@ -1,0 +1,79 @@
+import type { Usage } from '../providers/usage.ts'
+
+/** What one session has cost so far, for harness authors deciding whether to split work. */
+export interface SessionTotals {
+  readonly sessionId: string
+  readonly turns: number
+  readonly promptTokens: number
+  readonly inputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWriteTokens: number
+  readonly outputTokens: number
+  readonly tokensRemoved: number
+  readonly prefixBreaks: number
+  readonly refusalsAvoided: number
+  readonly models: readonly string[]
+  readonly firstSeen: string
+  readonly lastSeen: string
+}
+
+export interface TurnRecord {
+  readonly model: string
+  readonly usage?: Usage
+  readonly tokensRemoved: number
+  readonly prefixBreak: boolean
+  readonly refusalAvoided: boolean
+}
+
+const maxModelsPerSession = 8
+
+/** Per-session totals in a bounded LRU (least recently seen sessions go first). */
+export class SessionAccounting {
+  readonly #sessions = new Map<string, SessionTotals>()
+  readonly #maxEntries: number
+  readonly #now: () => number
+
+  constructor(maxEntries: number, now: () => number = Date.now) {
+    this.#maxEntries = maxEntries
+    this.#now = now
+  }
+
+  record(sessionId: string, turn: TurnRecord): void {
+    const now = new Date(this.#now()).toISOString()
+    const previous = this.#sessions.get(sessionId)
+    const usage = turn.usage
+    const written = usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0
+    const models = previous?.models.includes(turn.model) || (previous?.models.length ?? 0) >= maxModelsPerSession ? (previous?.models ?? []) : [...(previous?.models ?? []), turn.model]
+    const next: SessionTotals = {
+      sessionId,
+      turns: (previous?.turns ?? 0) + 1,
+      promptTokens: (previous?.promptTokens ?? 0) + (usage ? usage.inputTokens + usage.cacheReadTokens + written : 0),
+      inputTokens: (previous?.inputTokens ?? 0) + (usage?.inputTokens ?? 0),
+      cacheReadTokens: (previous?.cacheReadTokens ?? 0) + (usage?.cacheReadTokens ?? 0),
+      cacheWriteTokens: (previous?.cacheWriteTokens ?? 0) + written,
+      outputTokens: (previous?.outputTokens ?? 0) + (usage?.outputTokens ?? 0),
+      tokensRemoved: (previous?.tokensRemoved ?? 0) + turn.tokensRemoved,
+      prefixBreaks: (previous?.prefixBreaks ?? 0) + (turn.prefixBreak ? 1 : 0),
+      refusalsAvoided: (previous?.refusalsAvoided ?? 0) + (turn.refusalAvoided ? 1 : 0),
+      models,
+      firstSeen: previous?.firstSeen ?? now,
+      lastSeen: now,
+    }
+    this.#sessions.delete(sessionId)
+    this.#sessions.set(sessionId, next)
+    while (this.#sessions.size > this.#maxEntries) this.#sessions.delete(this.#sessions.keys().next().value as string)
+  }
+
+  get(sessionId: string): SessionTotals | undefined {
+    return this.#sessions.get(sessionId)
+  }
+
+  /** Most recently seen first. */
+  list(limit: number): SessionTotals[] {
+    return [...this.#sessions.values()].reverse().slice(0, limit)
+  }
+
+  get size(): number {
+    return this.#sessions.size
+  }
+}
