@@ -111,6 +111,8 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
       upstreamRequestId: outcome.upstreamRequestId,
       promptTokens: outcome.promptTokens,
       outputTokens: outcome.outputTokens,
+      tokens: outcome.usage,
+      prefixBreak: outcome.accounting?.prefixBreak,
       ...outcome.log,
       error: outcome.error,
     },
