@@ -7,7 +7,8 @@ import { trackConnections } from './connection-drain.ts'
 import { CtxgateError } from './errors.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
-import { SessionAccounting } from './session/accounting.ts'
+import { SessionAccounting, type SessionTotalsStore } from './session/accounting.ts'
+import { RedisSessionStore } from './session/redis-store.ts'
 import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
@@ -51,11 +52,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const logger = deps.logger ?? createLogger(config.log.level)
   const registry = deps.registry ?? new Registry()
   const upstreams = deps.upstreams ?? createUpstreams(config)
-  const store = deps.store ?? new MemorySessionStore(config.sessions)
+  let store: SessionStore
   const metrics = createProxyMetrics(registry, () => store.size())
-  const sessions = new SessionAccounting(config.sessions.maxEntries)
+  const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
+  store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
+  const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
   const forwardDeps: ForwardDeps = { config, upstreams, metrics, models: new ModelLabels(), sessions, logger }
-  const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(), estimator: new TokenEstimator(), logger })
+  const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(shared?.calibration), estimator: new TokenEstimator(), logger })
   let closing = false
 
   const server = Fastify({
@@ -76,12 +79,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   })
   server.addHook('onClose', async () => {
     await closeUpstreams(upstreams)
+    await store.close?.()
   })
 
   server.get('/healthz', async () => ({ status: 'ok' }))
   server.get('/readyz', async (_request, reply) => {
     if (closing) return reply.code(503).send({ status: 'shutting down' })
-    return { status: 'ready' }
+    // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
+    return { status: 'ready', store: store.kind, storeReachable: store.healthy() }
   })
   const registerAdmin = (target: FastifyInstance): void => registerAdminRoutes(target, { registry, sessions })
   if (config.metrics.port === null) registerAdmin(server)
@@ -115,6 +120,29 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   return { server, registry, registerAdmin, isReady: () => !closing }
 }
+
+/** A Redis store when configured; its failures are counted and logged at most once per interval. */
+function createSharedStore(config: Readonly<Config>, metrics: ReturnType<typeof createProxyMetrics>, logger: Logger): RedisSessionStore | undefined {
+  const url = config.sessions.redisUrl
+  if (url === null) return undefined
+  let lastLogged = 0
+  return new RedisSessionStore({
+    url,
+    keyPrefix: config.sessions.redisKeyPrefix,
+    idleTtlMs: config.sessions.idleTtlMs,
+    maxSessions: config.sessions.maxEntries,
+    maxStateBytes: config.sessions.maxStateBytes,
+    onError: (operation, error) => {
+      metrics.storeErrors.inc({ operation })
+      const now = Date.now()
+      if (now - lastLogged < storeErrorLogIntervalMs) return
+      lastLogged = now
+      logger.warn({ store: 'redis', operation, error: error.message }, 'session store failing; serving without shared state (logged at most every 30 s)')
+    },
+  })
+}
+
+const storeErrorLogIntervalMs = 30_000
 
 function forwardModelCall(deps: ForwardDeps, route: ModelRoute, prepare: PrepareBody | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)

@@ -20,6 +20,7 @@ Proxy options (each also an environment variable, see README):
   --openai-url URL       OpenAI upstream (CTXGATE_OPENAI_URL)
   --log-level LEVEL      pino level (CTXGATE_LOG_LEVEL)
   --metrics-port PORT    serve /metrics on its own port (CTXGATE_METRICS_PORT)
+  --redis-url URL        share sessions across replicas (CTXGATE_REDIS_URL)
 
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
@@ -28,7 +29,7 @@ ${replayUsage}`
 
 const text = { type: 'string' } as const
 const help = { help: { type: 'boolean', short: 'h' } } as const
-const serveOptions = { ...help, config: text, host: text, port: text, 'anthropic-url': text, 'openai-url': text, 'log-level': text, 'metrics-port': text } as const
+const serveOptions = { ...help, config: text, host: text, port: text, 'anthropic-url': text, 'openai-url': text, 'log-level': text, 'metrics-port': text, 'redis-url': text } as const
 const mockOptions = { ...help, host: text, port: text, window: text, 'min-cacheable': text } as const
 
 interface Command {

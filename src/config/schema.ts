@@ -80,6 +80,12 @@ export const configSchema = z.strictObject({
     maxEntries: z.number().int().min(1),
     /** A conversation idle this long is forgotten. */
     idleTtlMs: z.number().int().min(1_000),
+    /** Share sessions across replicas through Redis (redis:// or rediss:// URL); null keeps them in memory. */
+    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').nullable(),
+    /** Prefix of every Redis key ctxgate writes. */
+    redisKeyPrefix: z.string().min(1),
+    /** Largest stored state of one conversation, in bytes. */
+    maxStateBytes: z.number().int().min(1_024),
   }),
   metrics: z.strictObject({
     /** Serve /metrics on its own port instead of the proxy port; null keeps it on the proxy port. */

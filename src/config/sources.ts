@@ -2,7 +2,7 @@
  * Where configuration values may come from besides the YAML files: environment variables and
  * command-line flags, each mapped to one path in the schema.
  */
-export type ValueType = 'string' | 'integer' | 'nullable-integer'
+export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string'
 
 export interface Setting {
   readonly path: readonly string[]
@@ -25,12 +25,14 @@ export const settings: readonly Setting[] = [
   { path: ['upstream', 'bodyTimeoutMs'], env: 'CTXGATE_BODY_TIMEOUT_MS', type: 'integer', description: 'Longest silence allowed between two response chunks.' },
   { path: ['retry', 'maxAttempts'], env: 'CTXGATE_RETRY_MAX_ATTEMPTS', type: 'integer', description: 'Upstream attempts per request before the first byte (1 = no retries).' },
   { path: ['retry', 'maxTotalWaitMs'], env: 'CTXGATE_RETRY_MAX_TOTAL_WAIT_MS', type: 'integer', description: 'Most time spent waiting between attempts of one request.' },
+  { path: ['sessions', 'redisUrl'], env: 'CTXGATE_REDIS_URL', flag: 'redis-url', type: 'nullable-string', description: 'Share sessions across replicas through this Redis.' },
   { path: ['metrics', 'port'], env: 'CTXGATE_METRICS_PORT', flag: 'metrics-port', type: 'nullable-integer', description: 'Serve /metrics on a separate port.' },
 ]
 
 /** Turns a raw string into the value the schema expects, or explains why it can't. */
 export function parseSettingValue(setting: Setting, raw: string): { value: unknown } | { problem: string } {
   if (setting.type === 'string') return { value: raw }
+  if (setting.type === 'nullable-string') return { value: raw === '' || raw === 'null' || raw === 'off' ? null : raw }
   if (setting.type === 'nullable-integer' && (raw === '' || raw === 'null' || raw === 'off')) return { value: null }
   if (/^-?\d+$/.test(raw.trim())) return { value: Number(raw.trim()) }
   return { problem: `expected a whole number, got ${JSON.stringify(raw)}` }

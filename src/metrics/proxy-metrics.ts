@@ -46,6 +46,7 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
       buckets: tokenBuckets,
       registers,
     }),
+    storeErrors: new Counter({ name: 'ctxgate_store_errors_total', help: 'Session store operations that failed (ctxgate kept serving without the store).', labelNames: ['operation'] as const, registers }),
     sessions: new Gauge({
       name: 'ctxgate_sessions',
       help: 'Conversations whose state ctxgate holds.',

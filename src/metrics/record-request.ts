@@ -1,7 +1,7 @@
 import type { Usage } from '../providers/usage.ts'
 import { promptTokensOf } from '../providers/usage.ts'
 import type { Accounting } from '../routes/prepare.ts'
-import type { SessionAccounting } from '../session/accounting.ts'
+import type { SessionTotalsStore } from '../session/accounting.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -27,7 +27,7 @@ export interface RequestRecord {
 export interface RecordDeps {
   readonly metrics: ProxyMetrics
   readonly models: ModelLabels
-  readonly sessions: SessionAccounting
+  readonly sessions: SessionTotalsStore
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -66,6 +66,6 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId) {
     const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-    deps.sessions.record(accounting.sessionId, { model: accounting.model, ...(record.usage ? { usage: record.usage } : {}), tokensRemoved: removed, prefixBreak: accounting.prefixBreak !== undefined, refusalAvoided: avoided })
+    void deps.sessions.record(accounting.sessionId, { model: accounting.model, ...(record.usage ? { usage: record.usage } : {}), tokensRemoved: removed, prefixBreak: accounting.prefixBreak !== undefined, refusalAvoided: avoided })
   }
 }

@@ -21,6 +21,8 @@ export interface UsageReader {
   onEvent(event: EventSourceMessage): void
   /** What the stream reported so far (a cut stream reports what arrived). */
   result(): Usage | undefined
+  /** The stream has carried its final usage. */
+  complete(): boolean
 }
 
 export const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0)

@@ -101,7 +101,7 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
-      this.#replace(result, frozen.action, frozen.text, false)
+      this.#replace(result, frozen.action, frozen.action === 'fold' ? foldSummary(result.text) : clearedNote, false)
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -156,7 +156,7 @@ class PlanState {
 
   decisions(): FrozenDecisions {
     const results = { ...this.#kept }
-    for (const { edit, result } of this.#replacements.values()) results[edit.id] = { hash: result.hash, action: edit.action, text: edit.text }
+    for (const { edit, result } of this.#replacements.values()) results[edit.id] = { hash: result.hash, action: edit.action }
     if (this.#dropTo <= 1) return { results }
     const keep = this.#input.view.messages[this.#dropTo]
     return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }

@@ -56,11 +56,13 @@ export interface DropMessages {
 
 export type Edit = ReplaceToolResult | DropMessages
 
-/** A decision taken on an earlier request of the session, re-applied byte for byte. */
+/**
+ * A decision taken on an earlier request of the session, re-applied byte for byte. Its text is not
+ * stored: it is a pure function of the content, so it comes out the same on any replica.
+ */
 export interface FrozenResult {
   readonly hash: string
   readonly action: ResultAction
-  readonly text: string
 }
 
 export interface FrozenDrop {

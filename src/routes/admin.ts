@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { Registry } from 'prom-client'
-import type { SessionAccounting } from '../session/accounting.ts'
+import type { SessionTotalsStore } from '../session/accounting.ts'
 
 export interface AdminDeps {
   readonly registry: Registry
-  readonly sessions: SessionAccounting
+  readonly sessions: SessionTotalsStore
 }
 
 /** The operator's endpoints: Prometheus metrics and per-session accounting (on the metrics listener). */
@@ -12,10 +12,10 @@ export function registerAdminRoutes(server: FastifyInstance, deps: AdminDeps): v
   server.get('/metrics', async (_request, reply) => reply.type(deps.registry.contentType).send(await deps.registry.metrics()))
   server.get<{ Querystring: { limit?: string } }>('/ctxgate/sessions', async (request) => {
     const limit = Math.min(1_000, Math.max(1, Number(request.query.limit ?? 100) || 100))
-    return { sessions: deps.sessions.list(limit), total: deps.sessions.size }
+    return { sessions: await deps.sessions.list(limit), total: await deps.sessions.count() }
   })
   server.get<{ Params: { id: string } }>('/ctxgate/sessions/:id', async (request, reply) => {
-    const totals = deps.sessions.get(request.params.id)
+    const totals = await deps.sessions.get(request.params.id)
     if (!totals) return reply.code(404).send({ error: `no session ${JSON.stringify(request.params.id)} (sessions are kept in memory, most recent first)` })
     return totals
   })

@@ -8,7 +8,7 @@ import type { ErrorShape } from '../providers/error-shape.ts'
 import { errorShapes, upstreamPath } from '../providers/routes.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import { recordRequest } from '../metrics/record-request.ts'
-import type { SessionAccounting } from '../session/accounting.ts'
+import type { SessionTotalsStore } from '../session/accounting.ts'
 import { createUsageChunkFilter } from '../stream/hide-usage-chunk.ts'
 import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
 import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
@@ -22,7 +22,7 @@ export interface ForwardDeps {
   readonly upstreams: Upstreams
   readonly metrics: ProxyMetrics
   readonly models: ModelLabels
-  readonly sessions: SessionAccounting
+  readonly sessions: SessionTotalsStore
   readonly logger: Logger
 }
 
@@ -201,13 +201,23 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
   outcome.status = reply.status
   outcome.upstreamRequestId = firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id'])
   const usage = prepared?.usageReader?.()
+  // Recorded before the client has the whole answer, so its next request sees the result on any replica.
+  const settle = async (plainBody: Buffer | undefined): Promise<void> => {
+    if (!usage || reply.status !== 200) return
+    const reported = plainBody ? parseUsage(usage, plainBody) : usage.result()
+    if (!reported) return
+    outcome.usage = reported
+    outcome.promptTokens = promptTokensOf(reported)
+    outcome.outputTokens = reported.outputTokens
+    await prepared?.onUsage?.(reported)
+  }
   const relayed: RelayResult = await relayResponse({
     reply,
     response,
     errorShape: shape,
     // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
-    ...(usage ? { onEvent: (event) => usage.onEvent(event), keepJsonUpTo: jsonCopyLimit } : {}),
+    ...(usage ? { onEvent: (event) => usage.onEvent(event), holdPlainUpTo: jsonCopyLimit, settle, usageComplete: () => usage.complete() } : {}),
     ...(prepared?.hideUsageChunk ? { filter: createUsageChunkFilter() } : {}),
     abortUpstream: () => controller.abort(),
   })
@@ -215,18 +225,9 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
   outcome.bytesOut = relayed.bytes
   outcome.outcome = relayed.outcome
   if (relayed.failure) outcome.error = relayed.failure
-  if (usage && reply.status === 200) {
-    const reported = relayed.sse ? usage.result() : relayed.jsonCopy ? parseUsage(usage, relayed.jsonCopy) : undefined
-    if (reported) {
-      outcome.usage = reported
-      outcome.promptTokens = promptTokensOf(reported)
-      outcome.outputTokens = reported.outputTokens
-      prepared?.onUsage?.(reported)
-    }
-  }
 }
 
-/** JSON answers up to this size are copied aside to read their usage. */
+/** JSON answers up to this size are held until complete to read their usage. */
 const jsonCopyLimit = 4 * 1024 * 1024
 /** Error bodies are small; more than this is not a length refusal. */
 const errorBodyLimit = 256 * 1024

@@ -22,8 +22,8 @@ export interface Prepared {
   readonly log?: Readonly<Record<string, unknown>>
   /** Reads usage from this format's answers. */
   readonly usageReader?: () => UsageReader
-  /** Called with the upstream's reported usage (calibration). */
-  readonly onUsage?: (usage: Usage) => void
+  /** Called with the upstream's reported usage (calibration), before the client has the whole answer. */
+  readonly onUsage?: (usage: Usage) => Promise<void> | void
   readonly accounting?: Accounting
   /** ctxgate asked an OpenAI Chat stream for usage the client did not ask for: hide it again. */
   readonly hideUsageChunk?: boolean

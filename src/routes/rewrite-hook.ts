@@ -71,6 +71,7 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   }
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
+  await refreshCalibration(deps, view.model)
 
   const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
   // Once the upstream has named its real limit, it wins over configuration (a window set too large).
@@ -114,13 +115,13 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     usageReader: usage,
     hideUsageChunk,
     accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided, ...(prefixBreak ? { prefixBreak } : {}) },
-    onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)),
+    onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)).catch(() => undefined),
     // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
     ...(!isRefit
       ? {
           refit: async (actualTokens: number, limit: number | undefined) => {
-            deps.calibration.record(view.model, sentEstimate, actualTokens)
-            if (limit !== undefined) deps.calibration.recordLimit(view.model, limit)
+            await deps.calibration.record(view.model, sentEstimate, actualTokens).catch(() => undefined)
+            if (limit !== undefined) await deps.calibration.recordLimit(view.model, limit).catch(() => undefined)
             const again = await prepareChat(deps, adapter, usage, original, incoming, true)
             return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
           },
@@ -150,6 +151,14 @@ function signature(view: ChatView, count: number): string {
     text += `${message?.role}:${message?.tokens};`
   }
   return hashText(text)
+}
+
+async function refreshCalibration(deps: RewriteHookDeps, model: string): Promise<void> {
+  try {
+    await deps.calibration.refresh(model)
+  } catch {
+    // The shared store is down: plan with what this replica knows.
+  }
 }
 
 async function loadState(deps: RewriteHookDeps, key: string): Promise<ConversationState | undefined> {

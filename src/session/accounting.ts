@@ -25,10 +25,19 @@ export interface TurnRecord {
   readonly refusalAvoided: boolean
 }
 
-const maxModelsPerSession = 8
+export const maxModelsPerSession = 8
 
-/** Per-session totals in a bounded LRU (least recently seen sessions go first). */
-export class SessionAccounting {
+/** Where per-session totals live: memory by default, Redis when replicas share them. */
+export interface SessionTotalsStore {
+  record(sessionId: string, turn: TurnRecord): Promise<void>
+  get(sessionId: string): Promise<SessionTotals | undefined>
+  /** Most recently seen first. */
+  list(limit: number): Promise<SessionTotals[]>
+  count(): Promise<number>
+}
+
+/** Per-session totals in a bounded in-memory LRU (least recently seen sessions go first). */
+export class SessionAccounting implements SessionTotalsStore {
   readonly #sessions = new Map<string, SessionTotals>()
   readonly #maxEntries: number
   readonly #now: () => number
@@ -38,7 +47,7 @@ export class SessionAccounting {
     this.#now = now
   }
 
-  record(sessionId: string, turn: TurnRecord): void {
+  async record(sessionId: string, turn: TurnRecord): Promise<void> {
     const now = new Date(this.#now()).toISOString()
     const previous = this.#sessions.get(sessionId)
     const usage = turn.usage
@@ -64,16 +73,15 @@ export class SessionAccounting {
     while (this.#sessions.size > this.#maxEntries) this.#sessions.delete(this.#sessions.keys().next().value as string)
   }
 
-  get(sessionId: string): SessionTotals | undefined {
+  async get(sessionId: string): Promise<SessionTotals | undefined> {
     return this.#sessions.get(sessionId)
   }
 
-  /** Most recently seen first. */
-  list(limit: number): SessionTotals[] {
+  async list(limit: number): Promise<SessionTotals[]> {
     return [...this.#sessions.values()].reverse().slice(0, limit)
   }
 
-  get size(): number {
+  async count(): Promise<number> {
     return this.#sessions.size
   }
 }

@@ -39,4 +39,8 @@ export class MemorySessionStore implements SessionStore {
   size(): number {
     return this.#entries.size
   }
+
+  healthy(): boolean {
+    return true
+  }
 }

@@ -23,4 +23,7 @@ export interface SessionStore {
   get(key: string): Promise<ConversationState | undefined>
   set(key: string, state: ConversationState): Promise<void>
   size(): number
+  /** False while a network store is unreachable (ctxgate keeps serving, without shared state). */
+  healthy(): boolean
+  close?(): Promise<void>
 }

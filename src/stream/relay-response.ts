@@ -17,8 +17,6 @@ export interface RelayResult {
   /** Whether ctxgate appended its own error event after an upstream failure mid-stream. */
   readonly errorEventSent: boolean
   readonly failure?: string
-  /** A copy of a plain (not event-stream, not compressed) body, when asked for and small enough. */
-  readonly jsonCopy?: Buffer
   /** performance.now() when the first bytes went to the client. */
   readonly firstWriteAt?: number
 }
@@ -32,8 +30,12 @@ export interface RelayOptions {
   readonly onEvent?: (event: EventSourceMessage) => void
   /** Rewrites what the client gets of an event stream (the tap still sees the upstream's bytes). */
   readonly filter?: ChunkFilter
-  /** Keep a copy of a plain body up to this many bytes (to read its usage). */
-  readonly keepJsonUpTo?: number
+  /** Hold a plain (not event-stream, not compressed) body up to this many bytes, to read its usage before the client has it. */
+  readonly holdPlainUpTo?: number
+  /** Records what the answer reported; called once, before the client has the whole answer (a plain body's copy passed in). */
+  readonly settle?: (plainBody: Buffer | undefined) => Promise<void>
+  /** True once the stream has carried its final usage. */
+  readonly usageComplete?: () => boolean
   /** Aborts the upstream request; called when the client goes away. */
   readonly abortUpstream: () => void
 }
@@ -49,8 +51,20 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   let bytes = 0
   let clientGone = false
   const encoding = reply.headers['content-encoding']
-  const copyLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.keepJsonUpTo ?? 0) : 0
-  const copy: Buffer[] = []
+  // A small plain answer (a JSON message) is held until complete so its usage is recorded before the client has it.
+  let holdLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.holdPlainUpTo ?? 0) : 0
+  let held: Buffer[] = []
+  let heldBytes = 0
+  let settled = options.settle === undefined
+  const settle = async (copy?: Buffer): Promise<void> => {
+    if (settled) return
+    settled = true
+    try {
+      await options.settle?.(copy)
+    } catch {
+      // Accounting must never break the answer.
+    }
+  }
   const onClose = (): void => {
     if (!response.writableFinished) {
       clientGone = true
@@ -71,10 +85,28 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
     bytes += chunk.length
     if (!response.write(chunk)) await drained(response)
   }
+  const flushHeld = async (): Promise<void> => {
+    const chunks = held
+    held = []
+    for (const chunk of chunks) await send(chunk)
+  }
   const write = async (chunk: Buffer): Promise<void> => {
-    tap?.push(chunk)
-    if (!sse && bytes + chunk.length <= copyLimit) copy.push(chunk)
-    await send(filter ? filter.push(chunk) : chunk)
+    if (tap) {
+      tap.push(chunk)
+      // The chunk that completes the usage goes out only after it is recorded.
+      if (!settled && options.usageComplete?.()) await settle()
+      await send(filter ? filter.push(chunk) : chunk)
+      return
+    }
+    if (holdLimit > 0) {
+      held.push(chunk)
+      heldBytes += chunk.length
+      if (heldBytes <= holdLimit) return
+      holdLimit = 0
+      await flushHeld()
+      return
+    }
+    await send(chunk)
   }
 
   try {
@@ -85,6 +117,7 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
     }
   } catch (error) {
     response.off('close', onClose)
+    await settle()
     if (clientGone || response.destroyed) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
     const failure = classifyUpstreamError(error).label
     if (tap) {
@@ -94,15 +127,18 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
       return { outcome: 'upstream_failed', bytes, sse, events: tap.eventCount, errorEventSent: true, failure }
     }
     // A JSON body cut short cannot be repaired; ending the socket makes the client see the cut.
+    await flushHeld()
     response.destroy()
     return { outcome: 'upstream_failed', bytes, sse, events: 0, errorEventSent: false, failure }
   }
   response.off('close', onClose)
   tap?.end()
+  await settle(holdLimit > 0 ? Buffer.concat(held) : undefined)
   if (clientGone) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
+  await flushHeld()
   if (filter) await send(filter.end())
   response.end()
-  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(firstWriteAt === undefined ? {} : { firstWriteAt }), ...(copyLimit > 0 && bytes <= copyLimit ? { jsonCopy: Buffer.concat(copy) } : {}) }
+  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(firstWriteAt === undefined ? {} : { firstWriteAt }) }
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {

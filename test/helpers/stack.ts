@@ -60,11 +60,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 }
 
 /** Waits until `check` passes or the time is up, for effects that happen after a response. */
-export async function eventually(check: () => void, timeoutMs = 3_000): Promise<void> {
+export async function eventually(check: () => void | Promise<void>, timeoutMs = 3_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
-      check()
+      await check()
       return
     } catch (error) {
       if (Date.now() > deadline) throw error

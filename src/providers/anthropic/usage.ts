@@ -20,6 +20,7 @@ export function anthropicUsage(usage: Record<string, unknown>): Usage {
  */
 export function createAnthropicUsageReader(): UsageReader {
   let merged: Record<string, unknown> | undefined
+  let final = false
   const merge = (usage: unknown): void => {
     if (!isRecord(usage)) return
     merged ??= {}
@@ -32,7 +33,9 @@ export function createAnthropicUsageReader(): UsageReader {
       const data = JSON.parse(event.data) as unknown
       if (!isRecord(data)) return
       merge(event.event === 'message_start' && isRecord(data['message']) ? data['message']['usage'] : data['usage'])
+      if (event.event === 'message_delta' && isRecord(data['usage'])) final = true
     },
+    complete: () => final,
     result: () => (merged ? anthropicUsage(merged) : undefined),
   }
 }

@@ -28,5 +28,6 @@ export function createOpenAIUsageReader(): UsageReader {
       else if (isRecord(data['response']) && isRecord(data['response']['usage'])) last = openaiUsage(data['response']['usage'])
     },
     result: () => last,
+    complete: () => last !== undefined,
   }
 }

@@ -1,0 +1,170 @@
+import { Redis } from 'ioredis'
+import type { CalibrationSync } from '../rewrite/calibration.ts'
+import { maxModelsPerSession, type SessionTotals, type SessionTotalsStore, type TurnRecord } from './accounting.ts'
+import type { ConversationState, SessionStore } from './session-store.ts'
+
+export interface RedisStoreOptions {
+  readonly url: string
+  readonly keyPrefix: string
+  /** Conversations and sessions idle this long expire. */
+  readonly idleTtlMs: number
+  /** Sessions listed on /ctxgate/sessions (the index is trimmed to this many). */
+  readonly maxSessions: number
+  /** Largest stored state of one conversation; older frozen decisions go first past it. */
+  readonly maxStateBytes: number
+  /** Called on every failed operation (ctxgate keeps serving without the store). */
+  readonly onError: (operation: string, error: Error) => void
+}
+
+const counterFields = ['turns', 'promptTokens', 'inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens', 'tokensRemoved', 'prefixBreaks', 'refusalsAvoided'] as const
+
+/**
+ * Conversation state, calibration and session totals in Redis, so several replicas behind a load
+ * balancer make the same frozen decisions. Every call fails fast when Redis is away (no offline
+ * queue) and the caller goes on without it: the store is never on the critical path of an answer.
+ */
+export class RedisSessionStore implements SessionStore {
+  readonly kind = 'redis'
+  readonly #redis: Redis
+  readonly #options: RedisStoreOptions
+  #knownSize = 0
+  /** Calibration learned by any replica, shared. */
+  readonly calibration: CalibrationSync = {
+    load: (family) => this.#loadCalibration(family),
+    pushRatio: (family, ratio, keep) => this.#pushRatio(family, ratio, keep),
+    pushLimit: (family, limit) => this.#pushLimit(family, limit),
+  }
+  /** Per-session totals, shared. */
+  readonly totals: SessionTotalsStore = {
+    record: (sessionId, turn) => this.#record(sessionId, turn),
+    get: (sessionId) => this.#totals(sessionId),
+    list: (limit) => this.#list(limit),
+    count: () => this.#count(),
+  }
+
+  constructor(options: RedisStoreOptions) {
+    this.#options = options
+    this.#redis = new Redis(options.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2_000,
+      commandTimeout: 1_000,
+      // Keep trying to come back, never faster than every 2 s.
+      retryStrategy: (times) => Math.min(times * 200, 2_000),
+      keyPrefix: options.keyPrefix,
+    })
+    this.#redis.on('error', (error: Error) => options.onError('connection', error))
+  }
+
+  healthy(): boolean {
+    return this.#redis.status === 'ready'
+  }
+
+  size(): number {
+    return this.#knownSize
+  }
+
+  async get(key: string): Promise<ConversationState | undefined> {
+    const raw = await this.#run('get', () => this.#redis.get(`conv:${key}`))
+    if (!raw) return undefined
+    try {
+      return JSON.parse(raw) as ConversationState
+    } catch {
+      return undefined
+    }
+  }
+
+  async set(key: string, state: ConversationState): Promise<void> {
+    const json = this.#bounded(state)
+    await this.#run('set', () => this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs))
+  }
+
+  async #loadCalibration(family: string): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
+    const result = await this.#run('calibration-load', () => this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}`).exec())
+    if (!result) return undefined
+    const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).reverse()
+    const limit = Number(result[1]?.[1])
+    return Number.isFinite(limit) && limit > 0 ? { ratios, limit } : { ratios }
+  }
+
+  async #pushRatio(family: string, ratio: number, keep: number): Promise<void> {
+    await this.#run('calibration-push', () => this.#redis.multi().lpush(`cal:${family}`, String(ratio)).ltrim(`cal:${family}`, 0, keep - 1).exec())
+  }
+
+  async #pushLimit(family: string, limit: number): Promise<void> {
+    await this.#run('calibration-limit', () => this.#redis.set(`limit:${family}`, String(limit)))
+  }
+
+  async #record(sessionId: string, turn: TurnRecord): Promise<void> {
+    const usage = turn.usage
+    const written = usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0
+    const increments: Record<(typeof counterFields)[number], number> = {
+      turns: 1,
+      promptTokens: usage ? usage.inputTokens + usage.cacheReadTokens + written : 0,
+      inputTokens: usage?.inputTokens ?? 0,
+      cacheReadTokens: usage?.cacheReadTokens ?? 0,
+      cacheWriteTokens: written,
+      outputTokens: usage?.outputTokens ?? 0,
+      tokensRemoved: turn.tokensRemoved,
+      prefixBreaks: turn.prefixBreak ? 1 : 0,
+      refusalsAvoided: turn.refusalAvoided ? 1 : 0,
+    }
+    const now = Date.now()
+    const key = `session:${sessionId}`
+    const multi = this.#redis.multi()
+    for (const field of counterFields) if (increments[field] !== 0) multi.hincrby(key, field, increments[field])
+    multi.hsetnx(key, 'firstSeen', new Date(now).toISOString()).hset(key, 'lastSeen', new Date(now).toISOString())
+    multi.sadd(`session-models:${sessionId}`, turn.model).pexpire(`session-models:${sessionId}`, this.#options.idleTtlMs)
+    multi.pexpire(key, this.#options.idleTtlMs).zadd('sessions', now, sessionId).zremrangebyrank('sessions', 0, -this.#options.maxSessions - 1)
+    await this.#run('session-record', () => multi.exec())
+  }
+
+  async #totals(sessionId: string): Promise<SessionTotals | undefined> {
+    const result = await this.#run('session-get', () => this.#redis.multi().hgetall(`session:${sessionId}`).smembers(`session-models:${sessionId}`).exec())
+    const fields = result?.[0]?.[1] as Record<string, string> | undefined
+    if (!fields || Object.keys(fields).length === 0) return undefined
+    const models = ((result?.[1]?.[1] as string[] | undefined) ?? []).slice(0, maxModelsPerSession)
+    const totals = Object.fromEntries(counterFields.map((field) => [field, Number(fields[field] ?? 0)])) as Record<(typeof counterFields)[number], number>
+    return { sessionId, ...totals, models, firstSeen: fields['firstSeen'] ?? '', lastSeen: fields['lastSeen'] ?? '' }
+  }
+
+  async #list(limit: number): Promise<SessionTotals[]> {
+    const ids = (await this.#run('session-list', () => this.#redis.zrevrange('sessions', 0, limit - 1))) ?? []
+    const totals = await Promise.all(ids.map((id) => this.#totals(id)))
+    return totals.filter((entry): entry is SessionTotals => entry !== undefined)
+  }
+
+  async #count(): Promise<number> {
+    const count = (await this.#run('session-count', () => this.#redis.zcard('sessions'))) ?? 0
+    this.#knownSize = count
+    return count
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => this.#redis.disconnect())
+  }
+
+  /** Runs one operation; a failure is reported and answered with undefined, never thrown. */
+  async #run<T>(operation: string, call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call()
+    } catch (error) {
+      this.#options.onError(operation, error as Error)
+      return undefined
+    }
+  }
+
+  /** Keeps one conversation's state under its size cap by forgetting its oldest frozen decisions. */
+  #bounded(state: ConversationState): string {
+    let json = JSON.stringify(state)
+    if (json.length <= this.#options.maxStateBytes) return json
+    const entries = Object.entries(state.decisions.results)
+    let keep = entries.length
+    while (json.length > this.#options.maxStateBytes && keep > 0) {
+      keep = Math.floor(keep / 2)
+      json = JSON.stringify({ ...state, decisions: { ...state.decisions, results: Object.fromEntries(entries.slice(entries.length - keep)) } })
+    }
+    this.#options.onError('state-trimmed', new Error(`conversation state over ${this.#options.maxStateBytes} bytes; kept the newest ${keep} decisions`))
+    return json
+  }
+}
