@@ -28,6 +28,7 @@ const totalOf = (report: Report, variant: string) => {
   return row.summary
 }
 const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
+const mark = (met: boolean): string => (met ? 'met' : '**not met**')
 
 const sections: string[] = []
 const reports = new Map<string, Report>()
@@ -69,7 +70,6 @@ if (fullNone && fullRolling && smallNone) {
   const noMarksThrough = totalOf(fullNone, 'ctxgate').billedEquivalentInput
   const rollingDirect = totalOf(fullRolling, 'direct').billedEquivalentInput
   const rollingThrough = totalOf(fullRolling, 'ctxgate').billedEquivalentInput
-  const mark = (met: boolean): string => (met ? 'met' : '**not met**')
   targets.push(`| 64k window, no cache marks: requests refused through ctxgate | ${small.refusedForLength} of ${small.requests} (direct: ${totalOf(smallNone, 'direct').refusedForLength}) | ${mark(small.refusedForLength === 0)} |`)
   targets.push(`| 64k window: largest prompt through ctxgate, as the fake upstream counts it | ${thousands(small.largestPromptTokens)} ≤ 64,000 | ${mark(small.largestPromptTokens <= 64_000)} |`)
   targets.push(`| full window: no marks through ctxgate ≤ rolling marks direct (billed-eq input) | ${thousands(noMarksThrough)} vs ${thousands(rollingDirect)} | ${mark(noMarksThrough <= rollingDirect)} |`)

@@ -9,6 +9,7 @@ import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { SessionAccounting, type SessionTotalsStore } from './session/accounting.ts'
 import { RedisSessionStore } from './session/redis-store.ts'
+import { createTokenCheck } from './security/tokens.ts'
 import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
@@ -88,11 +89,23 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
     return { status: 'ready', store: store.kind, storeReachable: store.healthy() }
   })
-  const registerAdmin = (target: FastifyInstance): void => registerAdminRoutes(target, { registry, sessions })
+  const registerAdmin = (target: FastifyInstance): void => registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
   if (config.metrics.port === null) registerAdmin(server)
+
+  // Client authentication, when configured, guards every proxied route (not health or admin).
+  const clientAllowed = createTokenCheck(config.auth.tokens)
+  const requireClientToken = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (config.auth.tokens.length === 0) return
+    const presented = request.headers['x-ctxgate-auth']
+    if (clientAllowed(Array.isArray(presented) ? presented[0] : presented)) return
+    reply.hijack()
+    const upstream = request.routeOptions.config.upstream ?? upstreamForPassthrough(request.url, request.headers)
+    writeError(reply.raw, errorShapes[upstream], new CtxgateError('CTXGATE_UNAUTHORIZED', 'ctxgate requires a valid x-ctxgate-auth header on this deployment'), true)
+  }
 
   // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
   await server.register(async (scope) => {
+    scope.addHook('onRequest', requireClientToken)
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
     scope.setErrorHandler(providerShapedErrors)
@@ -104,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Everything else (models list, files, batches…): streamed through untouched.
   await server.register(async (scope) => {
+    scope.addHook('onRequest', requireClientToken)
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
     scope.setErrorHandler(providerShapedErrors)

@@ -90,6 +90,12 @@ export const configSchema = z.strictObject({
   metrics: z.strictObject({
     /** Serve /metrics on its own port instead of the proxy port; null keeps it on the proxy port. */
     port: port.nullable(),
+    /** When set, /metrics and /ctxgate/sessions need `authorization: Bearer <token>`. */
+    token: z.string().min(16, 'must be at least 16 characters').nullable(),
+  }),
+  auth: z.strictObject({
+    /** When non-empty, every proxied request needs `x-ctxgate-auth: <one of these>` (never forwarded). */
+    tokens: z.array(z.string().min(16, 'each token must be at least 16 characters')),
   }),
 })
 

@@ -2,7 +2,7 @@
  * Where configuration values may come from besides the YAML files: environment variables and
  * command-line flags, each mapped to one path in the schema.
  */
-export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string'
+export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list'
 
 export interface Setting {
   readonly path: readonly string[]
@@ -27,11 +27,14 @@ export const settings: readonly Setting[] = [
   { path: ['retry', 'maxTotalWaitMs'], env: 'CTXGATE_RETRY_MAX_TOTAL_WAIT_MS', type: 'integer', description: 'Most time spent waiting between attempts of one request.' },
   { path: ['sessions', 'redisUrl'], env: 'CTXGATE_REDIS_URL', flag: 'redis-url', type: 'nullable-string', description: 'Share sessions across replicas through this Redis.' },
   { path: ['metrics', 'port'], env: 'CTXGATE_METRICS_PORT', flag: 'metrics-port', type: 'nullable-integer', description: 'Serve /metrics on a separate port.' },
+  { path: ['metrics', 'token'], env: 'CTXGATE_ADMIN_TOKEN', type: 'nullable-string', description: 'Bearer token required on /metrics and /ctxgate/sessions.' },
+  { path: ['auth', 'tokens'], env: 'CTXGATE_AUTH_TOKENS', type: 'list', description: 'Comma-separated client tokens, sent as x-ctxgate-auth.' },
 ]
 
 /** Turns a raw string into the value the schema expects, or explains why it can't. */
 export function parseSettingValue(setting: Setting, raw: string): { value: unknown } | { problem: string } {
   if (setting.type === 'string') return { value: raw }
+  if (setting.type === 'list') return { value: raw.split(',').map((item) => item.trim()).filter(Boolean) }
   if (setting.type === 'nullable-string') return { value: raw === '' || raw === 'null' || raw === 'off' ? null : raw }
   if (setting.type === 'nullable-integer' && (raw === '' || raw === 'null' || raw === 'off')) return { value: null }
   if (/^-?\d+$/.test(raw.trim())) return { value: Number(raw.trim()) }

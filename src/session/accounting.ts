@@ -78,7 +78,7 @@ export class SessionAccounting implements SessionTotalsStore {
   }
 
   async list(limit: number): Promise<SessionTotals[]> {
-    return [...this.#sessions.values()].reverse().slice(0, limit)
+    return [...this.#sessions.values()].toReversed().slice(0, limit)
   }
 
   async count(): Promise<number> {

@@ -82,7 +82,7 @@ export class RedisSessionStore implements SessionStore {
   async #loadCalibration(family: string): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
     const result = await this.#run('calibration-load', () => this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}`).exec())
     if (!result) return undefined
-    const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).reverse()
+    const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
     const limit = Number(result[1]?.[1])
     return Number.isFinite(limit) && limit > 0 ? { ratios, limit } : { ratios }
   }

@@ -27,7 +27,7 @@ export async function startRedisServer(): Promise<RedisServer> {
         return
       } catch (error) {
         probe.disconnect()
-        if (Date.now() > deadline) throw new Error(`redis-server did not start on ${port}: ${(error as Error).message} (is redis-server installed? .ci/run installs it)`)
+        if (Date.now() > deadline) throw new Error(`redis-server did not start on ${port} (is redis-server installed? .ci/run installs it)`, { cause: error })
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }

@@ -96,11 +96,13 @@ describe('Anthropic Messages adapter details', () => {
   it('keeps the client’s breakpoints, never exceeds 4 in all, and moves a marker out of replaced content', async () => {
     const rewrite = createRewriter('anthropic-messages', 20_000)
     const messages = results(10)
-    ;((messages[2]?.['content'] as Json[])[0] as Json)['content'] = [{ type: 'text', text: big(0), cache_control: { type: 'ephemeral' } }]
+    const third = messages[2] as Json
+    ;((third['content'] as Json[])[0] as Json)['content'] = [{ type: 'text', text: big(0), cache_control: { type: 'ephemeral' } }]
     const sent = sentBody(await rewrite({ model: 'claude-sonnet-4-5', max_tokens: 100, system: [{ type: 'text', text: 'S', cache_control: { type: 'ephemeral', ttl: '1h' } }], messages }))
     const text = JSON.stringify(sent)
     expect(text.match(/"cache_control"/g)?.length).toBeLessThanOrEqual(4)
-    expect(((sent['messages'] as Json[])[2]?.['content'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral' })
+    const sentThird = (sent['messages'] as Json[])[2] as Json
+    expect((sentThird['content'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral' })
     expect((sent['system'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral', ttl: '1h' })
     // Thinking blocks are passed back exactly as they came.
     for (let index = 0; index < 10; index++) expect(text).toContain(`{"type":"thinking","thinking":"t${index}","signature":"s${index}"}`)

@@ -71,7 +71,8 @@ describe('deployment files', () => {
     const port = ((redisService['spec'] as Json)['ports'] as Json[])[0]?.['port']
     const deployment = docs.find((doc) => doc['kind'] === 'Deployment' && (doc['metadata'] as Json)['name'] === 'ctxgate') as Json
     expect((deployment['spec'] as Json)['replicas']).toBeGreaterThan(1)
-    const env = (containersOf(deployment)[0]?.['env'] as Json[]).find((entry) => entry['name'] === 'CTXGATE_REDIS_URL')
+    const container = containersOf(deployment)[0] as Json
+    const env = (container['env'] as Json[]).find((entry) => entry['name'] === 'CTXGATE_REDIS_URL')
     expect(env?.['value']).toBe(`redis://ctxgate-redis:${String(port)}`)
     const configMap = docs.find((doc) => doc['kind'] === 'ConfigMap') as Json
     expect(parseAllDocuments(String((configMap['data'] as Json)['ctxgate.yaml']))[0]?.errors).toEqual([])

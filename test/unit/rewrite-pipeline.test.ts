@@ -119,7 +119,8 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     const messages = buildMessages(Array.from({ length: 8 }, () => round(6_000)))
     await rewrite(anthropicBody(messages))
     const edited = structuredClone(messages)
-    ;((edited[2]?.['content'] as Json[])[0] as Json)['content'] = output('json', 6_000, 99)
+    const third = edited[2] as Json
+    ;((third['content'] as Json[])[0] as Json)['content'] = output('json', 6_000, 99)
     expect(reportOf(await rewrite(anthropicBody(edited)))).toMatchObject({ clientEdited: true })
   })
 

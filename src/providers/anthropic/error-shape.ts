@@ -5,6 +5,7 @@ import type { ErrorShape } from '../error-shape.ts'
 const typeByKind: Record<ErrorKind, string> = {
   invalid_config: 'api_error',
   request_too_large: 'request_too_large',
+  unauthorized: 'authentication_error',
   invalid_request: 'invalid_request_error',
   timeout: 'timeout_error',
   upstream_unreachable: 'api_error',

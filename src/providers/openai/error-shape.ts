@@ -4,6 +4,7 @@ import type { ErrorShape } from '../error-shape.ts'
 const typeByKind: Record<ErrorKind, { type: string; code: string }> = {
   invalid_config: { type: 'server_error', code: 'ctxgate_invalid_config' },
   request_too_large: { type: 'invalid_request_error', code: 'request_too_large' },
+  unauthorized: { type: 'invalid_request_error', code: 'ctxgate_unauthorized' },
   invalid_request: { type: 'invalid_request_error', code: 'invalid_request' },
   timeout: { type: 'server_error', code: 'upstream_timeout' },
   upstream_unreachable: { type: 'server_error', code: 'upstream_unreachable' },
