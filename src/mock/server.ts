@@ -68,7 +68,13 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       response.on('close', () => {
         if (!response.writableFinished) record.closedEarly = true
       })
-      handle(record, request, response).catch(() => response.destroy())
+      // The fake upstream answers nonsense the way the real API does: a 400, never a dropped connection.
+      handle(record, request, response).catch((error: unknown) => {
+        if (response.headersSent) return void response.destroy()
+        const provider: Provider = (record.url.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined) ? 'anthropic' : 'openai'
+        const message = `Invalid request: ${error instanceof Error ? error.message : String(error)}`
+        void send(response, provider === 'anthropic' ? anthropicError(400, 'invalid_request_error', message) : openaiError(400, 'invalid_request_error', message, null), record)
+      })
     })
   })
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
@@ -50,15 +51,18 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
 }
 
 async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, isRefit: boolean): Promise<PrepareResult> {
+  // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
+  const decodable = isUtf8(original)
   let json: unknown
   try {
-    json = JSON.parse(original.toString('utf8'))
+    json = decodable ? JSON.parse(original.toString('utf8')) : undefined
   } catch {
     json = undefined
   }
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
   // Sent as is, but still read for usage and counted under its model.
   const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason }, accounting: { model, refusalAvoided: false } } })
+  if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
