@@ -54,3 +54,28 @@ for (const window of [200_000, 64_000]) {
   console.log(['rounds', 'body', 'parse+serialize baseline', 'ctxgate rewrite', 'cleared', 'folded'].join(' | '))
   for (const row of rows) console.log(row.join(' | '))
 }
+
+// One request at a given size, cold (new conversation) and warm (the same request again: memo and frozen decisions hit).
+console.log('\nRewrite CPU for one request by conversation size, 64k window (µs)')
+console.log(['rounds', 'body', 'parse+serialize baseline', 'cold', 'warm'].join(' | '))
+for (const size of [10, 100, 1_000]) {
+  const config = loadConfig({ overrides: { models: [{ match: '*', window: 64_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }] } })
+  const hook = createRewriteHook({ config, store: new MemorySessionStore(config.sessions), calibration: new Calibration(), estimator: new TokenEstimator(), logger: createLogger('silent') })('anthropic-messages')
+  if (!hook) throw new Error('no hook')
+  const messages = conversation().slice(0, 1)
+  for (let round = 0; round < size; round++) {
+    const source = conversation()
+    messages.push(...source.slice(1 + 2 * (round % rounds), 3 + 2 * (round % rounds)).map((message) => JSON.parse(JSON.stringify(message).replaceAll(`toolu_${round % rounds}`, `toolu_x${round}`)) as Record<string, unknown>))
+  }
+  const body = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages }))
+  const baselineStart = performance.now()
+  Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))))
+  const baseline = performance.now() - baselineStart
+  let started = performance.now()
+  await hook(body, {})
+  const cold = performance.now() - started
+  started = performance.now()
+  await hook(body, {})
+  const warm = performance.now() - started
+  console.log([String(size), `${(body.length / 1024).toFixed(0)} KB`, (baseline * 1000).toFixed(0), (cold * 1000).toFixed(0), (warm * 1000).toFixed(0)].join(' | '))
+}

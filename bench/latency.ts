@@ -1,0 +1,117 @@
+/**
+ * What a proxy on every model call costs, side by side in one run against the same fake upstream:
+ * direct, nginx, Portkey's gateway, ctxgate with rewriting off and on.
+ *   1. added latency, sequential, interleaved rounds: small (2 KB) and large (300 KB, 150 rounds)
+ *      Anthropic requests, JSON and streamed — median and p99 of (through proxy − direct);
+ *   2. throughput and latency percentiles under concurrency 1, 16, 64 (autocannon);
+ *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
+ * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3]
+ */
+import autocannon from 'autocannon'
+import { Agent, request } from 'undici'
+import { isTarget, percentile, startCtxgate, startMockProcess, startNginx, startPortkey, type Target } from './peers.ts'
+
+const rounds = Number(process.argv[2] ?? 200)
+const loadSeconds = Number(process.argv[3] ?? 3)
+
+const mock = await startMockProcess()
+const candidates = [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
+const proxies = candidates.filter(isTarget)
+for (const missing of candidates.filter((candidate) => !isTarget(candidate))) console.log(`(${missing.name} could not be run: ${'reason' in missing ? missing.reason : ''})`)
+const targets: Target[] = [mock, ...proxies]
+const agents = new Map(targets.map((target) => [target.name, new Agent({ keepAliveTimeout: 30_000, connections: 128 })]))
+
+function largeConversation(): unknown[] {
+  const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
+  for (let round = 0; round < 150; round++) {
+    const id = `toolu_${round}`
+    messages.push({ role: 'assistant', content: [{ type: 'text', text: `Step ${round}.` }, { type: 'tool_use', id, name: 'read_file', input: { path: `src/billing/f${round}.ts` } }] })
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `export const value${round} = ${round};\n`.repeat(40).slice(0, 1_900) }] })
+  }
+  return messages
+}
+
+const small = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'x'.repeat(2_000) }] }
+const large = { model: 'claude-sonnet-4-5', max_tokens: 64, metadata: { user_id: 'bench-large' }, messages: largeConversation() }
+const cases = [
+  { label: '2 KB, JSON', body: JSON.stringify(small), stream: false },
+  { label: '2 KB, stream', body: JSON.stringify({ ...small, stream: true }), stream: true },
+  { label: '300 KB / 150 rounds, JSON', body: JSON.stringify(large), stream: false },
+  { label: '300 KB / 150 rounds, stream', body: JSON.stringify({ ...large, stream: true }), stream: true },
+]
+
+async function timeOne(target: Target, body: string, extraHeaders: Record<string, string> = {}): Promise<{ total: number; firstByte: number; gaps: number[] }> {
+  const started = performance.now()
+  const answer = await request(`${target.url}/v1/messages`, { method: 'POST', dispatcher: agents.get(target.name), headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench', ...target.headers, ...extraHeaders }, body })
+  let firstByte = 0
+  let last = 0
+  const gaps: number[] = []
+  for await (const _chunk of answer.body) {
+    const now = performance.now()
+    if (firstByte === 0) firstByte = now - started
+    else gaps.push(now - last)
+    last = now
+  }
+  if (answer.statusCode !== 200) throw new Error(`${target.name}: status ${answer.statusCode}`)
+  return { total: performance.now() - started, firstByte, gaps }
+}
+
+const ms = (value: number): string => value.toFixed(3)
+
+console.log(`\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)\n`)
+console.log('| request | proxy | direct p50 | proxy p50 | added p50 | added p99 |')
+console.log('|---|---|---:|---:|---:|---:|')
+for (const { label, body, stream } of cases) {
+  const runnable = targets.filter((target) => !stream || target.streams)
+  for (let warm = 0; warm < 30; warm++) for (const target of runnable) await timeOne(target, body)
+  const totals = new Map<string, number[]>(runnable.map((target) => [target.name, []]))
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order each round so no target always goes first.
+    const order = runnable.map((_, index) => runnable[(index + round) % runnable.length] as Target)
+    for (const target of order) totals.get(target.name)?.push((await timeOne(target, body)).total)
+  }
+  const direct = totals.get('direct') ?? []
+  for (const target of proxies.filter((proxy) => runnable.includes(proxy))) {
+    const through = totals.get(target.name) ?? []
+    const added = through.map((value, index) => value - (direct[index] ?? 0))
+    console.log(`| ${label} | ${target.name} | ${ms(percentile(direct, 50))} | ${ms(percentile(through, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(added, 99))} |`)
+  }
+}
+
+console.log('\n## Streaming: time to first byte and gaps between chunks (events 20 ms apart upstream; ms)\n')
+console.log('| proxy | TTFB p50 | added TTFB p50 | gap p50 | gap p99 | direct gap p50 / p99 |')
+console.log('|---|---:|---:|---:|---:|---:|')
+const streamBody = JSON.stringify({ ...small, stream: true })
+const streamRounds = Math.max(20, Math.floor(rounds / 5))
+const streamed = new Map<string, { ttfb: number[]; gaps: number[] }>()
+for (let round = 0; round < streamRounds; round++) {
+  for (const target of targets.filter((candidate) => candidate.streams)) {
+    const result = await timeOne(target, streamBody, { 'x-mock-chunk-delay-ms': '20' })
+    const entry = streamed.get(target.name) ?? { ttfb: [], gaps: [] }
+    entry.ttfb.push(result.firstByte)
+    entry.gaps.push(...result.gaps)
+    streamed.set(target.name, entry)
+  }
+}
+const directStream = streamed.get('direct') ?? { ttfb: [], gaps: [] }
+for (const target of proxies.filter((proxy) => proxy.streams)) {
+  const entry = streamed.get(target.name) ?? { ttfb: [], gaps: [] }
+  const added = entry.ttfb.map((value, index) => value - (directStream.ttfb[index] ?? 0))
+  console.log(`| ${target.name} | ${ms(percentile(entry.ttfb, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(entry.gaps, 50))} | ${ms(percentile(entry.gaps, 99))} | ${ms(percentile(directStream.gaps, 50))} / ${ms(percentile(directStream.gaps, 99))} |`)
+}
+
+console.log(`\n## Throughput under load (autocannon, ${loadSeconds} s per step, 2 KB JSON requests)\n`)
+console.log('| proxy | connections | req/s | % of direct | p50 ms | p99 ms | errors |')
+console.log('|---|---:|---:|---:|---:|---:|---:|')
+for (const connections of [1, 16, 64]) {
+  let directRate = 0
+  for (const target of targets) {
+    const result = await autocannon({ url: `${target.url}/v1/messages`, method: 'POST', connections, duration: loadSeconds, headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench', ...target.headers }, body: cases[0]?.body ?? '' })
+    const rate = result.requests.average
+    if (target.name === 'direct') directRate = rate
+    console.log(`| ${target.name} | ${connections} | ${rate.toFixed(0)} | ${target.name === 'direct' ? '100%' : `${((rate / directRate) * 100).toFixed(0)}%`} | ${result.latency.p50} | ${result.latency.p99} | ${result.errors + result.non2xx} |`)
+  }
+}
+
+for (const agent of agents.values()) await agent.close()
+for (const target of [...proxies, mock]) await target.stop()
