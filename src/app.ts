@@ -58,7 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
   const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
-  const forwardDeps: ForwardDeps = { config, upstreams, metrics, models: new ModelLabels(), sessions, logger }
+  const forwardDeps: ForwardDeps = { config, upstreams, metrics, models: new ModelLabels(), sessions, logger, sharedState: store.kind !== 'memory' }
   const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(shared?.calibration), estimator: new TokenEstimator(), logger })
   let closing = false
 

@@ -24,6 +24,8 @@ export interface ForwardDeps {
   readonly models: ModelLabels
   readonly sessions: SessionTotalsStore
   readonly logger: Logger
+  /** State lives in a store other replicas read: what an answer reports must land before the client has it. */
+  readonly sharedState: boolean
 }
 
 export type { PrepareBody }
@@ -217,7 +219,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     errorShape: shape,
     // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
-    ...(usage ? { onEvent: (event) => usage.onEvent(event), holdPlainUpTo: jsonCopyLimit, settle, usageComplete: () => usage.complete() } : {}),
+    ...(usage ? { onEvent: (event) => usage.onEvent(event), plainUpTo: jsonCopyLimit, settle, usageComplete: () => usage.complete(), settleFirst: deps.sharedState } : {}),
     ...(prepared?.hideUsageChunk ? { filter: createUsageChunkFilter() } : {}),
     abortUpstream: () => controller.abort(),
   })
@@ -227,7 +229,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
   if (relayed.failure) outcome.error = relayed.failure
 }
 
-/** JSON answers up to this size are held until complete to read their usage. */
+/** JSON answers up to this size are read for their usage. */
 const jsonCopyLimit = 4 * 1024 * 1024
 /** Error bodies are small; more than this is not a length refusal. */
 const errorBodyLimit = 256 * 1024

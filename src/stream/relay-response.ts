@@ -30,8 +30,14 @@ export interface RelayOptions {
   readonly onEvent?: (event: EventSourceMessage) => void
   /** Rewrites what the client gets of an event stream (the tap still sees the upstream's bytes). */
   readonly filter?: ChunkFilter
-  /** Hold a plain (not event-stream, not compressed) body up to this many bytes, to read its usage before the client has it. */
-  readonly holdPlainUpTo?: number
+  /** Read a plain (not event-stream, not compressed) body up to this many bytes for its usage. */
+  readonly plainUpTo?: number
+  /**
+   * Settle before the client has the whole answer (a shared store: the client's next request may
+   * reach another replica): plain bodies are held until complete, and the stream chunk that completes
+   * the usage waits. Otherwise bytes go straight out and settling happens at the end.
+   */
+  readonly settleFirst?: boolean
   /** Records what the answer reported; called once, before the client has the whole answer (a plain body's copy passed in). */
   readonly settle?: (plainBody: Buffer | undefined) => Promise<void>
   /** True once the stream has carried its final usage. */
@@ -51,10 +57,11 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   let bytes = 0
   let clientGone = false
   const encoding = reply.headers['content-encoding']
-  // A small plain answer (a JSON message) is held until complete so its usage is recorded before the client has it.
-  let holdLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.holdPlainUpTo ?? 0) : 0
-  let held: Buffer[] = []
-  let heldBytes = 0
+  // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
+  let copyLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.plainUpTo ?? 0) : 0
+  const hold = options.settleFirst === true
+  let copied: Buffer[] = []
+  let copiedBytes = 0
   let settled = options.settle === undefined
   const settle = async (copy?: Buffer): Promise<void> => {
     if (settled) return
@@ -85,25 +92,35 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
     bytes += chunk.length
     if (!response.write(chunk)) await drained(response)
   }
+  let heldUpTo = 0
   const flushHeld = async (): Promise<void> => {
-    const chunks = held
-    held = []
+    const chunks = copied.slice(heldUpTo)
+    heldUpTo = copied.length
     for (const chunk of chunks) await send(chunk)
   }
   const write = async (chunk: Buffer): Promise<void> => {
     if (tap) {
       tap.push(chunk)
-      // The chunk that completes the usage goes out only after it is recorded.
-      if (!settled && options.usageComplete?.()) await settle()
+      // With a shared store, the chunk that completes the usage goes out only after it is recorded.
+      if (hold && !settled && options.usageComplete?.()) await settle()
       await send(filter ? filter.push(chunk) : chunk)
       return
     }
-    if (holdLimit > 0) {
-      held.push(chunk)
-      heldBytes += chunk.length
-      if (heldBytes <= holdLimit) return
-      holdLimit = 0
-      await flushHeld()
+    if (copyLimit > 0) {
+      copied.push(chunk)
+      copiedBytes += chunk.length
+      if (copiedBytes > copyLimit) {
+        // Too big to read for usage: let it all go.
+        copyLimit = 0
+        await flushHeld()
+        copied = []
+        heldUpTo = 0
+        return
+      }
+      if (!hold) {
+        heldUpTo = copied.length
+        await send(chunk)
+      }
       return
     }
     await send(chunk)
@@ -133,9 +150,10 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   }
   response.off('close', onClose)
   tap?.end()
-  await settle(holdLimit > 0 ? Buffer.concat(held) : undefined)
+  if (hold) await settle(copyLimit > 0 ? Buffer.concat(copied) : undefined)
   if (clientGone) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
   await flushHeld()
+  if (!hold) await settle(copyLimit > 0 ? Buffer.concat(copied) : undefined)
   if (filter) await send(filter.end())
   response.end()
   return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(firstWriteAt === undefined ? {} : { firstWriteAt }) }
