@@ -1,4 +1,5 @@
 import type { TokenEstimator } from '../rewrite/estimate.ts'
+import { hashText } from '../rewrite/hash.ts'
 import type { ChatView, Edit } from '../rewrite/types.ts'
 
 export type Json = Record<string, unknown>
@@ -37,7 +38,8 @@ export interface SessionHints {
 export interface ChatAdapter {
   /** Throws NotAChatRequest when the body is not something this adapter can rewrite. */
   view(body: Json, estimator: TokenEstimator): ChatView
-  sessionHints(body: Json): SessionHints
+  /** `view` gives the head's size, so the fingerprint need not serialize system and tools again. */
+  sessionHints(body: Json, view: ChatView): SessionHints
   apply(body: Json, view: ChatView, options: ApplyOptions): Applied
   /** Makes a streamed request report usage when the client did not ask; true when it had to. */
   requestUsage?(body: Json): boolean
@@ -48,4 +50,14 @@ export class NotAChatRequest extends Error {}
 
 export function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Tells conversations apart: the model, the size of system and tools (from the view, already
+ * counted) and the first message — what differs between a main agent and its sub-agents.
+ */
+export function conversationFingerprint(view: ChatView, first: unknown): string {
+  const content = isJsonObject(first) ? first['content'] : undefined
+  const firstKey = typeof content === 'string' ? content : JSON.stringify(first ?? null)
+  return hashText(`${view.model}\u0000${view.headTokens}\u0000${firstKey}`)
 }

@@ -82,7 +82,7 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   const configured = promptBudget(limits, view.maxOutputTokens, headerBudget)
   const learnedLimit = deps.calibration.limit(view.model)
   const budget = learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
-  const identity = identify(incoming, adapter.sessionHints(json))
+  const identity = identify(incoming, adapter.sessionHints(json, view))
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   // Counted before it is added, so adding it never breaks the budget; not twice when already there.

@@ -2,7 +2,7 @@ import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } 
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
-import { isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import { conversationFingerprint, isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3
@@ -23,11 +23,10 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     return { model: body['model'], headTokens, messages, maxOutputTokens }
   },
 
-  sessionHints(body): SessionHints {
+  sessionHints(body, view): SessionHints {
     const metadata = body['metadata']
     const userId = isJsonObject(metadata) && typeof metadata['user_id'] === 'string' ? metadata['user_id'] : undefined
-    const first = Array.isArray(body['messages']) ? JSON.stringify((body['messages'] as unknown[])[0] ?? null) : ''
-    const fingerprint = hashText(`${String(body['model'])}\u0000${JSON.stringify(body['system'] ?? '')}\u0000${JSON.stringify(body['tools'] ?? [])}\u0000${first}`)
+    const fingerprint = conversationFingerprint(view, (body['messages'] as unknown[])[0])
     return userId ? { explicit: userId, fingerprint } : { fingerprint }
   },
 

@@ -1,8 +1,8 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
-import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
-import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import { conversationFingerprint, isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const imageTokens = 1_600
@@ -23,8 +23,8 @@ export const openaiChatAdapter: ChatAdapter = {
     return { model: body['model'], headTokens, messages, maxOutputTokens }
   },
 
-  sessionHints(body): SessionHints {
-    return openaiSessionHints(body, body['messages'])
+  sessionHints(body, view): SessionHints {
+    return openaiSessionHints(body, view, body['messages'])
   },
 
   requestUsage(body) {
@@ -49,11 +49,11 @@ export const openaiChatAdapter: ChatAdapter = {
   },
 }
 
-export function openaiSessionHints(body: Json, items: unknown): SessionHints {
+export function openaiSessionHints(body: Json, view: ChatView, items: unknown): SessionHints {
   const explicit = [body['prompt_cache_key'], body['user'], body['safety_identifier']].find((value): value is string => typeof value === 'string' && value.length > 0)
   const list = Array.isArray(items) ? (items as unknown[]) : [items]
   const firstUser = list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
-  const fingerprint = hashText(`${String(body['model'])}\u0000${JSON.stringify(body['instructions'] ?? '')}\u0000${JSON.stringify(list.filter((item) => isJsonObject(item) && (item['role'] === 'system' || item['role'] === 'developer')))}\u0000${JSON.stringify(body['tools'] ?? [])}\u0000${JSON.stringify(firstUser)}`)
+  const fingerprint = conversationFingerprint(view, firstUser)
   return explicit ? { explicit, fingerprint } : { fingerprint }
 }
 

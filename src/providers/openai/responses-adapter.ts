@@ -27,8 +27,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
     return { model: body['model'], headTokens, messages, maxOutputTokens }
   },
 
-  sessionHints(body): SessionHints {
-    return openaiSessionHints(body, body['input'])
+  sessionHints(body, view): SessionHints {
+    return openaiSessionHints(body, view, body['input'])
   },
 
   apply(body, _view, options): Applied {
