@@ -27,3 +27,14 @@ describe('error catalogue', () => {
     expect(openaiErrorShape.streamEvent(kind, 'm')).toMatch(/^data: \{"error":.*\}\n\n$/)
   })
 })
+
+describe('configuration table', () => {
+  it('documents every environment variable and flag in the README', async () => {
+    const { settings } = await import('../../src/config/sources.ts')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    for (const setting of settings) {
+      expect(readme, setting.env).toContain(`\`${setting.env}\``)
+      if (setting.flag) expect(readme, setting.flag).toContain(`\`--${setting.flag}\``)
+    }
+  })
+})
