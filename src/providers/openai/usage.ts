@@ -15,13 +15,16 @@ export function openaiUsage(usage: Record<string, unknown>): Usage {
   }
 }
 
+const usageObject = /"usage":\s*\{/
+
 /** Chat streams carry usage on the final chunk (with include_usage); Responses streams on response.completed. */
 export function createOpenAIUsageReader(): UsageReader {
   let last: Usage | undefined
   return {
     fromJson: (body) => (isRecord(body) && isRecord(body['usage']) ? openaiUsage(body['usage']) : undefined),
     onEvent(event) {
-      if (event.data === '[DONE]' || !event.data.includes('usage')) return
+      // With include_usage every chunk carries "usage":null: parse only the one that has numbers.
+      if (event.data === '[DONE]' || !usageObject.test(event.data)) return
       const data = JSON.parse(event.data) as unknown
       if (!isRecord(data)) return
       if (isRecord(data['usage'])) last = openaiUsage(data['usage'])
