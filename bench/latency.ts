@@ -5,7 +5,8 @@
  *      Anthropic requests, JSON and streamed — median and p99 of (through proxy − direct);
  *   2. throughput and latency percentiles under concurrency 1, 16, 64 (autocannon);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
- * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3]
+ * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none]
+ * (peers=none leaves nginx and Portkey out: ctxgate beside direct only, fewer processes on the two cores)
  */
 import autocannon from 'autocannon'
 import { Agent, request } from 'undici'
@@ -15,7 +16,8 @@ const rounds = Number(process.argv[2] ?? 200)
 const loadSeconds = Number(process.argv[3] ?? 3)
 
 const mock = await startMockProcess()
-const candidates = [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
+const withPeers = (process.argv[4] ?? 'all') !== 'none'
+const candidates = [...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
 const proxies = candidates.filter(isTarget)
 for (const missing of candidates.filter((candidate) => !isTarget(candidate))) console.log(`(${missing.name} could not be run: ${'reason' in missing ? missing.reason : ''})`)
 const targets: Target[] = [mock, ...proxies]
