@@ -16,6 +16,7 @@ import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.t
 import { sendWithRetries, UpstreamCallFailed, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
 import { promptTokensOf, type Usage } from '../providers/usage.ts'
 import type { Accounting, PrepareBody, Prepared } from './prepare.ts'
+import { refitIfTooLong } from './refit.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -175,7 +176,11 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
   try {
     reply = await sendWithRetries(call)
     if (reply.status === 400 && prepared?.refit) {
-      const refitted = await refitIfTooLong(reply, prepared, call, outcome)
+      const refitted = await refitIfTooLong(reply, prepared, call)
+      if (refitted.prepared !== prepared) {
+        outcome.attempts += reply.attempts
+        outcome.log = refitted.prepared.log
+      }
       reply = refitted.reply
       prepared = refitted.prepared
     }
@@ -231,46 +236,6 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
 
 /** JSON answers up to this size are read for their usage. */
 const jsonCopyLimit = 4 * 1024 * 1024
-/** Error bodies are small; more than this is not a length refusal. */
-const errorBodyLimit = 256 * 1024
-
-/** The upstream's words for "too long", with the measured size and (where it says) the limit (model-apis §5.1, §7.6). */
-const tooLongPatterns = [/prompt is too long: (\d+) tokens > (\d+) maximum/, /exceed context limit: (\d+) \+ \d+ > (\d+)/, /maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens/]
-
-/** On "prompt is too long", the upstream has told ctxgate the real size: re-plan with it and send the smaller request once. */
-async function refitIfTooLong(reply: UpstreamReply, prepared: Prepared, call: UpstreamCall, outcome: Outcome): Promise<{ reply: UpstreamReply; prepared: Prepared }> {
-  const body = await readBounded(reply, errorBodyLimit)
-  const asReply = bufferedReply(reply, body)
-  const text = body.toString('utf8')
-  const index = tooLongPatterns.findIndex((pattern) => pattern.test(text))
-  const measured = index === -1 ? null : tooLongPatterns[index]?.exec(text)
-  if (!measured || !prepared.refit) return { reply: asReply, prepared }
-  // OpenAI names the limit first, Anthropic the size first.
-  const [actual, limit] = index === 2 ? [Number(measured[2]), Number(measured[1])] : [Number(measured[1]), Number(measured[2])]
-  const smaller = await prepared.refit(actual, limit)
-  if (!smaller) return { reply: asReply, prepared }
-  outcome.attempts += reply.attempts
-  outcome.log = smaller.log
-  const again = await sendWithRetries({ ...call, body: smaller.body })
-  return { reply: again, prepared: smaller }
-}
-
-async function readBounded(reply: UpstreamReply, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = reply.firstChunk ? [reply.firstChunk] : []
-  let size = reply.firstChunk?.length ?? 0
-  for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
-    chunks.push(next.value)
-    size += next.value.length
-    if (size > limit) break
-  }
-  return Buffer.concat(chunks)
-}
-
-function bufferedReply(reply: UpstreamReply, body: Buffer): UpstreamReply {
-  const rest = reply.rest
-  return { ...reply, firstChunk: body, rest }
-}
-
 function parseUsage(reader: NonNullable<ReturnType<NonNullable<Prepared['usageReader']>>>, copy: Buffer): ReturnType<typeof reader.result> {
   try {
     return reader.fromJson(JSON.parse(copy.toString('utf8')))
