@@ -17,6 +17,8 @@ export interface ApplyOptions {
   readonly thinkingBound: boolean
   /** Earliest message an edit touched, or -1. */
   readonly firstEditedMessage: number
+  /** Sizes of what is written back are estimated from the result itself, so a second pass sees the same numbers. */
+  readonly estimator: TokenEstimator
 }
 
 export interface Applied {

@@ -242,7 +242,8 @@ class PlanState {
   }
 
   #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {
-    return this.#input.estimator.text(dropNote(scope, dropped)) + 4
+    // One more text block in the first message, as the view counts it once written.
+    return this.#input.estimator.text(dropNote(scope, dropped)) + 3
   }
 
   #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {

@@ -9,6 +9,7 @@ export interface ToolResultView {
   /** tool_use_id / tool_call_id / call_id */
   readonly id: string
   readonly message: number
+  /** Estimated tokens of the content alone (the block or message around it is counted in its message). */
   readonly tokens: number
   /** Identity of the result's content, so a frozen decision applies only to the same bytes. */
   readonly hash: string

@@ -86,7 +86,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   // Counted before it is added, so adding it never breaks the budget; not twice when already there.
-  const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 4 : 0
+  // (Counted as one more text block: the same as the view counts it once written.)
+  const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 3 : 0
   const factor = deps.calibration.factor(view.model)
   const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
@@ -106,6 +107,7 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     minCacheableTokens: limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: planned.report.firstEditedMessage,
+    estimator: deps.estimator,
   })
   const hideUsageChunk = adapter.requestUsage?.(applied.body) ?? false
   const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn, messageCount: view.messages.length, prefixSignature: signature(view, view.messages.length) }

@@ -1,7 +1,7 @@
 import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } from '../../rewrite/breakpoints.ts'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
-import type { ChatView, Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { conversationFingerprint, isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
 const perMessageTokens = 4
@@ -37,7 +37,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    placeBreakpoints(out, view, drop?.to ?? 1, options)
+    placeBreakpoints(out, view.model, options)
     const headers: Record<string, string> = {}
     if (options.thinkingBound && options.firstEditedMessage >= 0 && thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) && thinkingEnabled(body['thinking'])) {
       out['thinking'] = { ...(body['thinking'] as Json), block_binding: { prefix_mismatch_behavior: 'drop_block' } }
@@ -62,7 +62,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
     if (block.type === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') hasText = true
     else if (block.type === 'tool_use' && role === 'assistant') toolCallIds.push(String(block['id']))
     else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
-    else if (block.type === 'tool_result' && role === 'user') toolResults.push(resultView(block, index, blockTokens))
+    else if (block.type === 'tool_result' && role === 'user') toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
   }
   return lazyMessage({ role, tokens, startsUserTurn: role === 'user' && hasText && toolResults.length === 0, toolCallIds, toolResults, hasThinking }, message)
 }
@@ -158,7 +158,7 @@ function withSystemNote(system: unknown, note: string): unknown {
 }
 
 /** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. */
-function placeBreakpoints(body: Json, view: ChatView, keptFrom: number, options: ApplyOptions): void {
+function placeBreakpoints(body: Json, model: string, options: ApplyOptions): void {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
   const messages = body['messages'] as Json[]
@@ -188,10 +188,12 @@ function placeBreakpoints(body: Json, view: ChatView, keptFrom: number, options:
     }
     lastMarkable.push(last)
   }
-  const headPart = view.headTokens
-  const prefixAt = (rewrittenIndex: number): number => {
+  // Prefix sizes of the request as rewritten (the memo makes this cheap), so rewriting it again decides the same.
+  const written = anthropicMessagesAdapter.view({ ...body, model }, options.estimator)
+  const headPart = written.headTokens
+  const prefixAt = (index: number): number => {
     let tokens = headPart
-    for (let index = 0; index <= rewrittenIndex; index++) tokens += view.messages[index === 0 ? 0 : index - 1 + keptFrom]?.tokens ?? 0
+    for (let position = 0; position <= index; position++) tokens += written.messages[position]?.tokens ?? 0
     return tokens
   }
   const candidates: BreakpointCandidate[] = []

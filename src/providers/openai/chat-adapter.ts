@@ -60,7 +60,8 @@ export function openaiSessionHints(body: Json, view: ChatView, items: unknown): 
 function messageView(message: Json, index: number, estimator: TokenEstimator): MessageView {
   const role = roleOf(message['role'])
   const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]).filter(isJsonObject) : []
-  let tokens = perMessageTokens + partsTokens(message['content'], estimator)
+  const contentTokens = partsTokens(message['content'], estimator)
+  let tokens = perMessageTokens + contentTokens
   for (const call of calls) tokens += estimator.value(call['function'] ?? call['custom'] ?? call)
   const toolResults: ToolResultView[] = []
   if (role === 'tool') {
@@ -69,7 +70,7 @@ function messageView(message: Json, index: number, estimator: TokenEstimator): M
     toolResults.push({
       id: String(message['tool_call_id'] ?? message['name'] ?? ''),
       message: index,
-      tokens,
+      tokens: contentTokens,
       text: typeof content === 'string' ? content : partsText(content),
       get hash() {
         hash ??= contentHash(content)

@@ -55,12 +55,13 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   } else if (outputTypes.has(type)) {
     role = 'tool'
     const output = item['output']
-    tokens += typeof output === 'string' ? estimator.text(output) : partsTokens(output, estimator)
+    const outputTokens = typeof output === 'string' ? estimator.text(output) : partsTokens(output, estimator)
+    tokens += outputTokens
     let hash: string | undefined
     toolResults.push({
       id: String(item['call_id']),
       message: index,
-      tokens,
+      tokens: outputTokens,
       text: partsText(output),
       get hash() {
         hash ??= contentHash(output)
