@@ -46,12 +46,11 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (record.outcome === 'client_closed' || record.outcome === 'upstream_failed') {
     metrics.streamAborts.inc({ provider, phase: record.outcome === 'client_closed' ? (record.upstreamStatus ? 'client_mid_stream' : 'client_before_response') : 'upstream_mid_stream' })
   }
+  const report = accounting?.report
   if (record.usage) {
     recordUsage(metrics, provider, model, record.usage)
-    const report = accounting?.report
     if (report && report.estimatedAfter > 0) metrics.estimatorRatio.observe({ provider, model }, report.estimatedAfter / Math.max(1, promptTokensOf(record.usage)))
   }
-  const report = accounting?.report
   if (report) {
     metrics.estimatedPromptTokens.inc({ provider, model, stage: 'before' }, report.estimatedBefore)
     if (record.outcome !== 'rejected') metrics.estimatedPromptTokens.inc({ provider, model, stage: 'after' }, report.estimatedAfter)

@@ -18,7 +18,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Messages request')
     const messages = (body['messages'] as unknown[]).map((message, index) => messageView(message, index, estimator))
-    const headTokens = requestFramingTokens + systemTokens(body['system'], estimator) + (Array.isArray(body['tools']) ? (body['tools'] as unknown[]).reduce<number>((sum, tool) => sum + estimator.value(tool), 0) : 0)
+    const headTokens = headTokensOf(body, estimator)
     const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
     return { model: body['model'], headTokens, messages, maxOutputTokens }
   },
@@ -30,14 +30,14 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     return userId ? { explicit: userId, fingerprint } : { fingerprint }
   },
 
-  apply(body, view, options): Applied {
+  apply(body, _view, options): Applied {
     const original = body['messages'] as Json[]
     let messages: Json[] = applyReplacements(original, options.edits)
     const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    placeBreakpoints(out, view.model, options)
+    placeBreakpoints(out, options)
     const headers: Record<string, string> = {}
     if (options.thinkingBound && options.firstEditedMessage >= 0 && thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) && thinkingEnabled(body['thinking'])) {
       out['thinking'] = { ...(body['thinking'] as Json), block_binding: { prefix_mismatch_behavior: 'drop_block' } }
@@ -116,6 +116,11 @@ function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageV
   }
 }
 
+function headTokensOf(body: Json, estimator: TokenEstimator): number {
+  const tools = Array.isArray(body['tools']) ? (body['tools'] as unknown[]).reduce<number>((sum, tool) => sum + estimator.value(tool), 0) : 0
+  return requestFramingTokens + systemTokens(body['system'], estimator) + tools
+}
+
 function systemTokens(system: unknown, estimator: TokenEstimator): number {
   if (typeof system === 'string') return estimator.text(system)
   if (Array.isArray(system)) return (system as unknown[]).filter(isJsonObject).reduce<number>((sum, block) => sum + perBlockTokens + estimator.text(String(block['text'] ?? '')), 0)
@@ -158,7 +163,7 @@ function withSystemNote(system: unknown, note: string): unknown {
 }
 
 /** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. */
-function placeBreakpoints(body: Json, model: string, options: ApplyOptions): void {
+function placeBreakpoints(body: Json, options: ApplyOptions): void {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
   const messages = body['messages'] as Json[]
@@ -188,13 +193,17 @@ function placeBreakpoints(body: Json, model: string, options: ApplyOptions): voi
     }
     lastMarkable.push(last)
   }
-  // Prefix sizes of the request as rewritten (the memo makes this cheap), so rewriting it again decides the same.
-  const written = anthropicMessagesAdapter.view({ ...body, model }, options.estimator)
-  const headPart = written.headTokens
+  // Prefix sizes are measured on the request as rewritten, so rewriting it again decides the same; they only
+  // matter up to the minimum cacheable length, so the walk stops there (usually at the head).
+  const headPart = headTokensOf(body, options.estimator)
+  const totals: number[] = []
   const prefixAt = (index: number): number => {
-    let tokens = headPart
-    for (let position = 0; position <= index; position++) tokens += written.messages[position]?.tokens ?? 0
-    return tokens
+    let tokens = totals[totals.length - 1] ?? headPart
+    while (totals.length <= index && tokens < options.minCacheableTokens) {
+      tokens += messageView(messages[totals.length], totals.length, options.estimator).tokens
+      totals.push(tokens)
+    }
+    return totals[index] ?? tokens
   }
   const candidates: BreakpointCandidate[] = []
   const newest = messages.length - 1
