@@ -1,9 +1,19 @@
 import type { Config, ModelLimits } from './schema.ts'
 
-/** The first configured entry whose glob matches the model name. */
+/** The first configured entry whose glob matches the model name (remembered per config: it is asked on every request). */
 export function limitsFor(config: Readonly<Config>, model: string): ModelLimits | undefined {
-  return config.models.find((entry) => globToRegExp(entry.match).test(model))
+  let known = matched.get(config)
+  if (!known) matched.set(config, (known = new Map()))
+  if (known.has(model)) return known.get(model)
+  const limits = config.models.find((entry) => globToRegExp(entry.match).test(model))
+  // Model names come from clients: bound what is remembered.
+  if (known.size >= maxRememberedModels) known.clear()
+  known.set(model, limits)
+  return limits
 }
+
+const matched = new WeakMap<Readonly<Config>, Map<string, ModelLimits | undefined>>()
+const maxRememberedModels = 1_000
 
 const compiled = new Map<string, RegExp>()
 

@@ -27,6 +27,8 @@ export interface Applied {
   readonly headers: Readonly<Record<string, string>>
   /** Index of the last message in the rewritten list. */
   readonly tail: number
+  /** False when the body says exactly what the client sent: its own bytes go upstream, not a re-serialization. */
+  readonly changed: boolean
 }
 
 export interface SessionHints {

@@ -12,6 +12,7 @@ import type { SessionTotalsStore } from '../session/accounting.ts'
 import { createUsageChunkFilter } from '../stream/hide-usage-chunk.ts'
 import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
 import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
+import { Cancellation } from '../upstream/cancellation.ts'
 import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import { sendWithRetries, UpstreamCallFailed, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
 import { promptTokensOf, type Usage } from '../providers/usage.ts'
@@ -69,15 +70,15 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   const shape = errorShapes[input.upstream]
   reply.hijack()
 
-  const controller = new AbortController()
+  const cancellation = new Cancellation()
   const abortIfClientLeft = (): void => {
-    if (!response.writableFinished) controller.abort()
+    if (!response.writableFinished) cancellation.cancel()
   }
   response.once('close', abortIfClientLeft)
 
   const outcome: Outcome = { status: 0, attempts: 0, retries: [], bytesOut: 0, outcome: 'complete' }
   try {
-    await forwardOnce(deps, input, controller, shape, outcome)
+    await forwardOnce(deps, input, cancellation, shape, outcome)
   } catch (error) {
     outcome.outcome = 'internal_error'
     outcome.error = error instanceof Error ? error.message : String(error)
@@ -95,6 +96,8 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   } catch (error) {
     deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
   }
+  // The line's object is built only when someone reads it.
+  if (!deps.logger.isLevelEnabled('info')) return
   deps.logger.info(
     {
       reqId: request.id,
@@ -123,7 +126,7 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   )
 }
 
-async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: AbortController, shape: ErrorShape, outcome: Outcome): Promise<void> {
+async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation: Cancellation, shape: ErrorShape, outcome: Outcome): Promise<void> {
   const started = performance.now()
   const { request } = input
   const response = input.reply.raw
@@ -167,7 +170,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     path: upstreamPath(input.upstream, upstream.basePath, url),
     headers,
     body,
-    signal: controller.signal,
+    cancellation,
     policy: deps.config.retry,
     onRetry: (reason) => outcome.retries.push(reason),
   }
@@ -185,7 +188,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
       prepared = refitted.prepared
     }
   } catch (error) {
-    if (controller.signal.aborted) {
+    if (cancellation.cancelled) {
       outcome.outcome = 'client_closed'
       outcome.attempts += outcome.retries.length + 1
       return
@@ -226,7 +229,7 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, controller: A
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
     ...(usage ? { onEvent: (event) => usage.onEvent(event), plainUpTo: jsonCopyLimit, settle, usageComplete: () => usage.complete(), settleFirst: deps.sharedState } : {}),
     ...(prepared?.hideUsageChunk ? { filter: createUsageChunkFilter() } : {}),
-    abortUpstream: () => controller.abort(),
+    abortUpstream: () => cancellation.cancel(),
   })
   if (relayed.firstWriteAt !== undefined) outcome.responseOverheadMs = relayed.firstWriteAt - replyAt
   outcome.bytesOut = relayed.bytes

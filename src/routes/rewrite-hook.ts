@@ -115,7 +115,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
 
   const sentEstimate = planned.report.estimatedAfter / factor
   const prepared: Prepared = {
-    body: Buffer.from(JSON.stringify(applied.body)),
+    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
+    body: applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : original,
     headers: applied.headers,
     log,
     usageReader: usage,

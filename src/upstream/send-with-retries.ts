@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Readable } from 'node:stream'
-import type { Dispatcher } from 'undici'
+import { cancellableDelay, type Cancellation } from './cancellation.ts'
 import type { Upstream } from './dispatcher.ts'
+import { exchange, type ResponseBody } from './exchange.ts'
 import type { HeaderMap } from './hop-by-hop.ts'
 import { classifyUpstreamError, type UpstreamFailure } from './classify-error.ts'
 import { decideRetry, type RetryPolicy, type RetryReason } from './retry-policy.ts'
@@ -14,7 +14,7 @@ export interface UpstreamCall {
   readonly headers: HeaderMap
   /** A buffer can be sent again; a stream is sent once, so it is never retried. */
   readonly body: Buffer | Readable | null
-  readonly signal: AbortSignal
+  readonly cancellation: Cancellation
   readonly policy: RetryPolicy
   readonly onRetry?: (reason: RetryReason, delayMs: number) => void
 }
@@ -59,21 +59,14 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
     let status: number | undefined
     let headers: UpstreamReply['headers'] = {}
     let failure: { error: unknown; kind: UpstreamFailure } | undefined
-    let body: Dispatcher.ResponseData['body'] | undefined
+    let body: ResponseBody | undefined
     try {
-      const response = await call.upstream.dispatcher.request({
-        origin: call.upstream.origin,
-        path: call.path,
-        method: call.method as Dispatcher.HttpMethod,
-        headers: call.headers,
-        body: call.body,
-        signal: call.signal,
-      })
-      status = response.statusCode
+      const response = await exchange(call.upstream.dispatcher, { origin: call.upstream.origin, path: call.path, method: call.method, headers: call.headers, body: call.body }, call.cancellation)
+      status = response.status
       headers = response.headers
       body = response.body
     } catch (error) {
-      if (call.signal.aborted) throw error
+      if (call.cancellation.cancelled) throw error
       failure = { error, kind: classifyUpstreamError(error) }
     }
 
@@ -84,13 +77,13 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
       : decideRetry({ status, headers, attempt, waitedMs }, policy)
 
     if (!decision.retry && body && status !== undefined) {
-      const rest = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>
+      const rest = body
       try {
         const first = await rest.next()
         const exhausted = attempt > 1 && attempt >= policy.maxAttempts && isRetryableStatus(status)
         return { status, headers, firstChunk: first.done ? null : first.value, rest, attempts: attempt, exhausted, firstByteMs: performance.now() - started }
       } catch (error) {
-        if (call.signal.aborted) throw error
+        if (call.cancellation.cancelled) throw error
         // Reset after headers, before any byte: nothing reached the client, so it may be sent again.
         failure = { error, kind: classifyUpstreamError(error) }
         const again = failure.kind.retryable ? decideRetry({ status: undefined, headers: {}, attempt, waitedMs }, policy) : { retry: false as const }
@@ -105,7 +98,7 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
       throw new UpstreamCallFailed(kind, attempt, kind.retryable && attempt > 1 && attempt >= policy.maxAttempts, failure?.error)
     }
     // Drain the refused answer so its connection goes back to the pool.
-    body?.dump().catch(() => undefined)
+    body?.discard()
     await waitBeforeRetry(call, decision.reason, decision.delayMs)
     waitedMs += decision.delayMs
   }
@@ -113,7 +106,7 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
 
 async function waitBeforeRetry(call: UpstreamCall, reason: RetryReason, delayMs: number): Promise<void> {
   call.onRetry?.(reason, delayMs)
-  await sleep(delayMs, undefined, { signal: call.signal })
+  await cancellableDelay(delayMs, call.cancellation)
 }
 
 function isRetryableStatus(status: number): boolean {

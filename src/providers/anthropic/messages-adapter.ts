@@ -37,13 +37,15 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    placeBreakpoints(out, options)
+    const marked = placeBreakpoints(out, options)
     const headers: Record<string, string> = {}
+    let changed = options.edits.length > 0 || out['system'] !== body['system'] || marked
     if (options.thinkingBound && options.firstEditedMessage >= 0 && thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) && thinkingEnabled(body['thinking'])) {
       out['thinking'] = { ...(body['thinking'] as Json), block_binding: { prefix_mismatch_behavior: 'drop_block' } }
       headers['anthropic-beta'] = bindingBeta
+      changed = true
     }
-    return { body: out, headers, tail: messages.length - 1 }
+    return { body: out, headers, tail: messages.length - 1, changed }
   },
 }
 
@@ -162,8 +164,8 @@ function withSystemNote(system: unknown, note: string): unknown {
   return [noteBlock]
 }
 
-/** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. */
-function placeBreakpoints(body: Json, options: ApplyOptions): void {
+/** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. True when it marked any. */
+function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
   const messages = body['messages'] as Json[]
@@ -216,8 +218,9 @@ function placeBreakpoints(body: Json, options: ApplyOptions): void {
   if (system.length > 0 && markable(system[system.length - 1] as Json)) candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart })
   if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart })
   const chosen = chooseBreakpoints({ existing, automatic: isJsonObject(body['cache_control']), candidates, minCacheableTokens: options.minCacheableTokens })
-  if (chosen.length === 0) return
+  if (chosen.length === 0) return false
   markPositions(body, new Set(chosen.map((candidate) => candidate.position)))
+  return true
 }
 
 function markPositions(body: Json, positions: Set<number>): void {

@@ -44,8 +44,8 @@ export const openaiChatAdapter: ChatAdapter = {
     const hasNote = all.some((message) => message['content'] === options.systemNote)
     const note = options.systemNote && !hasNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
     const out: Json = { ...body, messages: [...head, ...note, ...rest] }
-    withCacheKey(body, out, options.sessionId)
-    return { body: out, headers: {}, tail: rest.length - 1 }
+    const keyed = withCacheKey(body, out, options.sessionId)
+    return { body: out, headers: {}, tail: rest.length - 1, changed: options.edits.length > 0 || note.length > 0 || keyed }
   },
 }
 

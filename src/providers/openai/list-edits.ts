@@ -31,7 +31,9 @@ export function withNote(first: Json, note: string): Json {
   return { ...first, content: note }
 }
 
-/** OpenAI caches by prefix and key: give a session's requests one key when the client set none. */
-export function withCacheKey(body: Json, out: Json, sessionId: string): void {
-  if (body['prompt_cache_key'] === undefined) out['prompt_cache_key'] = sessionId.slice(0, cacheKeyMax)
+/** OpenAI caches by prefix and key: give a session's requests one key when the client set none. True when it did. */
+export function withCacheKey(body: Json, out: Json, sessionId: string): boolean {
+  if (body['prompt_cache_key'] !== undefined) return false
+  out['prompt_cache_key'] = sessionId.slice(0, cacheKeyMax)
+  return true
 }

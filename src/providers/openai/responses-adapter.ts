@@ -38,8 +38,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
     const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
     if (options.systemNote && !instructions.endsWith(options.systemNote)) out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
-    withCacheKey(body, out, options.sessionId)
-    return { body: out, headers: {}, tail: rest.length - 1 }
+    const keyed = withCacheKey(body, out, options.sessionId)
+    return { body: out, headers: {}, tail: rest.length - 1, changed: options.edits.length > 0 || out['instructions'] !== body['instructions'] || keyed }
   },
 }
 

@@ -1,0 +1,142 @@
+import type { Readable } from 'node:stream'
+import type { Dispatcher } from 'undici'
+import { CancelledError, type Cancellation } from './cancellation.ts'
+import type { HeaderMap } from './hop-by-hop.ts'
+
+export interface ExchangeRequest {
+  readonly origin: string
+  readonly path: string
+  readonly method: string
+  readonly headers: HeaderMap
+  readonly body: Buffer | Readable | null
+}
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly body: ResponseBody
+}
+
+/** A refused answer larger than this is not worth reading to keep its connection: the socket is closed instead. */
+const discardLimitBytes = 128 * 1024
+
+/**
+ * One HTTP exchange through undici's handler interface: the answer's chunks come straight from the
+ * parser to whoever reads `body`, with no stream, async resource or abort signal in between (the
+ * handler API is undici's fastest path). Rejects with undici's error, or CancelledError.
+ */
+export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, cancellation: Cancellation): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    const body = new ResponseBody()
+    let controller: Dispatcher.DispatchController | undefined
+    let started = false
+    const stopListening = cancellation.onCancel(() => {
+        body.fail(new CancelledError())
+      controller?.abort(new CancelledError())
+    })
+    const finished = (): void => stopListening()
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(requestController) {
+        controller = requestController
+        body.attach(requestController)
+        if (cancellation.cancelled) requestController.abort(new CancelledError())
+      },
+      onResponseStart(_controller, statusCode, headers) {
+        // 1xx interim answers are not the response.
+        if (statusCode < 200) return
+        started = true
+        resolve({ status: statusCode, headers, body })
+      },
+      onResponseData(_controller, chunk) {
+        body.push(chunk)
+      },
+      onResponseEnd() {
+        finished()
+        body.end()
+      },
+      onResponseError(_controller, error) {
+        finished()
+        if (started) body.fail(error)
+        else reject(cancellation.cancelled ? new CancelledError() : error)
+      },
+    }
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: request.method as Dispatcher.HttpMethod, headers: request.headers, body: request.body }, handler)
+  })
+}
+
+/**
+ * The answer's body as an async iterator of chunks. At most what one socket read delivers waits
+ * here: once a chunk is queued with no reader, the upstream connection is paused until it is taken,
+ * so a slow client slows the upstream rather than filling memory.
+ */
+export class ResponseBody implements AsyncIterator<Buffer> {
+  #queue: Buffer[] = []
+  #ended = false
+  #error: unknown = undefined
+  #failed = false
+  #waiting: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: unknown) => void } | undefined
+  #controller: Dispatcher.DispatchController | undefined
+  #discarding = false
+  #discarded = 0
+
+  attach(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller
+  }
+
+  push(chunk: Buffer): void {
+    // undici re-enters its parser with an empty chunk after a pause; queueing it would pause forever.
+    if (chunk.length === 0) return
+    if (this.#discarding) {
+      this.#discarded += chunk.length
+      if (this.#discarded > discardLimitBytes) this.#controller?.abort(new CancelledError())
+      return
+    }
+    const waiting = this.#waiting
+    if (waiting) {
+      this.#waiting = undefined
+      waiting.resolve({ value: chunk, done: false })
+      return
+    }
+    this.#queue.push(chunk)
+    this.#controller?.pause()
+  }
+
+  end(): void {
+    this.#ended = true
+    const waiting = this.#waiting
+    this.#waiting = undefined
+    waiting?.resolve({ value: undefined, done: true })
+  }
+
+  fail(error: unknown): void {
+    if (this.#ended || this.#failed) return
+    this.#failed = true
+    this.#error = error
+    const waiting = this.#waiting
+    this.#waiting = undefined
+    waiting?.reject(error)
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    const chunk = this.#queue.shift()
+    if (chunk !== undefined) {
+      if (this.#queue.length === 0) this.#controller?.resume()
+      return Promise.resolve({ value: chunk, done: false })
+    }
+    if (this.#failed) return Promise.reject(this.#error)
+    if (this.#ended) return Promise.resolve({ value: undefined, done: true })
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject }
+    })
+  }
+
+  /** Reads and drops the rest, so the connection can serve another request (a large rest closes it instead). */
+  discard(): void {
+    if (this.#ended || this.#failed) return
+    this.#discarding = true
+    this.#discarded = this.#queue.reduce((sum, chunk) => sum + chunk.length, 0)
+    this.#queue = []
+    if (this.#discarded > discardLimitBytes) this.#controller?.abort(new CancelledError())
+    else this.#controller?.resume()
+  }
+}
