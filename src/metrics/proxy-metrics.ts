@@ -68,6 +68,8 @@ export function statusClass(status: number): string {
 export class ModelLabels {
   readonly #seen = new Set<string>()
   readonly #cap: number
+  /** Raw model name → label, so the regexes run once per name rather than on every request. */
+  readonly #labels = new Map<string, string>()
 
   constructor(cap = maxModelLabels) {
     this.#cap = cap
@@ -75,6 +77,16 @@ export class ModelLabels {
 
   of(model: string | undefined): string {
     if (!model) return 'unknown'
+    const known = this.#labels.get(model)
+    if (known !== undefined) return known
+    const label = this.#label(model)
+    // Raw names come from clients: bound what is remembered.
+    if (this.#labels.size >= maxRememberedNames) this.#labels.clear()
+    this.#labels.set(model, label)
+    return label
+  }
+
+  #label(model: string): string {
     const family = modelFamily(model)
       .toLowerCase()
       .replace(/[^a-z0-9._:/-]/g, '_')
@@ -85,6 +97,8 @@ export class ModelLabels {
     return family
   }
 }
+
+const maxRememberedNames = 1_000
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */
 export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {

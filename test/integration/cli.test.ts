@@ -56,6 +56,7 @@ describe('ctxgate CLI', () => {
     expect(text.trimEnd().endsWith('event: message_stop\ndata: {"type":"message_stop"}')).toBe(true)
     expect(await proxy.exited).toBe(0)
     expect(proxy.output()).toContain('shutting down')
+    expect(proxy.output()).toMatch(/"path":"\/v1\/messages".*"outcome":"complete".*"msg":"request"/)
   })
 
   it('refuses bad configuration with exit code 2 and a message that names the fix', async () => {
