@@ -3,21 +3,23 @@
  * direct, nginx, Portkey's gateway, ctxgate with rewriting off and on.
  *   1. added latency, sequential, interleaved rounds: small (2 KB) and large (300 KB, 150 rounds)
  *      Anthropic requests, JSON and streamed — median and p99 of (through proxy − direct);
- *   2. throughput and latency percentiles under concurrency 1, 16, 64 (autocannon);
+ *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
+ *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
  * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none]
- * (peers=none leaves nginx and Portkey out: ctxgate beside direct only, fewer processes on the two cores)
+ * (peers=none leaves nginx and Portkey out: fewer processes on the two cores). The Node floor — node:http
+ * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
-import autocannon from 'autocannon'
 import { Agent, request } from 'undici'
-import { isTarget, percentile, startCtxgate, startMockProcess, startNginx, startPortkey, type Target } from './peers.ts'
+import { loadTool, runLoad } from './load.ts'
+import { cpuTimeMs, isTarget, percentile, startCtxgate, startMockProcess, startNginx, startNodeFloor, startPortkey, type Target } from './peers.ts'
 
 const rounds = Number(process.argv[2] ?? 200)
 const loadSeconds = Number(process.argv[3] ?? 3)
 
 const mock = await startMockProcess()
 const withPeers = (process.argv[4] ?? 'all') !== 'none'
-const candidates = [...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
+const candidates = [...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []), await startNodeFloor(mock.url), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
 const proxies = candidates.filter(isTarget)
 for (const missing of candidates.filter((candidate) => !isTarget(candidate))) console.log(`(${missing.name} could not be run: ${'reason' in missing ? missing.reason : ''})`)
 const targets: Target[] = [mock, ...proxies]
@@ -102,16 +104,21 @@ for (const target of proxies.filter((proxy) => proxy.streams)) {
   console.log(`| ${target.name} | ${ms(percentile(entry.ttfb, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(entry.gaps, 50))} | ${ms(percentile(entry.gaps, 99))} | ${ms(percentile(directStream.gaps, 50))} / ${ms(percentile(directStream.gaps, 99))} |`)
 }
 
-console.log(`\n## Throughput under load (autocannon, ${loadSeconds} s per step, 2 KB JSON requests)\n`)
-console.log('| proxy | connections | req/s | % of direct | p50 ms | p99 ms | errors |')
-console.log('|---|---:|---:|---:|---:|---:|---:|')
+console.log(`\n## Throughput under load (${loadTool}, ${loadSeconds} s per step, 2 KB JSON requests; CPU = the proxy process's user + system time per request)\n`)
+console.log('| proxy | connections | req/s | % of direct | p50 ms | p99 ms | added p99 ms | CPU µs/req | errors |')
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
 for (const connections of [1, 16, 64]) {
-  let directRate = 0
+  let direct = { rate: 0, p99Ms: 0 }
   for (const target of targets) {
-    const result = await autocannon({ url: `${target.url}/v1/messages`, method: 'POST', connections, duration: loadSeconds, headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench', ...target.headers }, body: cases[0]?.body ?? '' })
-    const rate = result.requests.average
-    if (target.name === 'direct') directRate = rate
-    console.log(`| ${target.name} | ${connections} | ${rate.toFixed(0)} | ${target.name === 'direct' ? '100%' : `${((rate / directRate) * 100).toFixed(0)}%`} | ${result.latency.p50} | ${result.latency.p99} | ${result.errors + result.non2xx} |`)
+    await runLoad(target, connections, 1, cases[0]?.body ?? '')
+    const cpuBefore = target.pid === undefined ? undefined : cpuTimeMs(target.pid)
+    const result = await runLoad(target, connections, loadSeconds, cases[0]?.body ?? '')
+    const cpuAfter = target.pid === undefined ? undefined : cpuTimeMs(target.pid)
+    if (target.name === 'direct') direct = result
+    const cpu = cpuBefore === undefined || cpuAfter === undefined ? '–' : (((cpuAfter - cpuBefore) * 1000) / (result.rate * loadSeconds)).toFixed(0)
+    const share = target.name === 'direct' ? '100%' : `${((result.rate / direct.rate) * 100).toFixed(0)}%`
+    const addedP99 = target.name === 'direct' ? '–' : ms(result.p99Ms - direct.p99Ms)
+    console.log(`| ${target.name} | ${connections} | ${result.rate.toFixed(0)} | ${share} | ${ms(result.p50Ms)} | ${ms(result.p99Ms)} | ${addedP99} | ${cpu} | ${result.errors} |`)
   }
 }
 

@@ -4,7 +4,7 @@
  * into a cache folder outside the repository). Each says plainly when it could not run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -17,6 +17,8 @@ export interface Target {
   readonly headers: Record<string, string>
   readonly streams: boolean
   readonly stop: () => Promise<void>
+  /** The process whose CPU time is counted (with its children: nginx's worker). */
+  readonly pid?: number
 }
 
 export interface Unavailable {
@@ -47,14 +49,24 @@ async function waitForPort(port: number, timeoutMs = 15_000): Promise<boolean> {
   return false
 }
 
-const cli = new URL('../src/cli.ts', import.meta.url).pathname
+const root = new URL('..', import.meta.url).pathname
+let built = false
+/** The compiled CLI, as `npm start` and the container run it (not tsx, which adds its own per-call helpers). */
+function builtCli(): string {
+  if (!built) {
+    const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' })
+    if (build.status !== 0) throw new Error('npm run build failed')
+    built = true
+  }
+  return join(root, 'dist/cli.js')
+}
 
 /** The fake upstream in its own process, so its CPU does not count against the proxy under test. */
 export async function startMockProcess(): Promise<Target> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'mock', '--port', String(port)], { stdio: 'ignore' })
+  const child = spawn(process.execPath, [builtCli(), 'mock', '--port', String(port)], { stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('the fake upstream did not start')
-  return { name: 'direct', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, stop: () => stopChild(child) }
+  return { name: 'direct', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
 }
 
 /** ctxgate in its own process (as nginx and Portkey are), rewriting on or off. */
@@ -62,10 +74,19 @@ export async function startCtxgate(upstream: string, rewrite: boolean): Promise<
   const port = await freePort()
   const configFile = join(tmpdir(), `ctxgate-bench-${port}.yaml`)
   writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n`)
-  const env = { ...process.env, CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: upstream, CTXGATE_OPENAI_URL: upstream, CTXGATE_LOG_LEVEL: 'silent', CTXGATE_CONFIG: configFile }
-  const child = spawn(process.execPath, ['--import', 'tsx', cli], { env, stdio: 'ignore' })
+  // As shipped: the default log level (a line per request), written to /dev/null.
+  const env = { ...process.env, CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: upstream, CTXGATE_OPENAI_URL: upstream, CTXGATE_CONFIG: configFile }
+  const child = spawn(process.execPath, [builtCli()], { env, stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('ctxgate did not start')
   return { name: rewrite ? 'ctxgate (rewrite on)' : 'ctxgate (rewrite off)', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
+}
+
+/** The Node.js floor (bench/node-floor-proxy.ts): node:http and undici with nothing in between. */
+export async function startNodeFloor(upstream: string): Promise<Target & { readonly pid: number }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/node-floor-proxy.ts'), String(port), upstream], { stdio: 'ignore' })
+  if (!(await waitForPort(port))) throw new Error('the Node floor proxy did not start')
+  return { name: 'Node floor (http + undici)', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
 }
 
 /** nginx as a plain reverse proxy with buffering off, the floor any proxy is measured against. */
@@ -85,7 +106,7 @@ export async function startNginx(upstreamPort: number): Promise<Target | Unavail
     child.kill()
     return { name: 'nginx', reason: 'did not start' }
   }
-  return { name: 'nginx', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, stop: () => stopChild(child) }
+  return { name: 'nginx', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
 }
 
 /** Portkey's gateway from npm at the version the peers were measured at; installed once into a cache folder. */
@@ -105,7 +126,7 @@ export async function startPortkey(upstream: string): Promise<Target | Unavailab
     return { name: 'Portkey 1.15.2', reason: 'did not start' }
   }
   // Portkey 1.15.2 fails streamed /v1/messages against a plain upstream (TypeError: immutable in updateHeaders): JSON rows only.
-  return { name: 'Portkey 1.15.2', url: `http://127.0.0.1:${port}`, headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream}/v1` }, streams: false, stop: () => stopChild(child) }
+  return { name: 'Portkey 1.15.2', url: `http://127.0.0.1:${port}`, headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream}/v1` }, streams: false, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -114,6 +135,28 @@ function stopChild(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve())
     child.kill('SIGTERM')
   })
+}
+
+/** CPU time (user + system, ms) of a process and its direct children, from /proc; undefined where /proc is missing. */
+export function cpuTimeMs(pid: number): number | undefined {
+  const ticksMs = 10
+  const read = (id: string): { ppid: number; ms: number } | undefined => {
+    try {
+      const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+      return { ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * ticksMs }
+    } catch {
+      return undefined
+    }
+  }
+  const own = read(String(pid))
+  if (!own) return undefined
+  let total = own.ms
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const child = read(entry)
+    if (child?.ppid === pid) total += child.ms
+  }
+  return total
 }
 
 export function isTarget(value: Target | Unavailable): value is Target {

@@ -63,5 +63,12 @@ export function isJsonObject(value: unknown): value is Json {
 export function conversationFingerprint(view: ChatView, first: unknown): string {
   const content = isJsonObject(first) ? first['content'] : undefined
   const firstKey = typeof content === 'string' ? content : JSON.stringify(first ?? null)
-  return hashText(`${view.model}\u0000${view.headTokens}\u0000${firstKey}`)
+  return hashText(`${view.model}\u0000${view.headTokens}\u0000${firstKey.length}\u0000${sampled(firstKey)}`)
+}
+
+/** Hashed in full up to this length; longer first messages by their two ends (and length), so the cost stays flat. */
+const fingerprintSampleChars = 4096
+
+function sampled(text: string): string {
+  return text.length <= 2 * fingerprintSampleChars ? text : text.slice(0, fingerprintSampleChars) + text.slice(-fingerprintSampleChars)
 }

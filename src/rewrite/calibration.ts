@@ -67,5 +67,14 @@ export class Calibration {
 
 /** Dated snapshots share a tokenizer with their family: claude-sonnet-4-5-20250929 → claude-sonnet-4-5. */
 export function modelFamily(model: string): string {
-  return model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, '')
+  // Asked several times per request with a handful of distinct names: remembered, within a bound.
+  let family = families.get(model)
+  if (family !== undefined) return family
+  family = model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, '')
+  if (families.size >= maxRememberedFamilies) families.clear()
+  families.set(model, family)
+  return family
 }
+
+const families = new Map<string, string>()
+const maxRememberedFamilies = 1_000
