@@ -70,15 +70,23 @@ export async function startMockProcess(): Promise<Target> {
 }
 
 /** ctxgate in its own process (as nginx and Portkey are), rewriting on or off. */
-export async function startCtxgate(upstream: string, rewrite: boolean): Promise<Target & { readonly pid: number }> {
+export interface CtxgateOptions {
+  /** Another build's dist/cli.js (a baseline checkout), shown with `label`. */
+  readonly other?: { readonly cli: string; readonly label: string }
+  /** A separate upstream for the OpenAI routes (the Anthropic routes use `upstream`). */
+  readonly openaiUpstream?: string
+}
+
+export async function startCtxgate(upstream: string, rewrite: boolean, options: CtxgateOptions = {}): Promise<Target & { readonly pid: number }> {
+  const { other } = options
   const port = await freePort()
   const configFile = join(tmpdir(), `ctxgate-bench-${port}.yaml`)
   writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n`)
   // As shipped: the default log level (a line per request), written to /dev/null.
-  const env = { ...process.env, CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: upstream, CTXGATE_OPENAI_URL: upstream, CTXGATE_CONFIG: configFile }
-  const child = spawn(process.execPath, [builtCli()], { env, stdio: 'ignore' })
+  const env = { ...process.env, CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: upstream, CTXGATE_OPENAI_URL: options.openaiUpstream ?? upstream, CTXGATE_CONFIG: configFile }
+  const child = spawn(process.execPath, [other?.cli ?? builtCli()], { env, stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('ctxgate did not start')
-  return { name: rewrite ? 'ctxgate (rewrite on)' : 'ctxgate (rewrite off)', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
+  return { name: `ctxgate${other ? ` ${other.label}` : ''} (rewrite ${rewrite ? 'on' : 'off'})`, url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
 }
 
 /** The Node.js floor (bench/node-floor-proxy.ts): node:http and undici with nothing in between. */

@@ -60,6 +60,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     json = undefined
   }
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
+  const large = original.length > yieldAboveBytes
+  if (large) await yieldToOtherRequests()
   // Sent as is, but still read for usage and counted under its model.
   const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason }, accounting: { model, refusalAvoided: false } } })
   if (!decodable) return untouched('invalid-utf8')
@@ -75,6 +77,7 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   }
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
+  if (large) await yieldToOtherRequests()
   await refreshCalibration(deps, view.model)
 
   const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
@@ -110,6 +113,7 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     estimator: deps.estimator,
   })
   const hideUsageChunk = adapter.requestUsage?.(applied.body) ?? false
+  if (large && applied.changed) await yieldToOtherRequests()
   const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn, messageCount: view.messages.length, prefixSignature: signature(view, view.messages.length) }
   await saveState(deps, identity.conversationKey, next)
 
@@ -136,6 +140,13 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
       : {}),
   }
   return { kind: 'forward', prepared }
+}
+
+/** Bodies this large take milliseconds per phase (parse, view, serialize): other streams get the event loop between phases. */
+const yieldAboveBytes = 256 * 1024
+
+function yieldToOtherRequests(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }
 
 /**

@@ -14,6 +14,8 @@ export interface Rewriter {
   (body: Json, headers?: IncomingHttpHeaders): Promise<PrepareResult>
   readonly calibration: Calibration
   readonly store: MemorySessionStore
+  /** The hook on exact bytes (formatting included). */
+  readonly raw: (body: Buffer, headers?: IncomingHttpHeaders) => Promise<PrepareResult>
 }
 
 /** The real request-side pipeline (adapter, planner, session store) with a window of `window` tokens. */
@@ -24,7 +26,7 @@ export function createRewriter(format: WireFormat, window: number, overrides: De
   const hook = createRewriteHook({ config, store, calibration, estimator: new TokenEstimator(), logger: createLogger('silent') })(format)
   if (!hook) throw new Error(`no rewrite hook for ${format}`)
   const rewrite = (body: Json, headers: IncomingHttpHeaders = {}) => hook(Buffer.from(JSON.stringify(body)), headers)
-  return Object.assign(rewrite, { calibration, store })
+  return Object.assign(rewrite, { calibration, store, raw: (body: Buffer, headers: IncomingHttpHeaders = {}) => hook(body, headers) })
 }
 
 /** The body a forward result sends, parsed. */

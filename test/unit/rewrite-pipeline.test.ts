@@ -21,6 +21,35 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     expect(reportOf(await rewrite(anthropicBody(messages)))).toMatchObject({ folded: 0, cleared: 0, droppedMessages: 0 })
   })
 
+  it('sends the client’s own bytes, formatting included, when the rewrite changes nothing', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const original = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Short question \u00e9?' }] }, null, 2))
+    const result = await rewrite.raw(original)
+    if (result.kind !== 'forward') throw new Error('expected a forwarded request')
+    expect(result.prepared.body).toBe(original)
+    // Large enough for a cache breakpoint: now the body changes, so it is serialized again.
+    const marked = Buffer.from(JSON.stringify(anthropicBody(buildMessages([round(2_000), round(2_000)])), null, 2))
+    const rewritten = await rewrite.raw(marked)
+    if (rewritten.kind !== 'forward') throw new Error('expected a forwarded request')
+    expect(rewritten.prepared.body.equals(marked)).toBe(false)
+    expect(rewritten.prepared.body.toString('utf8')).toContain('"cache_control":{"type":"ephemeral"}')
+  })
+
+  it('lets other requests run between the phases of a large body instead of holding the event loop throughout', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const large = anthropicBody(buildMessages(Array.from({ length: 130 }, () => round(2_000))))
+    expect(JSON.stringify(large).length).toBeGreaterThan(256 * 1024)
+    let otherWorkRan = false
+    setImmediate(() => (otherWorkRan = true))
+    const pending = rewrite(large).then(() => otherWorkRan)
+    expect(await pending).toBe(true)
+    // A small body is handled in one go: nothing else runs in between.
+    let ranDuringSmall = false
+    setImmediate(() => (ranDuringSmall = true))
+    await rewrite(anthropicBody(buildMessages([round(200)])))
+    expect(ranDuringSmall).toBe(false)
+  })
+
   it('folds large outputs older than the newest 3 rounds when over budget, and leaves the newest rounds alone', async () => {
     const rewrite = createRewriter('anthropic-messages', 16_000, { rewrite: { lowWater: 0.7 } })
     const messages = buildMessages(Array.from({ length: 8 }, () => round(6_000)))

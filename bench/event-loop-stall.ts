@@ -1,0 +1,70 @@
+/**
+ * Does a large request hold up everyone else's streams? A stream through ctxgate (OpenAI Chat,
+ * events 20 ms apart, from its own fake upstream process) is timed chunk by chunk, first alone,
+ * then while another client sends ~1 MB, 200-round Anthropic conversations back to back (to a
+ * second fake upstream) with rewriting on. The rise in the stream's gaps is how long ctxgate's
+ * single thread was busy with the large bodies (parse, plan, serialize), not the upstream's.
+ * Usage: tsx bench/event-loop-stall.ts [streams=15]
+ */
+import { Agent, request } from 'undici'
+import { percentile, startCtxgate, startMockProcess } from './peers.ts'
+
+const streams = Number(process.argv[2] ?? 15)
+const mock = await startMockProcess()
+const streamUpstream = await startMockProcess()
+const ctxgate = await startCtxgate(mock.url, true, { openaiUpstream: streamUpstream.url })
+const agent = new Agent({ connections: 8 })
+const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench' }
+
+function largeBody(): string {
+  const messages: unknown[] = [{ role: 'user', content: 'Port the scheduler to the new queue API.' }]
+  for (let round = 0; round < 200; round++) {
+    const id = `toolu_${round}`
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'read_file', input: { path: `src/queue/f${round}.ts` } }] })
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `export function step${round}(job: Job) { return queue.push(job, ${round}) }\n`.repeat(70).slice(0, 5_000) }] })
+  }
+  return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, metadata: { user_id: 'bench-large' }, messages })
+}
+
+async function streamGaps(): Promise<number[]> {
+  const gaps: number[] = []
+  for (let index = 0; index < streams; index++) {
+    const answer = await request(`${ctxgate.url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-mock-chunk-delay-ms': '20' }, body: JSON.stringify({ model: 'gpt-4.1', max_tokens: 64, stream: true, user: `stream-${index}`, messages: [{ role: 'user', content: 'Say something.' }] }) })
+    let last = 0
+    for await (const _chunk of answer.body) {
+      const now = performance.now()
+      if (last > 0) gaps.push(now - last)
+      last = now
+    }
+  }
+  return gaps
+}
+
+const quiet = await streamGaps()
+const body = largeBody()
+let largeSent = 0
+let largeMs = 0
+let loading = true
+const load = (async () => {
+  while (loading) {
+    const started = performance.now()
+    const answer = await request(`${ctxgate.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers, body })
+    await answer.body.arrayBuffer()
+    largeMs += performance.now() - started
+    largeSent++
+  }
+})()
+const loaded = await streamGaps()
+loading = false
+await load
+
+const ms = (value: number): string => value.toFixed(1)
+console.log(`\n## Stream chunk gaps through ctxgate, alone and beside ${(body.length / 1e6).toFixed(2)} MB rewrites (ms; upstream sends every 20 ms)\n`)
+console.log('| condition | gaps | p50 | p99 | max |')
+console.log('|---|---:|---:|---:|---:|')
+console.log(`| alone | ${quiet.length} | ${ms(percentile(quiet, 50))} | ${ms(percentile(quiet, 99))} | ${ms(Math.max(...quiet))} |`)
+console.log(`| beside back-to-back 1 MB requests (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`)
+await agent.close()
+await ctxgate.stop()
+await mock.stop()
+await streamUpstream.stop()
