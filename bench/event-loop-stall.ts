@@ -31,7 +31,8 @@ async function streamGaps(): Promise<number[]> {
   for (let index = 0; index < streams; index++) {
     const answer = await request(`${ctxgate.url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-mock-chunk-delay-ms': '20' }, body: JSON.stringify({ model: 'gpt-4.1', max_tokens: 64, stream: true, user: `stream-${index}`, messages: [{ role: 'user', content: 'Say something.' }] }) })
     let last = 0
-    for await (const _chunk of answer.body) {
+    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+      if (chunk.length === 0) continue
       const now = performance.now()
       if (last > 0) gaps.push(now - last)
       last = now
@@ -44,9 +45,9 @@ const quiet = await streamGaps()
 const body = largeBody()
 let largeSent = 0
 let largeMs = 0
-let loading = true
+const loading = { on: true }
 const load = (async () => {
-  while (loading) {
+  while (loading.on) {
     const started = performance.now()
     const answer = await request(`${ctxgate.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers, body })
     await answer.body.arrayBuffer()
@@ -55,7 +56,7 @@ const load = (async () => {
   }
 })()
 const loaded = await streamGaps()
-loading = false
+loading.on = false
 await load
 
 const ms = (value: number): string => value.toFixed(1)

@@ -50,7 +50,8 @@ async function timeOne(target: Target, body: string, extraHeaders: Record<string
   let firstByte = 0
   let last = 0
   const gaps: number[] = []
-  for await (const _chunk of answer.body) {
+  for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+    if (chunk.length === 0) continue
     const now = performance.now()
     if (firstByte === 0) firstByte = now - started
     else gaps.push(now - last)
