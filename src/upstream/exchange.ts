@@ -31,10 +31,9 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, cance
     let controller: Dispatcher.DispatchController | undefined
     let started = false
     const stopListening = cancellation.onCancel(() => {
-        body.fail(new CancelledError())
+      body.fail(new CancelledError())
       controller?.abort(new CancelledError())
     })
-    const finished = (): void => stopListening()
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(requestController) {
         controller = requestController
@@ -51,11 +50,11 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, cance
         body.push(chunk)
       },
       onResponseEnd() {
-        finished()
+        stopListening()
         body.end()
       },
       onResponseError(_controller, error) {
-        finished()
+        stopListening()
         if (started) body.fail(error)
         else reject(cancellation.cancelled ? new CancelledError() : error)
       },
@@ -88,7 +87,7 @@ export class ResponseBody implements AsyncIterator<Buffer> {
     if (chunk.length === 0) return
     if (this.#discarding) {
       this.#discarded += chunk.length
-      if (this.#discarded > discardLimitBytes) this.#controller?.abort(new CancelledError())
+      if (this.#discarded > discardLimitBytes) this.#controller?.abort(new Error('refused answer too large to drain'))
       return
     }
     const waiting = this.#waiting
@@ -136,7 +135,7 @@ export class ResponseBody implements AsyncIterator<Buffer> {
     this.#discarding = true
     this.#discarded = this.#queue.reduce((sum, chunk) => sum + chunk.length, 0)
     this.#queue = []
-    if (this.#discarded > discardLimitBytes) this.#controller?.abort(new CancelledError())
+    if (this.#discarded > discardLimitBytes) this.#controller?.abort(new Error('refused answer too large to drain'))
     else this.#controller?.resume()
   }
 }
