@@ -1,19 +1,17 @@
+import { memoizeByName } from '../memoize-by-name.ts'
 import type { Config, ModelLimits } from './schema.ts'
 
-/** The first configured entry whose glob matches the model name (remembered per config: it is asked on every request). */
+/** The first configured entry whose glob matches the model name. */
 export function limitsFor(config: Readonly<Config>, model: string): ModelLimits | undefined {
-  let known = matched.get(config)
-  if (!known) matched.set(config, (known = new Map()))
-  if (known.has(model)) return known.get(model)
-  const limits = config.models.find((entry) => globToRegExp(entry.match).test(model))
-  // Model names come from clients: bound what is remembered.
-  if (known.size >= maxRememberedModels) known.clear()
-  known.set(model, limits)
-  return limits
+  let lookup = lookups.get(config)
+  if (!lookup) {
+    lookup = memoizeByName((name) => config.models.find((entry) => globToRegExp(entry.match).test(name)))
+    lookups.set(config, lookup)
+  }
+  return lookup(model)
 }
 
-const matched = new WeakMap<Readonly<Config>, Map<string, ModelLimits | undefined>>()
-const maxRememberedModels = 1_000
+const lookups = new WeakMap<Readonly<Config>, (model: string) => ModelLimits | undefined>()
 
 const compiled = new Map<string, RegExp>()
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { memoizeByName } from '../memoize-by-name.ts'
 import type { Usage } from '../providers/usage.ts'
 import { modelFamily } from '../rewrite/calibration.ts'
 
@@ -68,22 +69,15 @@ export function statusClass(status: number): string {
 export class ModelLabels {
   readonly #seen = new Set<string>()
   readonly #cap: number
-  /** Raw model name → label, so the regexes run once per name rather than on every request. */
-  readonly #labels = new Map<string, string>()
+  /** The regexes run once per raw name, not on every request. */
+  readonly #labelOf = memoizeByName((model) => this.#label(model))
 
   constructor(cap = maxModelLabels) {
     this.#cap = cap
   }
 
   of(model: string | undefined): string {
-    if (!model) return 'unknown'
-    const known = this.#labels.get(model)
-    if (known !== undefined) return known
-    const label = this.#label(model)
-    // Raw names come from clients: bound what is remembered.
-    if (this.#labels.size >= maxRememberedNames) this.#labels.clear()
-    this.#labels.set(model, label)
-    return label
+    return model ? this.#labelOf(model) : 'unknown'
   }
 
   #label(model: string): string {
@@ -97,8 +91,6 @@ export class ModelLabels {
     return family
   }
 }
-
-const maxRememberedNames = 1_000
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */
 export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {

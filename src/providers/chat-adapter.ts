@@ -56,6 +56,14 @@ export function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** The entries of a request's list field (`messages`, `input`), each an object, or NotAChatRequest naming the first that is not. */
+export function objectEntries(list: readonly unknown[], field: string): Json[] {
+  return list.map((entry, index) => {
+    if (!isJsonObject(entry)) throw new NotAChatRequest(`${field}.${index} is not an object`)
+    return entry
+  })
+}
+
 /**
  * Tells conversations apart: the model, the size of system and tools (from the view, already
  * counted) and the first message — what differs between a main agent and its sub-agents.

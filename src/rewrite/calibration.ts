@@ -1,3 +1,5 @@
+import { memoizeByName } from '../memoize-by-name.ts'
+
 /**
  * Per-model correction of the estimator from the prompt sizes the upstream reports (DESIGN §3.2).
  * The factor is the largest recent actual ÷ estimate ratio, so a budget check never trusts an
@@ -66,15 +68,4 @@ export class Calibration {
 }
 
 /** Dated snapshots share a tokenizer with their family: claude-sonnet-4-5-20250929 → claude-sonnet-4-5. */
-export function modelFamily(model: string): string {
-  // Asked several times per request with a handful of distinct names: remembered, within a bound.
-  let family = families.get(model)
-  if (family !== undefined) return family
-  family = model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, '')
-  if (families.size >= maxRememberedFamilies) families.clear()
-  families.set(model, family)
-  return family
-}
-
-const families = new Map<string, string>()
-const maxRememberedFamilies = 1_000
+export const modelFamily = memoizeByName((model) => model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, ''))

@@ -77,11 +77,10 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
       : decideRetry({ status, headers, attempt, waitedMs }, policy)
 
     if (!decision.retry && body && status !== undefined) {
-      const rest = body
       try {
-        const first = await rest.next()
+        const first = await body.next()
         const exhausted = attempt > 1 && attempt >= policy.maxAttempts && isRetryableStatus(status)
-        return { status, headers, firstChunk: first.done ? null : first.value, rest, attempts: attempt, exhausted, firstByteMs: performance.now() - started }
+        return { status, headers, firstChunk: first.done ? null : first.value, rest: body, attempts: attempt, exhausted, firstByteMs: performance.now() - started }
       } catch (error) {
         if (call.cancellation.cancelled) throw error
         // Reset after headers, before any byte: nothing reached the client, so it may be sent again.

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll } from 'vitest'
 import { startStack, type Stack } from './stack.ts'
 
 export interface ScriptedUpstream {
@@ -42,6 +43,27 @@ export async function startScriptedStack(): Promise<{ upstream: ScriptedUpstream
     close: async () => {
       await stack.close()
       await upstream.close()
+    },
+  }
+}
+
+/** A scripted stack for the enclosing suite: started before its first test, closed after its last. */
+export function useScriptedStack(): { readonly upstream: ScriptedUpstream; readonly stack: Stack } {
+  let started: Awaited<ReturnType<typeof startScriptedStack>> | undefined
+  beforeAll(async () => {
+    started = await startScriptedStack()
+  })
+  afterAll(() => started?.close())
+  const running = (): Awaited<ReturnType<typeof startScriptedStack>> => {
+    if (!started) throw new Error('the scripted stack is not running')
+    return started
+  }
+  return {
+    get upstream() {
+      return running().upstream
+    },
+    get stack() {
+      return running().stack
     },
   }
 }

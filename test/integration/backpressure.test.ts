@@ -1,16 +1,9 @@
 import { connect } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually, type Stack } from '../helpers/stack.ts'
-import { startScriptedStack, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+import { describe, expect, it } from 'vitest'
+import { eventually } from '../helpers/stack.ts'
+import { useScriptedStack } from '../helpers/scripted-upstream.ts'
 
-let upstream: ScriptedUpstream
-let stack: Stack
-let close: () => Promise<void>
-
-beforeAll(async () => {
-  ;({ upstream, stack, close } = await startScriptedStack())
-})
-afterAll(() => close())
+const scripted = useScriptedStack()
 
 describe('flow control', () => {
   it('passes a slow reader’s backpressure to the upstream, and aborts it when the reader leaves', async () => {
@@ -18,7 +11,7 @@ describe('flow control', () => {
     const chunk = Buffer.from(`data: ${'x'.repeat(64 * 1024 - 8)}\n\n`)
     let written = 0
     let upstreamClosed = false
-    upstream.handle(async (_request, response) => {
+    scripted.upstream.handle(async (_request, response) => {
       response.on('close', () => (upstreamClosed = true))
       response.writeHead(200, { 'content-type': 'text/event-stream' })
       while (written < total && !response.destroyed) {
@@ -29,7 +22,7 @@ describe('flow control', () => {
     })
 
     // A client that sends its request and then never reads.
-    const socket = connect(Number(new URL(stack.proxyUrl).port), '127.0.0.1')
+    const socket = connect(Number(new URL(scripted.stack.proxyUrl).port), '127.0.0.1')
     socket.pause()
     socket.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
     await eventually(() => expect(written).toBeGreaterThan(0))

@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Fault } from '../../src/mock/faults.ts'
-import { startScriptedStack, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+import { useScriptedStack } from '../helpers/scripted-upstream.ts'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack
@@ -41,35 +41,29 @@ describe('upstream statuses', () => {
 })
 
 describe('odd upstream bodies', () => {
-  let upstream: ScriptedUpstream
-  let scripted: Stack
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ upstream, stack: scripted, close } = await startScriptedStack())
-  })
-  afterAll(() => close())
+  const scripted = useScriptedStack()
 
   it('relays malformed SSE as sent, without choking its own parser', async () => {
     const garbage = Buffer.concat([Buffer.from('data: {not json\n\nevent: x\ndata: '), Buffer.from([0xff, 0xfe]), Buffer.from('\n\n: comment\nretry: abc\nid: \u0000\n\ndata: [DONE]\n\n')])
-    upstream.handle((_request, response) => {
+    scripted.upstream.handle((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' })
       response.end(garbage)
     })
-    const answer = await request(`${scripted.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' })
+    const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' })
     expect(Buffer.from(await answer.body.arrayBuffer()).equals(garbage)).toBe(true)
   })
 
   it('keeps a gzip-encoded answer compressed for clients that decode it themselves, and the SDK still reads it', async () => {
     const message = { id: 'msg_gz', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'zipped' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } }
     const zipped = gzipSync(JSON.stringify(message))
-    upstream.handle((_request, response) => {
+    scripted.upstream.handle((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(zipped.length) })
       response.end(zipped)
     })
-    const answer = await request(`${scripted.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     expect(answer.headers['content-encoding']).toBe('gzip')
     expect(Buffer.from(await answer.body.arrayBuffer()).equals(zipped)).toBe(true)
-    const sdk = new Anthropic({ baseURL: scripted.proxyUrl, apiKey: 'k', maxRetries: 0 })
+    const sdk = new Anthropic({ baseURL: scripted.stack.proxyUrl, apiKey: 'k', maxRetries: 0 })
     expect((await sdk.messages.create({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).content[0]).toMatchObject({ text: 'zipped' })
   })
 })

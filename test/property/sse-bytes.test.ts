@@ -1,17 +1,9 @@
 import fc from 'fast-check'
 import { request } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Stack } from '../helpers/stack.ts'
-import { startScriptedStack, type ScriptedUpstream } from '../helpers/scripted-upstream.ts'
+import { describe, expect, it } from 'vitest'
+import { useScriptedStack } from '../helpers/scripted-upstream.ts'
 
-let upstream: ScriptedUpstream
-let stack: Stack
-let close: () => Promise<void>
-
-beforeAll(async () => {
-  ;({ upstream, stack, close } = await startScriptedStack())
-})
-afterAll(() => close())
+const scripted = useScriptedStack()
 
 /** SSE-shaped text with the awkward parts: CRLF and CR endings, comments, unicode, empty data. */
 const sseEvent = fc.record({
@@ -46,7 +38,7 @@ describe('SSE passthrough', () => {
         const chunks = splitAt(body, cuts)
         let received = 0
         let notify: () => void = () => undefined
-        upstream.handle(async (_request, response) => {
+        scripted.upstream.handle(async (_request, response) => {
           response.writeHead(200, { 'content-type': 'text/event-stream' })
           let sent = 0
           for (const chunk of chunks) {
@@ -57,7 +49,7 @@ describe('SSE passthrough', () => {
           }
           response.end()
         })
-        const answer = await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' })
+        const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' })
         const parts: Buffer[] = []
         for await (const part of answer.body) {
           parts.push(part as Buffer)

@@ -2,7 +2,7 @@ import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
-import { conversationFingerprint, isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import { conversationFingerprint, isJsonObject, NotAChatRequest, objectEntries, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const imageTokens = 1_600
@@ -12,10 +12,7 @@ const requestFramingTokens = 3
 export const openaiChatAdapter: ChatAdapter = {
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Chat Completions request')
-    const all = (body['messages'] as unknown[]).map((message, index) => {
-      if (!isJsonObject(message)) throw new NotAChatRequest(`messages.${index} is not an object`)
-      return message
-    })
+    const all = objectEntries(body['messages'] as unknown[], 'messages')
     const lead = leadingSystemCount(all)
     const headTokens = requestFramingTokens + all.slice(0, lead).reduce((sum, message) => sum + perMessageTokens + partsTokens(message['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = all.slice(lead).map((message, index) => messageView(message, index, estimator))

@@ -1,7 +1,7 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
-import { isJsonObject, NotAChatRequest, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import { NotAChatRequest, objectEntries, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
 import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 
@@ -16,10 +16,7 @@ const outputTypes = new Set(['function_call_output', 'custom_tool_call_output', 
 export const openaiResponsesAdapter: ChatAdapter = {
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['input'])) throw new NotAChatRequest('not a Responses request with an input list')
-    const items = (body['input'] as unknown[]).map((item, index) => {
-      if (!isJsonObject(item)) throw new NotAChatRequest(`input.${index} is not an object`)
-      return item
-    })
+    const items = objectEntries(body['input'] as unknown[], 'input')
     const lead = leadingSystemCount(items)
     const headTokens = 3 + (typeof body['instructions'] === 'string' ? estimator.text(body['instructions']) : 0) + items.slice(0, lead).reduce((sum, item) => sum + perItemTokens + partsTokens(item['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = items.slice(lead).map((item, index) => itemView(item, index, estimator))
