@@ -19,13 +19,22 @@ for (const rewrite of [false, true]) {
   targets.push(await startCtxgate(mock.url, rewrite))
 }
 const agent = new Agent({ connections: 16 })
-const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'x'.repeat(2_000) }] })
+const body = JSON.stringify({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
+})
 
 async function round(target: Target, count: number): Promise<void> {
   let sent = 0
   const worker = async (): Promise<void> => {
     while (sent++ < count) {
-      const answer = await request(`${target.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench' }, body })
+      const answer = await request(`${target.url}/v1/messages`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench' },
+        body,
+      })
       await answer.body.arrayBuffer()
     }
   }
@@ -49,7 +58,9 @@ console.log('| process | median | lowest | highest |')
 console.log('|---|---:|---:|---:|')
 for (const target of targets) {
   const values = samples.get(target.name) ?? []
-  console.log(`| ${target.name} | ${percentile(values, 50).toFixed(0)} | ${Math.min(...values).toFixed(0)} | ${Math.max(...values).toFixed(0)} |`)
+  console.log(
+    `| ${target.name} | ${percentile(values, 50).toFixed(0)} | ${Math.min(...values).toFixed(0)} | ${Math.max(...values).toFixed(0)} |`,
+  )
 }
 await agent.close()
 for (const target of [...targets, mock]) await target.stop()

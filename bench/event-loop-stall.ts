@@ -20,8 +20,22 @@ function largeBody(): string {
   const messages: unknown[] = [{ role: 'user', content: 'Port the scheduler to the new queue API.' }]
   for (let round = 0; round < 200; round++) {
     const id = `toolu_${round}`
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'read_file', input: { path: `src/queue/f${round}.ts` } }] })
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `export function step${round}(job: Job) { return queue.push(job, ${round}) }\n`.repeat(70).slice(0, 5_000) }] })
+    messages.push({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id, name: 'read_file', input: { path: `src/queue/f${round}.ts` } }],
+    })
+    messages.push({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: id,
+          content: `export function step${round}(job: Job) { return queue.push(job, ${round}) }\n`
+            .repeat(70)
+            .slice(0, 5_000),
+        },
+      ],
+    })
   }
   return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, metadata: { user_id: 'bench-large' }, messages })
 }
@@ -29,7 +43,18 @@ function largeBody(): string {
 async function streamGaps(): Promise<number[]> {
   const gaps: number[] = []
   for (let index = 0; index < streams; index++) {
-    const answer = await request(`${ctxgate.url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-mock-chunk-delay-ms': '20' }, body: JSON.stringify({ model: 'gpt-4.1', max_tokens: 64, stream: true, user: `stream-${index}`, messages: [{ role: 'user', content: 'Say something.' }] }) })
+    const answer = await request(`${ctxgate.url}/v1/chat/completions`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-mock-chunk-delay-ms': '20' },
+      body: JSON.stringify({
+        model: 'gpt-4.1',
+        max_tokens: 64,
+        stream: true,
+        user: `stream-${index}`,
+        messages: [{ role: 'user', content: 'Say something.' }],
+      }),
+    })
     let last = 0
     for await (const chunk of answer.body as AsyncIterable<Buffer>) {
       if (chunk.length === 0) continue
@@ -60,11 +85,17 @@ loading.on = false
 await load
 
 const ms = (value: number): string => value.toFixed(1)
-console.log(`\n## Stream chunk gaps through ctxgate, alone and beside ${(body.length / 1e6).toFixed(2)} MB rewrites (ms; upstream sends every 20 ms)\n`)
+console.log(
+  `\n## Stream chunk gaps through ctxgate, alone and beside ${(body.length / 1e6).toFixed(2)} MB rewrites (ms; upstream sends every 20 ms)\n`,
+)
 console.log('| condition | gaps | p50 | p99 | max |')
 console.log('|---|---:|---:|---:|---:|')
-console.log(`| alone | ${quiet.length} | ${ms(percentile(quiet, 50))} | ${ms(percentile(quiet, 99))} | ${ms(Math.max(...quiet))} |`)
-console.log(`| beside back-to-back 1 MB requests (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`)
+console.log(
+  `| alone | ${quiet.length} | ${ms(percentile(quiet, 50))} | ${ms(percentile(quiet, 99))} | ${ms(Math.max(...quiet))} |`,
+)
+console.log(
+  `| beside back-to-back 1 MB requests (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`,
+)
 await agent.close()
 await ctxgate.stop()
 await mock.stop()

@@ -12,31 +12,69 @@
  */
 import { Agent, request } from 'undici'
 import { loadTool, runLoad } from './load.ts'
-import { cpuTimeMs, isTarget, percentile, startCtxgate, startMockProcess, startNginx, startNodeFloor, startPortkey, type Target } from './peers.ts'
+import {
+  cpuTimeMs,
+  isTarget,
+  percentile,
+  startCtxgate,
+  startMockProcess,
+  startNginx,
+  startNodeFloor,
+  startPortkey,
+  type Target,
+} from './peers.ts'
 
 const rounds = Number(process.argv[2] ?? 200)
 const loadSeconds = Number(process.argv[3] ?? 3)
 
 const mock = await startMockProcess()
 const withPeers = (process.argv[4] ?? 'all') !== 'none'
-const candidates = [...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []), await startNodeFloor(mock.url), await startCtxgate(mock.url, false), await startCtxgate(mock.url, true)]
+const candidates = [
+  ...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []),
+  await startNodeFloor(mock.url),
+  await startCtxgate(mock.url, false),
+  await startCtxgate(mock.url, true),
+]
 const proxies = candidates.filter(isTarget)
-for (const missing of candidates.filter((candidate) => !isTarget(candidate))) console.log(`(${missing.name} could not be run: ${'reason' in missing ? missing.reason : ''})`)
+for (const missing of candidates.filter((candidate) => !isTarget(candidate)))
+  console.log(`(${missing.name} could not be run: ${'reason' in missing ? missing.reason : ''})`)
 const targets: Target[] = [mock, ...proxies]
-const agents = new Map(targets.map((target) => [target.name, new Agent({ keepAliveTimeout: 30_000, connections: 128 })]))
+const agents = new Map(
+  targets.map((target) => [target.name, new Agent({ keepAliveTimeout: 30_000, connections: 128 })]),
+)
 
 function largeConversation(): unknown[] {
   const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
   for (let round = 0; round < 150; round++) {
     const id = `toolu_${round}`
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: `Step ${round}.` }, { type: 'tool_use', id, name: 'read_file', input: { path: `src/billing/f${round}.ts` } }] })
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `export const value${round} = ${round};\n`.repeat(40).slice(0, 1_900) }] })
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Step ${round}.` },
+        { type: 'tool_use', id, name: 'read_file', input: { path: `src/billing/f${round}.ts` } },
+      ],
+    })
+    messages.push({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: id,
+          content: `export const value${round} = ${round};\n`.repeat(40).slice(0, 1_900),
+        },
+      ],
+    })
   }
   return messages
 }
 
 const small = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'x'.repeat(2_000) }] }
-const large = { model: 'claude-sonnet-4-5', max_tokens: 64, metadata: { user_id: 'bench-large' }, messages: largeConversation() }
+const large = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  metadata: { user_id: 'bench-large' },
+  messages: largeConversation(),
+}
 const cases = [
   { label: '2 KB, JSON', body: JSON.stringify(small), stream: false },
   { label: '2 KB, stream', body: JSON.stringify({ ...small, stream: true }), stream: true },
@@ -44,9 +82,24 @@ const cases = [
   { label: '300 KB / 150 rounds, stream', body: JSON.stringify({ ...large, stream: true }), stream: true },
 ]
 
-async function timeOne(target: Target, body: string, extraHeaders: Record<string, string> = {}): Promise<{ total: number; firstByte: number; gaps: number[] }> {
+async function timeOne(
+  target: Target,
+  body: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<{ total: number; firstByte: number; gaps: number[] }> {
   const started = performance.now()
-  const answer = await request(`${target.url}/v1/messages`, { method: 'POST', dispatcher: agents.get(target.name), headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench', ...target.headers, ...extraHeaders }, body })
+  const answer = await request(`${target.url}/v1/messages`, {
+    method: 'POST',
+    dispatcher: agents.get(target.name),
+    headers: {
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      'x-api-key': 'bench',
+      ...target.headers,
+      ...extraHeaders,
+    },
+    body,
+  })
   let firstByte = 0
   let last = 0
   const gaps: number[] = []
@@ -63,7 +116,9 @@ async function timeOne(target: Target, body: string, extraHeaders: Record<string
 
 const ms = (value: number): string => value.toFixed(3)
 
-console.log(`\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)\n`)
+console.log(
+  `\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)\n`,
+)
 console.log('| request | proxy | direct p50 | proxy p50 | added p50 | added p99 |')
 console.log('|---|---|---:|---:|---:|---:|')
 for (const { label, body, stream } of cases) {
@@ -79,7 +134,9 @@ for (const { label, body, stream } of cases) {
   for (const target of proxies.filter((proxy) => runnable.includes(proxy))) {
     const through = totals.get(target.name) ?? []
     const added = through.map((value, index) => value - (direct[index] ?? 0))
-    console.log(`| ${label} | ${target.name} | ${ms(percentile(direct, 50))} | ${ms(percentile(through, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(added, 99))} |`)
+    console.log(
+      `| ${label} | ${target.name} | ${ms(percentile(direct, 50))} | ${ms(percentile(through, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(added, 99))} |`,
+    )
   }
 }
 
@@ -102,10 +159,14 @@ const directStream = streamed.get('direct') ?? { ttfb: [], gaps: [] }
 for (const target of proxies.filter((proxy) => proxy.streams)) {
   const entry = streamed.get(target.name) ?? { ttfb: [], gaps: [] }
   const added = entry.ttfb.map((value, index) => value - (directStream.ttfb[index] ?? 0))
-  console.log(`| ${target.name} | ${ms(percentile(entry.ttfb, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(entry.gaps, 50))} | ${ms(percentile(entry.gaps, 99))} | ${ms(percentile(directStream.gaps, 50))} / ${ms(percentile(directStream.gaps, 99))} |`)
+  console.log(
+    `| ${target.name} | ${ms(percentile(entry.ttfb, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(entry.gaps, 50))} | ${ms(percentile(entry.gaps, 99))} | ${ms(percentile(directStream.gaps, 50))} / ${ms(percentile(directStream.gaps, 99))} |`,
+  )
 }
 
-console.log(`\n## Throughput under load (${loadTool}, ${loadSeconds} s per step, 2 KB JSON requests; CPU = the proxy process's user + system time per request)\n`)
+console.log(
+  `\n## Throughput under load (${loadTool}, ${loadSeconds} s per step, 2 KB JSON requests; CPU = the proxy process's user + system time per request)\n`,
+)
 console.log('| proxy | connections | req/s | % of direct | p50 ms | p99 ms | added p99 ms | CPU µs/req | errors |')
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
 for (const connections of [1, 16, 64]) {
@@ -116,10 +177,15 @@ for (const connections of [1, 16, 64]) {
     const result = await runLoad(target, connections, loadSeconds, cases[0]?.body ?? '')
     const cpuAfter = target.pid === undefined ? undefined : cpuTimeMs(target.pid)
     if (target.name === 'direct') direct = result
-    const cpu = cpuBefore === undefined || cpuAfter === undefined ? '–' : (((cpuAfter - cpuBefore) * 1000) / (result.rate * loadSeconds)).toFixed(0)
+    const cpu =
+      cpuBefore === undefined || cpuAfter === undefined
+        ? '–'
+        : (((cpuAfter - cpuBefore) * 1000) / (result.rate * loadSeconds)).toFixed(0)
     const share = target.name === 'direct' ? '100%' : `${((result.rate / direct.rate) * 100).toFixed(0)}%`
     const addedP99 = target.name === 'direct' ? '–' : ms(result.p99Ms - direct.p99Ms)
-    console.log(`| ${target.name} | ${connections} | ${result.rate.toFixed(0)} | ${share} | ${ms(result.p50Ms)} | ${ms(result.p99Ms)} | ${addedP99} | ${cpu} | ${result.errors} |`)
+    console.log(
+      `| ${target.name} | ${connections} | ${result.rate.toFixed(0)} | ${share} | ${ms(result.p50Ms)} | ${ms(result.p99Ms)} | ${addedP99} | ${cpu} | ${result.errors} |`,
+    )
   }
 }
 

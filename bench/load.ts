@@ -23,13 +23,35 @@ const baseHeaders = { 'content-type': 'application/json', 'anthropic-version': '
 export async function runLoad(target: Target, connections: number, seconds: number, body: string): Promise<LoadResult> {
   const headers = { ...baseHeaders, ...target.headers }
   if (loadTool === 'autocannon') {
-    const result = await autocannon({ url: `${target.url}/v1/messages`, method: 'POST', connections, duration: seconds, headers, body })
-    return { rate: result.requests.average, p50Ms: result.latency.p50, p99Ms: result.latency.p99, errors: result.errors + result.non2xx }
+    const result = await autocannon({
+      url: `${target.url}/v1/messages`,
+      method: 'POST',
+      connections,
+      duration: seconds,
+      headers,
+      body,
+    })
+    return {
+      rate: result.requests.average,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      errors: result.errors + result.non2xx,
+    }
   }
   const script = join(tmpdir(), `ctxgate-bench-wrk-${process.pid}.lua`)
-  const lua = [`wrk.method = "POST"`, ...Object.entries(headers).map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`), `wrk.body = ${JSON.stringify(body)}`].join('\n')
+  const lua = [
+    `wrk.method = "POST"`,
+    ...Object.entries(headers).map(
+      ([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`,
+    ),
+    `wrk.body = ${JSON.stringify(body)}`,
+  ].join('\n')
   writeFileSync(script, lua)
-  const output = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${target.url}/v1/messages`], { encoding: 'utf8' })
+  const output = execFileSync(
+    'wrk',
+    ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${target.url}/v1/messages`],
+    { encoding: 'utf8' },
+  )
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0)
   return {

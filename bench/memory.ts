@@ -18,9 +18,20 @@ function rssMb(pid: number): number {
 const mock = await startMockProcess()
 const ctxgate = await startCtxgate(mock.url, true)
 const agent = new Agent({ connections: streams + 10, keepAliveTimeout: 5_000, pipelining: 0 })
-const body = (index: number, stream: boolean) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, stream, messages: [{ role: 'user', content: `request ${index % 500}` }] })
+const body = (index: number, stream: boolean) =>
+  JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    stream,
+    messages: [{ role: 'user', content: `request ${index % 500}` }],
+  })
 const send = async (index: number, stream: boolean, headers: Record<string, string> = {}): Promise<void> => {
-  const answer = await request(`${ctxgate.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers }, body: body(index, stream) })
+  const answer = await request(`${ctxgate.url}/v1/messages`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers },
+    body: body(index, stream),
+  })
   await answer.body.text()
 }
 
@@ -44,7 +55,8 @@ async function worker(): Promise<void> {
   while (next < requests) {
     const index = next++
     await send(index, index % 2 === 0)
-    if (index > 0 && index % every === 0) samples.push(`${index.toLocaleString('en-US')}: ${rssMb(ctxgate.pid).toFixed(0)}`)
+    if (index > 0 && index % every === 0)
+      samples.push(`${index.toLocaleString('en-US')}: ${rssMb(ctxgate.pid).toFixed(0)}`)
   }
 }
 await Promise.all(Array.from({ length: 32 }, worker))
@@ -54,8 +66,12 @@ console.log('\n## Memory of the ctxgate process (MB RSS)\n')
 console.log('| measurement | value |')
 console.log('|---|---:|')
 console.log(`| idle, after warm-up | ${idle.toFixed(0)} |`)
-console.log(`| peak with ${streams.toLocaleString('en-US')} concurrent slow streams (${streamSeconds.toFixed(1)} s) | ${peak.toFixed(0)} |`)
-console.log(`| over ${requests.toLocaleString('en-US')} requests (32 at a time), sampled | ${samples.join(' → ')} → end ${end.toFixed(0)} |`)
+console.log(
+  `| peak with ${streams.toLocaleString('en-US')} concurrent slow streams (${streamSeconds.toFixed(1)} s) | ${peak.toFixed(0)} |`,
+)
+console.log(
+  `| over ${requests.toLocaleString('en-US')} requests (32 at a time), sampled | ${samples.join(' → ')} → end ${end.toFixed(0)} |`,
+)
 await agent.close()
 await ctxgate.stop()
 await mock.stop()

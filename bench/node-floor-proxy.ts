@@ -22,9 +22,15 @@ function withoutHopHeaders(headers: Record<string, string | string[] | undefined
 
 async function relay(request: IncomingMessage, response: ServerResponse, body: Buffer): Promise<void> {
   try {
-    const answer = await upstream.request({ path: request.url ?? '/', method: 'POST', headers: withoutHopHeaders(request.headers), body })
+    const answer = await upstream.request({
+      path: request.url ?? '/',
+      method: 'POST',
+      headers: withoutHopHeaders(request.headers),
+      body,
+    })
     response.writeHead(answer.statusCode, withoutHopHeaders(answer.headers))
-    for await (const chunk of answer.body) if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve))
+    for await (const chunk of answer.body)
+      if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve))
     response.end()
   } catch {
     if (!response.headersSent) response.writeHead(502)

@@ -66,7 +66,14 @@ export async function startMockProcess(): Promise<Target> {
   const port = await freePort()
   const child = spawn(process.execPath, [builtCli(), 'mock', '--port', String(port)], { stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('the fake upstream did not start')
-  return { name: 'direct', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
+  return {
+    name: 'direct',
+    url: `http://127.0.0.1:${port}`,
+    headers: {},
+    streams: true,
+    ...(child.pid ? { pid: child.pid } : {}),
+    stop: () => stopChild(child),
+  }
 }
 
 /** ctxgate in its own process (as nginx and Portkey are), rewriting on or off. */
@@ -77,24 +84,52 @@ export interface CtxgateOptions {
   readonly openaiUpstream?: string
 }
 
-export async function startCtxgate(upstream: string, rewrite: boolean, options: CtxgateOptions = {}): Promise<Target & { readonly pid: number }> {
+export async function startCtxgate(
+  upstream: string,
+  rewrite: boolean,
+  options: CtxgateOptions = {},
+): Promise<Target & { readonly pid: number }> {
   const { other } = options
   const port = await freePort()
   const configFile = join(tmpdir(), `ctxgate-bench-${port}.yaml`)
   writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n`)
   // As shipped: the default log level (a line per request), written to /dev/null.
-  const env = { ...process.env, CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: upstream, CTXGATE_OPENAI_URL: options.openaiUpstream ?? upstream, CTXGATE_CONFIG: configFile }
+  const env = {
+    ...process.env,
+    CTXGATE_PORT: String(port),
+    CTXGATE_ANTHROPIC_URL: upstream,
+    CTXGATE_OPENAI_URL: options.openaiUpstream ?? upstream,
+    CTXGATE_CONFIG: configFile,
+  }
   const child = spawn(process.execPath, [other?.cli ?? builtCli()], { env, stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('ctxgate did not start')
-  return { name: `ctxgate${other ? ` ${other.label}` : ''} (rewrite ${rewrite ? 'on' : 'off'})`, url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
+  return {
+    name: `ctxgate${other ? ` ${other.label}` : ''} (rewrite ${rewrite ? 'on' : 'off'})`,
+    url: `http://127.0.0.1:${port}`,
+    headers: {},
+    streams: true,
+    pid: child.pid ?? 0,
+    stop: () => stopChild(child),
+  }
 }
 
 /** The Node.js floor (bench/node-floor-proxy.ts): node:http and undici with nothing in between. */
 export async function startNodeFloor(upstream: string): Promise<Target & { readonly pid: number }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/node-floor-proxy.ts'), String(port), upstream], { stdio: 'ignore' })
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'bench/node-floor-proxy.ts'), String(port), upstream],
+    { stdio: 'ignore' },
+  )
   if (!(await waitForPort(port))) throw new Error('the Node floor proxy did not start')
-  return { name: 'Node floor (http + undici)', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, pid: child.pid ?? 0, stop: () => stopChild(child) }
+  return {
+    name: 'Node floor (http + undici)',
+    url: `http://127.0.0.1:${port}`,
+    headers: {},
+    streams: true,
+    pid: child.pid ?? 0,
+    stop: () => stopChild(child),
+  }
 }
 
 /** nginx as a plain reverse proxy with buffering off, the floor any proxy is measured against. */
@@ -114,7 +149,14 @@ export async function startNginx(upstreamPort: number): Promise<Target | Unavail
     child.kill()
     return { name: 'nginx', reason: 'did not start' }
   }
-  return { name: 'nginx', url: `http://127.0.0.1:${port}`, headers: {}, streams: true, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
+  return {
+    name: 'nginx',
+    url: `http://127.0.0.1:${port}`,
+    headers: {},
+    streams: true,
+    ...(child.pid ? { pid: child.pid } : {}),
+    stop: () => stopChild(child),
+  }
 }
 
 /** Portkey's gateway from npm at the version the peers were measured at; installed once into a cache folder. */
@@ -124,8 +166,13 @@ export async function startPortkey(upstream: string): Promise<Target | Unavailab
   if (!existsSync(entry)) {
     mkdirSync(folder, { recursive: true })
     writeFileSync(join(folder, 'package.json'), '{"name":"portkey-bench","private":true}')
-    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '@portkey-ai/gateway@1.15.2'], { cwd: folder, stdio: 'ignore', timeout: 300_000 })
-    if (install.status !== 0 || !existsSync(entry)) return { name: 'Portkey 1.15.2', reason: 'npm install @portkey-ai/gateway@1.15.2 failed' }
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '@portkey-ai/gateway@1.15.2'], {
+      cwd: folder,
+      stdio: 'ignore',
+      timeout: 300_000,
+    })
+    if (install.status !== 0 || !existsSync(entry))
+      return { name: 'Portkey 1.15.2', reason: 'npm install @portkey-ai/gateway@1.15.2 failed' }
   }
   const port = await freePort()
   const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { cwd: folder, stdio: 'ignore' })
@@ -134,7 +181,14 @@ export async function startPortkey(upstream: string): Promise<Target | Unavailab
     return { name: 'Portkey 1.15.2', reason: 'did not start' }
   }
   // Portkey 1.15.2 fails streamed /v1/messages against a plain upstream (TypeError: immutable in updateHeaders): JSON rows only.
-  return { name: 'Portkey 1.15.2', url: `http://127.0.0.1:${port}`, headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream}/v1` }, streams: false, ...(child.pid ? { pid: child.pid } : {}), stop: () => stopChild(child) }
+  return {
+    name: 'Portkey 1.15.2',
+    url: `http://127.0.0.1:${port}`,
+    headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstream}/v1` },
+    streams: false,
+    ...(child.pid ? { pid: child.pid } : {}),
+    stop: () => stopChild(child),
+  }
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

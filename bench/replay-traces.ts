@@ -18,7 +18,9 @@ const files = ['claude-code', 'openhands', 'mini-swe-agent'].flatMap((folder) =>
     .toSorted()
     .map((name) => join(tracesDirectory, folder, name)),
 )
-const shown = files.map((file) => file.slice(file.indexOf('shared/traces/')).replace('shared/traces/', '../shared/traces/'))
+const shown = files.map((file) =>
+  file.slice(file.indexOf('shared/traces/')).replace('shared/traces/', '../shared/traces/'),
+)
 
 type Report = NonNullable<Awaited<ReturnType<typeof replay>>>
 const quiet = (): void => undefined
@@ -32,33 +34,57 @@ const mark = (met: boolean): string => (met ? 'met' : '**not met**')
 
 const sections: string[] = []
 const reports = new Map<string, Report>()
-for (const [window, label] of [['200000', 'full window (200k)'], ['64000', '64k window']] as const) {
+for (const [window, label] of [
+  ['200000', 'full window (200k)'],
+  ['64000', '64k window'],
+] as const) {
   for (const clientCache of ['none', 'rolling'] as const) {
     const output: string[] = []
     const started = performance.now()
-    const report = await replay({ window, 'client-cache': clientCache, markdown: true }, files, (text) => output.push(text))
+    const report = await replay({ window, 'client-cache': clientCache, markdown: true }, files, (text) =>
+      output.push(text),
+    )
     if (report) reports.set(`${window}/${clientCache}`, report)
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    sections.push(`### ${label}, client cache marks: ${clientCache}\n\n\`npx tsx src/cli.ts replay <traces> --window ${window} --client-cache ${clientCache} --markdown\` (${seconds} s)\n\n${output.join('').trim()}\n`)
+    sections.push(
+      `### ${label}, client cache marks: ${clientCache}\n\n\`npx tsx src/cli.ts replay <traces> --window ${window} --client-cache ${clientCache} --markdown\` (${seconds} s)\n\n${output.join('').trim()}\n`,
+    )
   }
 }
 
 // Strategies side by side: totals over every run.
 const strategyRows: string[] = []
-for (const [window, clientCache] of [['200000', 'none'], ['200000', 'rolling'], ['64000', 'none'], ['64000', 'rolling']] as const) {
-  const strategies = ['clear-only', 'batched-fold', 'eager-fold'].map((name) => new URL(`../config/strategies/${name}.yaml`, import.meta.url).pathname)
+for (const [window, clientCache] of [
+  ['200000', 'none'],
+  ['200000', 'rolling'],
+  ['64000', 'none'],
+  ['64000', 'rolling'],
+] as const) {
+  const strategies = ['clear-only', 'batched-fold', 'eager-fold'].map(
+    (name) => new URL(`../config/strategies/${name}.yaml`, import.meta.url).pathname,
+  )
   const report = await replay({ window, 'client-cache': clientCache, strategy: strategies, json: true }, files, quiet)
   if (!report) continue
   for (const row of report.totals) {
     const summary = row.summary
-    strategyRows.push(`| ${window === '200000' ? '200k' : '64k'} | ${clientCache} | ${row.variant} | ${summary.refusedForLength} | ${thousands(summary.largestPromptTokens)} | ${thousands(summary.billedEquivalentInput)} | ${(summary.cacheReadShare * 100).toFixed(1)}% | ${summary.prefixBreaks} | ${thousands(summary.tokensRemoved)} |`)
+    strategyRows.push(
+      `| ${window === '200000' ? '200k' : '64k'} | ${clientCache} | ${row.variant} | ${summary.refusedForLength} | ${thousands(summary.largestPromptTokens)} | ${thousands(summary.billedEquivalentInput)} | ${(summary.cacheReadShare * 100).toFixed(1)}% | ${summary.prefixBreaks} | ${thousands(summary.tokensRemoved)} |`,
+    )
   }
 }
-sections.push(`### Strategies compared (totals over all runs)\n\n\`npx tsx src/cli.ts replay <traces> --window W --client-cache C --strategy config/strategies/clear-only.yaml --strategy config/strategies/batched-fold.yaml --strategy config/strategies/eager-fold.yaml\`\n\n| window | client marks | variant | refused | largest | billed-eq input | read share | prefix breaks | removed |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n${strategyRows.join('\n')}\n`)
+sections.push(
+  `### Strategies compared (totals over all runs)\n\n\`npx tsx src/cli.ts replay <traces> --window W --client-cache C --strategy config/strategies/clear-only.yaml --strategy config/strategies/batched-fold.yaml --strategy config/strategies/eager-fold.yaml\`\n\n| window | client marks | variant | refused | largest | billed-eq input | read share | prefix breaks | removed |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n${strategyRows.join('\n')}\n`,
+)
 
 const uncompacted: string[] = []
-await replay({ window: '200000', uncompacted: true, markdown: true }, files.filter((file) => file.includes('issue-271')), (text) => uncompacted.push(text))
-sections.push(`### issue-271 with its compaction undone (what the agent would have sent), full window, no marks\n\n\`npx tsx src/cli.ts replay ../shared/traces/claude-code/issue-271_04_implementation_execute.claude.agent_log_raw.jsonl --uncompacted --markdown\`\n\n${uncompacted.join('').trim()}\n`)
+await replay(
+  { window: '200000', uncompacted: true, markdown: true },
+  files.filter((file) => file.includes('issue-271')),
+  (text) => uncompacted.push(text),
+)
+sections.push(
+  `### issue-271 with its compaction undone (what the agent would have sent), full window, no marks\n\n\`npx tsx src/cli.ts replay ../shared/traces/claude-code/issue-271_04_implementation_execute.claude.agent_log_raw.jsonl --uncompacted --markdown\`\n\n${uncompacted.join('').trim()}\n`,
+)
 
 // The rewrite engine's targets, checked on the numbers above.
 const fullNone = reports.get('200000/none')
@@ -70,10 +96,18 @@ if (fullNone && fullRolling && smallNone) {
   const noMarksThrough = totalOf(fullNone, 'ctxgate').billedEquivalentInput
   const rollingDirect = totalOf(fullRolling, 'direct').billedEquivalentInput
   const rollingThrough = totalOf(fullRolling, 'ctxgate').billedEquivalentInput
-  targets.push(`| 64k window, no cache marks: requests refused through ctxgate | ${small.refusedForLength} of ${small.requests} (direct: ${totalOf(smallNone, 'direct').refusedForLength}) | ${mark(small.refusedForLength === 0)} |`)
-  targets.push(`| 64k window: largest prompt through ctxgate, as the fake upstream counts it | ${thousands(small.largestPromptTokens)} ≤ 64,000 | ${mark(small.largestPromptTokens <= 64_000)} |`)
-  targets.push(`| full window: no marks through ctxgate ≤ rolling marks direct (billed-eq input) | ${thousands(noMarksThrough)} vs ${thousands(rollingDirect)} | ${mark(noMarksThrough <= rollingDirect)} |`)
-  targets.push(`| full window: rolling marks through ctxgate ≤ rolling marks direct | ${thousands(rollingThrough)} vs ${thousands(rollingDirect)} | ${mark(rollingThrough <= rollingDirect)} |`)
+  targets.push(
+    `| 64k window, no cache marks: requests refused through ctxgate | ${small.refusedForLength} of ${small.requests} (direct: ${totalOf(smallNone, 'direct').refusedForLength}) | ${mark(small.refusedForLength === 0)} |`,
+  )
+  targets.push(
+    `| 64k window: largest prompt through ctxgate, as the fake upstream counts it | ${thousands(small.largestPromptTokens)} ≤ 64,000 | ${mark(small.largestPromptTokens <= 64_000)} |`,
+  )
+  targets.push(
+    `| full window: no marks through ctxgate ≤ rolling marks direct (billed-eq input) | ${thousands(noMarksThrough)} vs ${thousands(rollingDirect)} | ${mark(noMarksThrough <= rollingDirect)} |`,
+  )
+  targets.push(
+    `| full window: rolling marks through ctxgate ≤ rolling marks direct | ${thousands(rollingThrough)} vs ${thousands(rollingDirect)} | ${mark(rollingThrough <= rollingDirect)} |`,
+  )
 }
 const targetTable = `| target | measured | |\n|---|---|---|\n${targets.join('\n')}\n`
 
@@ -82,7 +116,9 @@ const body = `<!-- replay:start -->\nGenerated by \`npm run bench:replay -- --wr
 if (process.argv.includes('--write')) {
   const path = new URL('../BENCHMARKS.md', import.meta.url).pathname
   const current = existsSync(path) ? readFileSync(path, 'utf8') : ''
-  const next = current.includes('<!-- replay:start -->') ? current.replace(/<!-- replay:start -->[\s\S]*<!-- replay:end -->/, body) : `${current}\n${body}\n`
+  const next = current.includes('<!-- replay:start -->')
+    ? current.replace(/<!-- replay:start -->[\s\S]*<!-- replay:end -->/, body)
+    : `${current}\n${body}\n`
   writeFileSync(path, next)
   console.log(`updated ${path}`)
 } else console.log(body)

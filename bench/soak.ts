@@ -14,10 +14,25 @@ import { startMockServer } from '../src/mock/server.ts'
 
 const seconds = Number(process.argv[2] ?? 20)
 const concurrency = Number(process.argv[3] ?? 200)
-const faults = ['{"kind":"reset-mid-stream","afterFrames":3}', '{"kind":"error-mid-stream","afterFrames":3}', '{"kind":"status","status":529}', '{"kind":"reset"}', '{"kind":"status","status":500}', 'hang']
+const faults = [
+  '{"kind":"reset-mid-stream","afterFrames":3}',
+  '{"kind":"error-mid-stream","afterFrames":3}',
+  '{"kind":"status","status":529}',
+  '{"kind":"reset"}',
+  '{"kind":"status","status":500}',
+  'hang',
+]
 
 const mock = await startMockServer({ logLimit: 1 })
-const config = loadConfig({ overrides: { server: { port: 0 }, log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } }, upstream: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, keepAliveTimeoutMs: 1_000 }, retry: { baseDelayMs: 50, maxDelayMs: 200 } } })
+const config = loadConfig({
+  overrides: {
+    server: { port: 0 },
+    log: { level: 'silent' },
+    upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } },
+    upstream: { headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000, keepAliveTimeoutMs: 1_000 },
+    retry: { baseDelayMs: 50, maxDelayMs: 200 },
+  },
+})
 const app = await buildApp({ config, logger: createLogger('silent'), registry: new Registry() })
 await app.server.listen({ host: '127.0.0.1', port: 0 })
 const url = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}/v1/messages`
@@ -38,8 +53,18 @@ async function worker(): Promise<void> {
       const answer = await request(url, {
         method: 'POST',
         dispatcher: client,
-        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-mock-chunk-delay-ms': '5', ...(fault ? { 'x-mock-fault': fault } : {}) },
-        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, stream: true, messages: [{ role: 'user', content: `soak ${index}` }] }),
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'x-mock-chunk-delay-ms': '5',
+          ...(fault ? { 'x-mock-fault': fault } : {}),
+        },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 64,
+          stream: true,
+          messages: [{ role: 'user', content: `soak ${index}` }],
+        }),
       })
       const text = await answer.body.text()
       if (answer.statusCode !== 200) tally[/"type":"error"/.test(text) ? 'errorStatus' : 'unaccounted']++
@@ -62,9 +87,35 @@ const after = { rss: process.memoryUsage().rss, heap: process.memoryUsage().heap
 const total = Object.values(tally).reduce((sum, value) => sum + value, 0)
 
 console.log(`\nSoak: ${concurrency} concurrent streams for ${elapsed.toFixed(0)} s, 1 in 10 with an upstream fault`)
-console.log(['requests', 'complete', 'error status (provider shape)', 'error event in stream', 'client-side error', 'unaccounted', 'heap after GC (MB)', 'RSS (MB)', 'handles'].join(' | '))
-console.log([total, tally.complete, tally.errorStatus, tally.errorEvent, tally.clientError, tally.unaccounted, `${(before.heap / 1e6).toFixed(0)} → ${(after.heap / 1e6).toFixed(0)}`, `${(before.rss / 1e6).toFixed(0)} → ${(after.rss / 1e6).toFixed(0)}`, `${before.handles} → ${after.handles}`].join(' | '))
-console.log(`Every request of a soak is its own conversation, so the bounded session caches fill up to sessions.maxEntries (${config.sessions.maxEntries}) by design; heap stays flat once they are full.`)
+console.log(
+  [
+    'requests',
+    'complete',
+    'error status (provider shape)',
+    'error event in stream',
+    'client-side error',
+    'unaccounted',
+    'heap after GC (MB)',
+    'RSS (MB)',
+    'handles',
+  ].join(' | '),
+)
+console.log(
+  [
+    total,
+    tally.complete,
+    tally.errorStatus,
+    tally.errorEvent,
+    tally.clientError,
+    tally.unaccounted,
+    `${(before.heap / 1e6).toFixed(0)} → ${(after.heap / 1e6).toFixed(0)}`,
+    `${(before.rss / 1e6).toFixed(0)} → ${(after.rss / 1e6).toFixed(0)}`,
+    `${before.handles} → ${after.handles}`,
+  ].join(' | '),
+)
+console.log(
+  `Every request of a soak is its own conversation, so the bounded session caches fill up to sessions.maxEntries (${config.sessions.maxEntries}) by design; heap stays flat once they are full.`,
+)
 await app.server.close()
 await mock.close()
 if (tally.unaccounted > 0) process.exitCode = 1

@@ -1,5 +1,12 @@
 import type { Readable } from 'node:stream'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify'
 import type { Logger } from 'pino'
 import { Registry } from 'prom-client'
 import type { Config } from './config/schema.ts'
@@ -10,7 +17,13 @@ import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { SessionAccounting, type SessionTotalsStore } from './session/accounting.ts'
 import { RedisSessionStore } from './session/redis-store.ts'
 import { createTokenCheck } from './security/tokens.ts'
-import { errorShapes, modelRoutes, upstreamForPassthrough, type ModelRoute, type WireFormat } from './providers/routes.ts'
+import {
+  errorShapes,
+  modelRoutes,
+  upstreamForPassthrough,
+  type ModelRoute,
+  type WireFormat,
+} from './providers/routes.ts'
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
@@ -58,8 +71,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
   const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
-  const forwardDeps: ForwardDeps = { config, upstreams, metrics, models: new ModelLabels(), sessions, logger, sharedState: store.kind !== 'memory' }
-  const prepareFor = deps.prepareFor ?? createRewriteHook({ config, store, calibration: new Calibration(shared?.calibration), estimator: new TokenEstimator(), logger })
+  const forwardDeps: ForwardDeps = {
+    config,
+    upstreams,
+    metrics,
+    models: new ModelLabels(),
+    sessions,
+    logger,
+    sharedState: store.kind !== 'memory',
+  }
+  const prepareFor =
+    deps.prepareFor ??
+    createRewriteHook({
+      config,
+      store,
+      calibration: new Calibration(shared?.calibration),
+      estimator: new TokenEstimator(),
+      logger,
+    })
   let closing = false
 
   const server = Fastify({
@@ -89,7 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
     return { status: 'ready', store: store.kind, storeReachable: store.healthy() }
   })
-  const registerAdmin = (target: FastifyInstance): void => registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
+  const registerAdmin = (target: FastifyInstance): void =>
+    registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
   if (config.metrics.port === null) registerAdmin(server)
 
   // Client authentication, when configured, guards every proxied route (not health or admin).
@@ -100,7 +130,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (clientAllowed(Array.isArray(presented) ? presented[0] : presented)) return
     reply.hijack()
     const upstream = request.routeOptions.config.upstream ?? upstreamForPassthrough(request.url, request.headers)
-    writeError(reply.raw, errorShapes[upstream], new CtxgateError('CTXGATE_UNAUTHORIZED', 'ctxgate requires a valid x-ctxgate-auth header on this deployment'), true)
+    writeError(
+      reply.raw,
+      errorShapes[upstream],
+      new CtxgateError('CTXGATE_UNAUTHORIZED', 'ctxgate requires a valid x-ctxgate-auth header on this deployment'),
+      true,
+    )
   }
 
   // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
@@ -111,7 +146,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     scope.setErrorHandler(providerShapedErrors)
     for (const route of modelRoutes) {
       const prepare = prepareFor(route.format)
-      scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) => forwardModelCall(forwardDeps, route, prepare, request, reply))
+      scope.post(route.path, { config: { upstream: route.upstream } }, (request, reply) =>
+        forwardModelCall(forwardDeps, route, prepare, request, reply),
+      )
     }
   })
 
@@ -136,7 +173,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 }
 
 /** A Redis store when configured; its failures are counted and logged at most once per interval. */
-function createSharedStore(config: Readonly<Config>, metrics: ReturnType<typeof createProxyMetrics>, logger: Logger): RedisSessionStore | undefined {
+function createSharedStore(
+  config: Readonly<Config>,
+  metrics: ReturnType<typeof createProxyMetrics>,
+  logger: Logger,
+): RedisSessionStore | undefined {
   const url = config.sessions.redisUrl
   if (url === null) return undefined
   let lastLogged = 0
@@ -151,16 +192,32 @@ function createSharedStore(config: Readonly<Config>, metrics: ReturnType<typeof 
       const now = Date.now()
       if (now - lastLogged < storeErrorLogIntervalMs) return
       lastLogged = now
-      logger.warn({ store: 'redis', operation, error: error.message }, 'session store failing; serving without shared state (logged at most every 30 s)')
+      logger.warn(
+        { store: 'redis', operation, error: error.message },
+        'session store failing; serving without shared state (logged at most every 30 s)',
+      )
     },
   })
 }
 
 const storeErrorLogIntervalMs = 30_000
 
-function forwardModelCall(deps: ForwardDeps, route: ModelRoute, prepare: PrepareBody | undefined, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+function forwardModelCall(
+  deps: ForwardDeps,
+  route: ModelRoute,
+  prepare: PrepareBody | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-  return forward(deps, { request, reply, upstream: route.upstream, route: route.format, body, ...(prepare ? { prepare } : {}) })
+  return forward(deps, {
+    request,
+    reply,
+    upstream: route.upstream,
+    route: route.format,
+    body,
+    ...(prepare ? { prepare } : {}),
+  })
 }
 
 function hasBody(request: FastifyRequest): boolean {
@@ -173,7 +230,10 @@ function providerShapedErrors(error: FastifyError, request: FastifyRequest, repl
   const upstream = request.routeOptions.config.upstream ?? upstreamForPassthrough(request.url, request.headers)
   const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413
   const ctxError = tooLarge
-    ? new CtxgateError('CTXGATE_REQUEST_TOO_LARGE', `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`)
+    ? new CtxgateError(
+        'CTXGATE_REQUEST_TOO_LARGE',
+        `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`,
+      )
     : new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not read this request: ${error.message}`)
   request.log.warn({ reqId: request.id, code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
   reply.hijack()

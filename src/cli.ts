@@ -29,7 +29,17 @@ ${replayUsage}`
 
 const text = { type: 'string' } as const
 const help = { help: { type: 'boolean', short: 'h' } } as const
-const serveOptions = { ...help, config: text, host: text, port: text, 'anthropic-url': text, 'openai-url': text, 'log-level': text, 'metrics-port': text, 'redis-url': text } as const
+const serveOptions = {
+  ...help,
+  config: text,
+  host: text,
+  port: text,
+  'anthropic-url': text,
+  'openai-url': text,
+  'log-level': text,
+  'metrics-port': text,
+  'redis-url': text,
+} as const
 const mockOptions = { ...help, host: text, port: text, window: text, 'min-cacheable': text } as const
 
 interface Command {
@@ -54,7 +64,11 @@ async function main(argv: string[]): Promise<void> {
   }
   let parsed: { values: Record<string, unknown>; positionals: string[] }
   try {
-    parsed = parseArgs({ args: named ? argv.slice(1) : argv, options: command.options ?? {}, allowPositionals: true }) as typeof parsed
+    parsed = parseArgs({
+      args: named ? argv.slice(1) : argv,
+      options: command.options ?? {},
+      allowPositionals: true,
+    }) as typeof parsed
   } catch (error) {
     process.stderr.write(`ctxgate: ${(error as Error).message}\n\n${usage}`)
     process.exitCode = 2

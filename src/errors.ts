@@ -22,7 +22,7 @@ const brand = Symbol.for('ctxgate.error')
 export class CtxgateError extends Error {
   readonly code: ErrorCode
   readonly status: number
-  readonly kind: ErrorKind;
+  readonly kind: ErrorKind
   readonly [brand] = true
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {

@@ -12,12 +12,29 @@ import { syntheticRuns } from '../replay/synthetic.ts'
 export async function demo(write: (text: string) => void = (text) => process.stdout.write(text)): Promise<void> {
   const conversations = syntheticRuns()
   for (const clientCache of ['none', 'rolling'] as const) {
-    const options: ReplayOptions = { window: 64_000, minCacheableTokens: 1_024, maxTokens: 4_096, clientCache, stream: true, variants: [{ label: directLabel, direct: true }, { label: 'ctxgate' }] }
+    const options: ReplayOptions = {
+      window: 64_000,
+      minCacheableTokens: 1_024,
+      maxTokens: 4_096,
+      clientCache,
+      stream: true,
+      variants: [{ label: directLabel, direct: true }, { label: 'ctxgate' }],
+    }
     const results: RunResult[] = []
     for (const conversation of conversations) results.push(await replayConversation(conversation, options))
     const rows = results.flatMap((result) => rowsFor(runName(result), result.summaries))
-    const totals = rowsFor('all runs', Object.fromEntries(['direct', 'ctxgate'].map((label) => [label, combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined))])))
-    write(`\nSynthetic agent run, 64k window, client cache marks: ${clientCache}\n${renderTable([...rows, ...totals])}\n`)
+    const totals = rowsFor(
+      'all runs',
+      Object.fromEntries(
+        ['direct', 'ctxgate'].map((label) => [
+          label,
+          combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined)),
+        ]),
+      ),
+    )
+    write(
+      `\nSynthetic agent run, 64k window, client cache marks: ${clientCache}\n${renderTable([...rows, ...totals])}\n`,
+    )
   }
   write(
     '\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x cache write + 0.1 x cache read.\n' +

@@ -6,7 +6,13 @@ import { loadRecording } from '../replay/importers/load-recording.ts'
 import { renderHtml } from '../replay/report/html.ts'
 import { rowsFor, runName, type ReportRow } from '../replay/report/rows.ts'
 import { renderMarkdownTable, renderTable } from '../replay/report/table.ts'
-import { directLabel, replayConversation, type ReplayOptions, type RunResult, type Variant } from '../replay/run-replay.ts'
+import {
+  directLabel,
+  replayConversation,
+  type ReplayOptions,
+  type RunResult,
+  type Variant,
+} from '../replay/run-replay.ts'
 import { combine } from '../replay/summarize.ts'
 
 export const replayUsage = `Usage: ctxgate replay FILE... [options]
@@ -49,15 +55,35 @@ export const replayOptions = {
 
 export interface ReplayReport {
   readonly options: Omit<ReplayOptions, 'variants'> & { readonly variants: readonly string[] }
-  readonly runs: readonly { readonly name: string; readonly notes: readonly string[]; readonly rows: readonly ReportRow[] }[]
+  readonly runs: readonly {
+    readonly name: string
+    readonly notes: readonly string[]
+    readonly rows: readonly ReportRow[]
+  }[]
   readonly totals: readonly ReportRow[]
 }
 
-type Values = { [K in keyof typeof replayOptions]?: (typeof replayOptions)[K] extends { multiple: true } ? string[] : (typeof replayOptions)[K]['type'] extends 'boolean' ? boolean : string }
+type Values = {
+  [K in keyof typeof replayOptions]?: (typeof replayOptions)[K] extends { multiple: true }
+    ? string[]
+    : (typeof replayOptions)[K]['type'] extends 'boolean'
+      ? boolean
+      : string
+}
 
-export async function replay(values: Values, files: readonly string[], write: (text: string) => void = (text) => process.stdout.write(text)): Promise<ReplayReport | undefined> {
+export async function replay(
+  values: Values,
+  files: readonly string[],
+  write: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<ReplayReport | undefined> {
   if (files.length === 0) throw new UsageError('replay needs at least one recording file')
-  const conversations: Conversation[] = files.flatMap((file) => loadRecording(file, { uncompacted: values.uncompacted === true, ...(values.prompt ? { promptFile: values.prompt } : {}) }).conversations)
+  const conversations: Conversation[] = files.flatMap(
+    (file) =>
+      loadRecording(file, {
+        uncompacted: values.uncompacted === true,
+        ...(values.prompt ? { promptFile: values.prompt } : {}),
+      }).conversations,
+  )
 
   if (values.export !== undefined) {
     exportConversations(conversations, values.export, write)
@@ -68,12 +94,29 @@ export async function replay(values: Values, files: readonly string[], write: (t
   for (const conversation of conversations) results.push(await replayConversation(conversation, options))
 
   const labels = options.variants.map((variant) => variant.label)
-  const totalSummaries = Object.fromEntries(labels.map((label) => [label, combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined))]))
+  const totalSummaries = Object.fromEntries(
+    labels.map((label) => [
+      label,
+      combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined)),
+    ]),
+  )
   const totals = rowsFor('all runs', totalSummaries)
-  const runs = results.map((result) => ({ name: runName(result), notes: result.notes, rows: rowsFor(runName(result), result.summaries) }))
+  const runs = results.map((result) => ({
+    name: runName(result),
+    notes: result.notes,
+    rows: rowsFor(runName(result), result.summaries),
+  }))
   const report: ReplayReport = { options: { ...options, variants: labels }, runs, totals }
 
-  if (values.html) writeFileSync(values.html, renderHtml(results, totals, `ctxgate replay — window ${options.window.toLocaleString('en-US')}, client cache ${options.clientCache}`))
+  if (values.html)
+    writeFileSync(
+      values.html,
+      renderHtml(
+        results,
+        totals,
+        `ctxgate replay — window ${options.window.toLocaleString('en-US')}, client cache ${options.clientCache}`,
+      ),
+    )
   if (values.json) write(`${JSON.stringify(report, null, 2)}\n`)
   else if (values.markdown) write(`${renderMarkdownTable([...runs.flatMap((run) => run.rows), ...totals])}\n`)
   else write(`${renderTable([...runs.flatMap((run) => run.rows), ...totals])}\n`)
@@ -84,9 +127,15 @@ export class UsageError extends Error {}
 
 function replayOptionsFrom(values: Values): ReplayOptions {
   const clientCache = values['client-cache'] ?? 'none'
-  if (clientCache !== 'none' && clientCache !== 'rolling') throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(clientCache)}`)
+  if (clientCache !== 'none' && clientCache !== 'rolling')
+    throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(clientCache)}`)
   const strategies = values.strategy ?? []
-  const variants: Variant[] = [{ label: directLabel, direct: true }, ...(strategies.length === 0 ? [{ label: 'ctxgate' }] : strategies.map((file) => ({ label: `ctxgate:${basename(file).replace(/\.ya?ml$/, '')}`, configFile: file })))]
+  const variants: Variant[] = [
+    { label: directLabel, direct: true },
+    ...(strategies.length === 0
+      ? [{ label: 'ctxgate' }]
+      : strategies.map((file) => ({ label: `ctxgate:${basename(file).replace(/\.ya?ml$/, '')}`, configFile: file }))),
+  ]
   const budget = values.budget === undefined ? undefined : positive('--budget', values.budget)
   return {
     window: positive('--window', values.window ?? '200000'),
@@ -102,18 +151,28 @@ function replayOptionsFrom(values: Values): ReplayOptions {
 
 function positive(flag: string, raw: string): number {
   const value = Number(raw)
-  if (!Number.isInteger(value) || value <= 0) throw new UsageError(`${flag} must be a positive whole number, got ${JSON.stringify(raw)}`)
+  if (!Number.isInteger(value) || value <= 0)
+    throw new UsageError(`${flag} must be a positive whole number, got ${JSON.stringify(raw)}`)
   return value
 }
 
-function exportConversations(conversations: readonly Conversation[], target: string, write: (text: string) => void): void {
+function exportConversations(
+  conversations: readonly Conversation[],
+  target: string,
+  write: (text: string) => void,
+): void {
   if (target === '-') {
     for (const conversation of conversations) write(toJsonl(conversation))
     return
   }
   mkdirSync(target, { recursive: true })
   for (const conversation of conversations) {
-    const name = `${basename(conversation.source).replace(/[#/]/g, '_').replace(/\.(jsonl|json)$/, '')}${conversation.id === conversation.source ? '' : `.${conversation.id.replace(/[^\w.-]/g, '_').slice(0, 40)}`}.ctxgate.jsonl`
+    const name = `${basename(conversation.source)
+      .replace(/[#/]/g, '_')
+      .replace(
+        /\.(jsonl|json)$/,
+        '',
+      )}${conversation.id === conversation.source ? '' : `.${conversation.id.replace(/[^\w.-]/g, '_').slice(0, 40)}`}.ctxgate.jsonl`
     writeFileSync(join(target, name), toJsonl(conversation))
     write(`wrote ${join(target, name)}\n`)
   }

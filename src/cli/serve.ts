@@ -31,7 +31,10 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   const stop = (signal: string): void => {
     if (stopping) return
     stopping = true
-    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down: no new connections, in-flight requests may finish')
+    logger.info(
+      { signal, graceMs: config.server.shutdownGraceMs },
+      'shutting down: no new connections, in-flight requests may finish',
+    )
     const deadline = setTimeout(() => {
       logger.warn('grace period over; exiting with requests still open')
       process.exit(0)

@@ -16,7 +16,9 @@ export interface ConfigInputs {
   readonly overrides?: DeepPartial<Config>
 }
 
-export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K] }
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends object | null ? DeepPartial<NonNullable<T[K]>> | null : T[K]
+}
 
 type Tree = Record<string, unknown>
 
@@ -32,9 +34,11 @@ export function loadConfig(inputs: ConfigInputs = {}): Readonly<Config> {
 
   for (const setting of settings) {
     const fromEnv = env[setting.env]
-    if (fromEnv !== undefined && fromEnv !== '') applySetting(merged, setting.path, parseSettingValue(setting, fromEnv), setting.env, problems)
+    if (fromEnv !== undefined && fromEnv !== '')
+      applySetting(merged, setting.path, parseSettingValue(setting, fromEnv), setting.env, problems)
     const fromFlag = setting.flag ? flags[setting.flag] : undefined
-    if (fromFlag !== undefined) applySetting(merged, setting.path, parseSettingValue(setting, fromFlag), `--${setting.flag}`, problems)
+    if (fromFlag !== undefined)
+      applySetting(merged, setting.path, parseSettingValue(setting, fromFlag), `--${setting.flag}`, problems)
   }
   if (inputs.overrides) deepMerge(merged, structuredClone(inputs.overrides) as Tree)
 
@@ -49,7 +53,9 @@ export function loadConfig(inputs: ConfigInputs = {}): Readonly<Config> {
 function describeIssue(path: readonly PropertyKey[], message: string): string {
   const dotted = path.map(String).join('.')
   const setting = settings.find((candidate) => candidate.path.join('.') === dotted)
-  const where = setting ? `${dotted} (env ${setting.env}${setting.flag ? `, flag --${setting.flag}` : ''})` : dotted || '(root)'
+  const where = setting
+    ? `${dotted} (env ${setting.env}${setting.flag ? `, flag --${setting.flag}` : ''})`
+    : dotted || '(root)'
   return `${where}: ${message}`
 }
 
@@ -58,7 +64,9 @@ function readYamlFile(path: string, problems: string[]): Tree {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    problems.push(`config file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); check --config / CTXGATE_CONFIG`)
+    problems.push(
+      `config file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'}); check --config / CTXGATE_CONFIG`,
+    )
     return {}
   }
   try {
@@ -75,7 +83,13 @@ function readYamlFile(path: string, problems: string[]): Tree {
   }
 }
 
-function applySetting(target: Tree, path: readonly string[], parsed: { value: unknown } | { problem: string }, source: string, problems: string[]): void {
+function applySetting(
+  target: Tree,
+  path: readonly string[],
+  parsed: { value: unknown } | { problem: string },
+  source: string,
+  problems: string[],
+): void {
   if ('problem' in parsed) {
     problems.push(`${source}: ${parsed.problem}`)
     return

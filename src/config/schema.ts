@@ -4,7 +4,10 @@ const port = z.number().int().min(0).max(65_535)
 const millis = z.number().int().min(0)
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-  .refine((value) => !URL.canParse(value) || (!new URL(value).search && !new URL(value).hash), 'must not carry a query or fragment')
+  .refine(
+    (value) => !URL.canParse(value) || (!new URL(value).search && !new URL(value).hash),
+    'must not carry a query or fragment',
+  )
 
 const upstreamSchema = z.strictObject({
   /** Origin plus optional path prefix; ctxgate appends the request path. */
@@ -81,7 +84,10 @@ export const configSchema = z.strictObject({
     /** A conversation idle this long is forgotten. */
     idleTtlMs: z.number().int().min(1_000),
     /** Share sessions across replicas through Redis (redis:// or rediss:// URL); null keeps them in memory. */
-    redisUrl: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').nullable(),
+    redisUrl: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .nullable(),
     /** Prefix of every Redis key ctxgate writes. */
     redisKeyPrefix: z.string().min(1),
     /** Largest stored state of one conversation, in bytes. */

@@ -13,28 +13,115 @@ export interface Setting {
 }
 
 export const settings: readonly Setting[] = [
-  { path: ['server', 'host'], env: 'CTXGATE_HOST', flag: 'host', type: 'string', description: 'Address to listen on (0.0.0.0 in the container).' },
+  {
+    path: ['server', 'host'],
+    env: 'CTXGATE_HOST',
+    flag: 'host',
+    type: 'string',
+    description: 'Address to listen on (0.0.0.0 in the container).',
+  },
   { path: ['server', 'port'], env: 'CTXGATE_PORT', flag: 'port', type: 'integer', description: 'Port to listen on.' },
-  { path: ['server', 'bodyLimitBytes'], env: 'CTXGATE_BODY_LIMIT_BYTES', type: 'integer', description: 'Largest model request body accepted; larger ones get 413 without reaching the upstream.' },
-  { path: ['server', 'shutdownGraceMs'], env: 'CTXGATE_SHUTDOWN_GRACE_MS', type: 'integer', description: 'How long in-flight streams may run after SIGTERM.' },
-  { path: ['log', 'level'], env: 'CTXGATE_LOG_LEVEL', flag: 'log-level', type: 'string', description: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
-  { path: ['upstreams', 'anthropic', 'url'], env: 'CTXGATE_ANTHROPIC_URL', flag: 'anthropic-url', type: 'string', description: 'Anthropic API origin (and optional path prefix).' },
-  { path: ['upstreams', 'openai', 'url'], env: 'CTXGATE_OPENAI_URL', flag: 'openai-url', type: 'string', description: 'OpenAI API origin (and optional path prefix); ctxgate adds /v1.' },
-  { path: ['upstream', 'connectTimeoutMs'], env: 'CTXGATE_CONNECT_TIMEOUT_MS', type: 'integer', description: 'TCP + TLS connect timeout.' },
-  { path: ['upstream', 'headersTimeoutMs'], env: 'CTXGATE_HEADERS_TIMEOUT_MS', type: 'integer', description: 'Time allowed until the upstream sends response headers.' },
-  { path: ['upstream', 'bodyTimeoutMs'], env: 'CTXGATE_BODY_TIMEOUT_MS', type: 'integer', description: 'Longest silence allowed between two response chunks.' },
-  { path: ['retry', 'maxAttempts'], env: 'CTXGATE_RETRY_MAX_ATTEMPTS', type: 'integer', description: 'Upstream attempts per request before the first byte (1 = no retries).' },
-  { path: ['retry', 'maxTotalWaitMs'], env: 'CTXGATE_RETRY_MAX_TOTAL_WAIT_MS', type: 'integer', description: 'Most time spent waiting between attempts of one request.' },
-  { path: ['sessions', 'redisUrl'], env: 'CTXGATE_REDIS_URL', flag: 'redis-url', type: 'nullable-string', description: 'Share sessions across replicas through this Redis.' },
-  { path: ['metrics', 'port'], env: 'CTXGATE_METRICS_PORT', flag: 'metrics-port', type: 'nullable-integer', description: 'Serve /metrics on a separate port.' },
-  { path: ['metrics', 'token'], env: 'CTXGATE_ADMIN_TOKEN', type: 'nullable-string', description: 'Bearer token required on /metrics and /ctxgate/sessions.' },
-  { path: ['auth', 'tokens'], env: 'CTXGATE_AUTH_TOKENS', type: 'list', description: 'Comma-separated client tokens, sent as x-ctxgate-auth.' },
+  {
+    path: ['server', 'bodyLimitBytes'],
+    env: 'CTXGATE_BODY_LIMIT_BYTES',
+    type: 'integer',
+    description: 'Largest model request body accepted; larger ones get 413 without reaching the upstream.',
+  },
+  {
+    path: ['server', 'shutdownGraceMs'],
+    env: 'CTXGATE_SHUTDOWN_GRACE_MS',
+    type: 'integer',
+    description: 'How long in-flight streams may run after SIGTERM.',
+  },
+  {
+    path: ['log', 'level'],
+    env: 'CTXGATE_LOG_LEVEL',
+    flag: 'log-level',
+    type: 'string',
+    description: 'pino level: fatal, error, warn, info, debug, trace or silent.',
+  },
+  {
+    path: ['upstreams', 'anthropic', 'url'],
+    env: 'CTXGATE_ANTHROPIC_URL',
+    flag: 'anthropic-url',
+    type: 'string',
+    description: 'Anthropic API origin (and optional path prefix).',
+  },
+  {
+    path: ['upstreams', 'openai', 'url'],
+    env: 'CTXGATE_OPENAI_URL',
+    flag: 'openai-url',
+    type: 'string',
+    description: 'OpenAI API origin (and optional path prefix); ctxgate adds /v1.',
+  },
+  {
+    path: ['upstream', 'connectTimeoutMs'],
+    env: 'CTXGATE_CONNECT_TIMEOUT_MS',
+    type: 'integer',
+    description: 'TCP + TLS connect timeout.',
+  },
+  {
+    path: ['upstream', 'headersTimeoutMs'],
+    env: 'CTXGATE_HEADERS_TIMEOUT_MS',
+    type: 'integer',
+    description: 'Time allowed until the upstream sends response headers.',
+  },
+  {
+    path: ['upstream', 'bodyTimeoutMs'],
+    env: 'CTXGATE_BODY_TIMEOUT_MS',
+    type: 'integer',
+    description: 'Longest silence allowed between two response chunks.',
+  },
+  {
+    path: ['retry', 'maxAttempts'],
+    env: 'CTXGATE_RETRY_MAX_ATTEMPTS',
+    type: 'integer',
+    description: 'Upstream attempts per request before the first byte (1 = no retries).',
+  },
+  {
+    path: ['retry', 'maxTotalWaitMs'],
+    env: 'CTXGATE_RETRY_MAX_TOTAL_WAIT_MS',
+    type: 'integer',
+    description: 'Most time spent waiting between attempts of one request.',
+  },
+  {
+    path: ['sessions', 'redisUrl'],
+    env: 'CTXGATE_REDIS_URL',
+    flag: 'redis-url',
+    type: 'nullable-string',
+    description: 'Share sessions across replicas through this Redis.',
+  },
+  {
+    path: ['metrics', 'port'],
+    env: 'CTXGATE_METRICS_PORT',
+    flag: 'metrics-port',
+    type: 'nullable-integer',
+    description: 'Serve /metrics on a separate port.',
+  },
+  {
+    path: ['metrics', 'token'],
+    env: 'CTXGATE_ADMIN_TOKEN',
+    type: 'nullable-string',
+    description: 'Bearer token required on /metrics and /ctxgate/sessions.',
+  },
+  {
+    path: ['auth', 'tokens'],
+    env: 'CTXGATE_AUTH_TOKENS',
+    type: 'list',
+    description: 'Comma-separated client tokens, sent as x-ctxgate-auth.',
+  },
 ]
 
 /** Turns a raw string into the value the schema expects, or explains why it can't. */
 export function parseSettingValue(setting: Setting, raw: string): { value: unknown } | { problem: string } {
   if (setting.type === 'string') return { value: raw }
-  if (setting.type === 'list') return { value: raw.split(',').map((item) => item.trim()).filter(Boolean) }
+  if (setting.type === 'list')
+    return {
+      value: raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    }
   if (setting.type === 'nullable-string') return { value: raw === '' || raw === 'null' || raw === 'off' ? null : raw }
   if (setting.type === 'nullable-integer' && (raw === '' || raw === 'null' || raw === 'off')) return { value: null }
   if (/^-?\d+$/.test(raw.trim())) return { value: Number(raw.trim()) }

@@ -37,24 +37,40 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   const model = deps.models.of(accounting?.model)
   metrics.requests.inc({ route, provider, model, status_class: statusClass(record.status) })
   metrics.duration.observe({ route, provider }, record.durationMs / 1000)
-  if (record.requestOverheadMs !== undefined) metrics.overhead.observe({ route, phase: 'request' }, record.requestOverheadMs / 1000)
-  if (record.responseOverheadMs !== undefined) metrics.overhead.observe({ route, phase: 'response' }, record.responseOverheadMs / 1000)
+  if (record.requestOverheadMs !== undefined)
+    metrics.overhead.observe({ route, phase: 'request' }, record.requestOverheadMs / 1000)
+  if (record.responseOverheadMs !== undefined)
+    metrics.overhead.observe({ route, phase: 'response' }, record.responseOverheadMs / 1000)
   if (record.ttfbMs !== undefined) metrics.upstreamTtfb.observe({ route, provider }, record.ttfbMs / 1000)
   if (record.attempts > 0) metrics.upstreamAttempts.inc({ provider }, record.attempts)
   for (const reason of record.retries) metrics.upstreamRetries.inc({ provider, reason })
   if (record.failOpen) metrics.failOpen.inc({ provider, stage: record.failOpen })
   if (record.outcome === 'client_closed' || record.outcome === 'upstream_failed') {
-    metrics.streamAborts.inc({ provider, phase: record.outcome === 'client_closed' ? (record.upstreamStatus ? 'client_mid_stream' : 'client_before_response') : 'upstream_mid_stream' })
+    metrics.streamAborts.inc({
+      provider,
+      phase:
+        record.outcome === 'client_closed'
+          ? record.upstreamStatus
+            ? 'client_mid_stream'
+            : 'client_before_response'
+          : 'upstream_mid_stream',
+    })
   }
   const report = accounting?.report
   if (record.usage) {
     recordUsage(metrics, provider, model, record.usage)
-    if (report && report.estimatedAfter > 0) metrics.estimatorRatio.observe({ provider, model }, report.estimatedAfter / Math.max(1, promptTokensOf(record.usage)))
+    if (report && report.estimatedAfter > 0)
+      metrics.estimatorRatio.observe(
+        { provider, model },
+        report.estimatedAfter / Math.max(1, promptTokensOf(record.usage)),
+      )
   }
   if (report) {
     metrics.estimatedPromptTokens.inc({ provider, model, stage: 'before' }, report.estimatedBefore)
-    if (record.outcome !== 'rejected') metrics.estimatedPromptTokens.inc({ provider, model, stage: 'after' }, report.estimatedAfter)
-    for (const [edit, tokens] of Object.entries(report.tokensRemoved)) if (tokens > 0) metrics.tokensRemoved.inc({ provider, model, edit }, tokens)
+    if (record.outcome !== 'rejected')
+      metrics.estimatedPromptTokens.inc({ provider, model, stage: 'after' }, report.estimatedAfter)
+    for (const [edit, tokens] of Object.entries(report.tokensRemoved))
+      if (tokens > 0) metrics.tokensRemoved.inc({ provider, model, edit }, tokens)
     if (report.folded > 0) metrics.edits.inc({ provider, edit: 'fold' }, report.folded)
     if (report.cleared > 0) metrics.edits.inc({ provider, edit: 'clear' }, report.cleared)
     if (report.droppedMessages > 0) metrics.edits.inc({ provider, edit: 'drop' }, report.droppedMessages)
@@ -65,6 +81,12 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId) {
     const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-    void deps.sessions.record(accounting.sessionId, { model: accounting.model, ...(record.usage ? { usage: record.usage } : {}), tokensRemoved: removed, prefixBreak: accounting.prefixBreak !== undefined, refusalAvoided: avoided })
+    void deps.sessions.record(accounting.sessionId, {
+      model: accounting.model,
+      ...(record.usage ? { usage: record.usage } : {}),
+      tokensRemoved: removed,
+      prefixBreak: accounting.prefixBreak !== undefined,
+      refusalAvoided: avoided,
+    })
   }
 }

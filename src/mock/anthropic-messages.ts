@@ -11,12 +11,16 @@ const perRequestTokens = 8
 export class InvalidRequest extends Error {}
 
 export function anthropicError(status: number, type: string, message: string): MockAnswer {
-  return { status, json: { type: 'error', error: { type, message }, request_id: `req_mock_${Date.now().toString(36)}` } }
+  return {
+    status,
+    json: { type: 'error', error: { type, message }, request_id: `req_mock_${Date.now().toString(36)}` },
+  }
 }
 
 /** Parses and checks a Messages request the way the real API does, or throws InvalidRequest. */
 function validate(body: unknown): Json {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The request body is not a JSON object.')
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidRequest('The request body is not a JSON object.')
   const request = body as Json
   if (typeof request['model'] !== 'string') throw new InvalidRequest('model: Field required')
   if (!Array.isArray(request['messages'])) throw new InvalidRequest('messages: Field required')
@@ -24,13 +28,16 @@ function validate(body: unknown): Json {
   messages.forEach((message, index) => {
     const content = message['content']
     if (typeof content === 'string') {
-      if (content.length === 0 && message['role'] === 'user') throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
+      if (content.length === 0 && message['role'] === 'user')
+        throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
       return
     }
     if (!Array.isArray(content)) throw new InvalidRequest(`messages.${index}.content: Input should be a valid list`)
-    if (content.length === 0 && message['role'] === 'user') throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
+    if (content.length === 0 && message['role'] === 'user')
+      throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
     for (const block of content as Json[]) {
-      if (block['type'] === 'text' && block['text'] === '') throw new InvalidRequest('messages: text content blocks must be non-empty')
+      if (block['type'] === 'text' && block['text'] === '')
+        throw new InvalidRequest('messages: text content blocks must be non-empty')
       if ((block['type'] === 'thinking' || block['type'] === 'redacted_thinking') && block['cache_control']) {
         throw new InvalidRequest(`messages.${index}: cache_control cannot be set on thinking blocks`)
       }
@@ -48,19 +55,41 @@ function blocksOf(message: Json): Json[] {
 /** model-apis §1.3: every tool_use answered in the next message, every tool_result answering one. */
 function checkToolPairing(messages: Json[]): void {
   messages.forEach((message, index) => {
-    const uses = message['role'] === 'assistant' ? blocksOf(message).filter((block) => block['type'] === 'tool_use').map((block) => String(block['id'])) : []
+    const uses =
+      message['role'] === 'assistant'
+        ? blocksOf(message)
+            .filter((block) => block['type'] === 'tool_use')
+            .map((block) => String(block['id']))
+        : []
     const next = messages[index + 1]
-    const answered = next && next['role'] === 'user' ? new Set(blocksOf(next).filter((block) => block['type'] === 'tool_result').map((block) => String(block['tool_use_id']))) : new Set<string>()
+    const answered =
+      next && next['role'] === 'user'
+        ? new Set(
+            blocksOf(next)
+              .filter((block) => block['type'] === 'tool_result')
+              .map((block) => String(block['tool_use_id'])),
+          )
+        : new Set<string>()
     const missing = uses.filter((id) => !answered.has(id))
     if (missing.length > 0 && index + 1 < messages.length) {
-      throw new InvalidRequest(`messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`)
+      throw new InvalidRequest(
+        `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      )
     }
     if (message['role'] !== 'user') return
     const previous = messages[index - 1]
-    const offered = new Set(previous && previous['role'] === 'assistant' ? blocksOf(previous).filter((block) => block['type'] === 'tool_use').map((block) => String(block['id'])) : [])
+    const offered = new Set(
+      previous && previous['role'] === 'assistant'
+        ? blocksOf(previous)
+            .filter((block) => block['type'] === 'tool_use')
+            .map((block) => String(block['id']))
+        : [],
+    )
     blocksOf(message).forEach((block, blockIndex) => {
       if (block['type'] === 'tool_result' && !offered.has(String(block['tool_use_id']))) {
-        throw new InvalidRequest(`messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block['tool_use_id'])}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`)
+        throw new InvalidRequest(
+          `messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block['tool_use_id'])}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        )
       }
     })
   })
@@ -85,11 +114,16 @@ function blockTokens(block: Json): number {
     case 'image':
       return perBlockTokens + imageTokens
     case 'tool_use':
-      return perBlockTokens + countTextTokens(String(block['name'] ?? '')) + countTextTokens(JSON.stringify(block['input'] ?? {}))
+      return (
+        perBlockTokens +
+        countTextTokens(String(block['name'] ?? '')) +
+        countTextTokens(JSON.stringify(block['input'] ?? {}))
+      )
     case 'tool_result': {
       const content = block['content']
       if (typeof content === 'string') return perBlockTokens + countTextTokens(content)
-      if (Array.isArray(content)) return perBlockTokens + (content as Json[]).reduce((sum, inner) => sum + blockTokens(inner), 0)
+      if (Array.isArray(content))
+        return perBlockTokens + (content as Json[]).reduce((sum, inner) => sum + blockTokens(inner), 0)
       return perBlockTokens
     }
     case 'thinking':
@@ -106,28 +140,35 @@ export function promptBlocks(request: Json): PromptBlock[] {
     const breakpoint = ttlOf(block)
     blocks.push({ key: withoutCacheControl(block), tokens: tokens + extra, ...(breakpoint ? { breakpoint } : {}) })
   }
-  for (const tool of (request['tools'] as Json[] | undefined) ?? []) add(tool, countTextTokens(withoutCacheControl(tool)))
+  for (const tool of (request['tools'] as Json[] | undefined) ?? [])
+    add(tool, countTextTokens(withoutCacheControl(tool)))
   const system = request['system']
   if (typeof system === 'string') add({ type: 'text', text: system }, blockTokens({ type: 'text', text: system }))
   else if (Array.isArray(system)) for (const block of system as Json[]) add(block, blockTokens(block))
   for (const message of request['messages'] as Json[]) {
-    blocksOf(message).forEach((block, index) => add({ role: message['role'], ...block }, blockTokens(block), index === 0 ? perMessageTokens : 0))
+    blocksOf(message).forEach((block, index) =>
+      add({ role: message['role'], ...block }, blockTokens(block), index === 0 ? perMessageTokens : 0),
+    )
   }
   // Top-level cache_control marks the last block (automatic caching, model-apis §2.2).
   const automatic = request['cache_control'] as Json | undefined
   const last = blocks[blocks.length - 1]
-  if (automatic && last && !last.breakpoint) blocks[blocks.length - 1] = { ...last, breakpoint: automatic['ttl'] === '1h' ? '1h' : '5m' }
+  if (automatic && last && !last.breakpoint)
+    blocks[blocks.length - 1] = { ...last, breakpoint: automatic['ttl'] === '1h' ? '1h' : '5m' }
   return blocks
 }
 
 function checkBreakpoints(blocks: PromptBlock[], request: Json): void {
   const explicit = blocks.filter((block) => block.breakpoint).length
-  if (explicit > 4) throw new InvalidRequest(`A maximum of 4 blocks with cache_control may be provided. Found ${explicit}.`)
+  if (explicit > 4)
+    throw new InvalidRequest(`A maximum of 4 blocks with cache_control may be provided. Found ${explicit}.`)
   let seen5m = false
   for (const block of blocks) {
     if (block.breakpoint === '5m') seen5m = true
     if (block.breakpoint === '1h' && seen5m) {
-      throw new InvalidRequest("cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.")
+      throw new InvalidRequest(
+        "cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.",
+      )
     }
   }
   void request
@@ -139,7 +180,11 @@ export interface AnthropicUsageCounted {
 }
 
 /** Validates, counts and (unless only counting) runs the prompt cache for one request. */
-export function countAnthropicRequest(body: unknown, options: MockOptions, cache: AnthropicPromptCache | undefined): AnthropicUsageCounted {
+export function countAnthropicRequest(
+  body: unknown,
+  options: MockOptions,
+  cache: AnthropicPromptCache | undefined,
+): AnthropicUsageCounted {
   const request = validate(body)
   const blocks = promptBlocks(request)
   checkBreakpoints(blocks, request)
@@ -163,7 +208,13 @@ export function anthropicCountTokens(body: unknown, options: MockOptions): MockA
   }
 }
 
-export function anthropicMessages(body: unknown, options: MockOptions, cache: AnthropicPromptCache, replyKind: MockReplyKind, sequence: number): MockAnswer {
+export function anthropicMessages(
+  body: unknown,
+  options: MockOptions,
+  cache: AnthropicPromptCache,
+  replyKind: MockReplyKind,
+  sequence: number,
+): MockAnswer {
   let counted: AnthropicUsageCounted
   try {
     counted = countAnthropicRequest(body, options, cache)
@@ -177,20 +228,37 @@ export function anthropicMessages(body: unknown, options: MockOptions, cache: An
   const toolName = typeof tools[0]?.['name'] === 'string' ? String(tools[0]['name']) : undefined
   const useTool = replyKind === 'tool_use' && toolName !== undefined
   const text = options.replyText(sequence)
-  const content: Json[] = useTool ? [{ type: 'tool_use', id: `toolu_mock_${sequence}`, name: toolName, input: { step: sequence } }] : [{ type: 'text', text }]
+  const content: Json[] = useTool
+    ? [{ type: 'tool_use', id: `toolu_mock_${sequence}`, name: toolName, input: { step: sequence } }]
+    : [{ type: 'text', text }]
   const outputTokens = useTool ? 12 : countTextTokens(text)
   const usageJson = {
     input_tokens: usage.inputTokens,
     cache_creation_input_tokens: usage.cacheWrite5mTokens + usage.cacheWrite1hTokens,
     cache_read_input_tokens: usage.cacheReadTokens,
-    cache_creation: { ephemeral_5m_input_tokens: usage.cacheWrite5mTokens, ephemeral_1h_input_tokens: usage.cacheWrite1hTokens },
+    cache_creation: {
+      ephemeral_5m_input_tokens: usage.cacheWrite5mTokens,
+      ephemeral_1h_input_tokens: usage.cacheWrite1hTokens,
+    },
     output_tokens: outputTokens,
     service_tier: 'standard',
   }
   const id = `msg_mock_${sequence}`
   const stopReason = useTool ? 'tool_use' : 'end_turn'
   if (request['stream'] !== true) {
-    return { status: 200, json: { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: usageJson } }
+    return {
+      status: 200,
+      json: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage: usageJson,
+      },
+    }
   }
   return { status: 200, sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens }) }
 }
@@ -199,24 +267,57 @@ function frame(event: string, data: Json): string {
   return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
 }
 
-function streamFrames(message: { id: string; model: string; content: Json[]; stopReason: string; usage: Json; outputTokens: number }): string[] {
-  const frames = [frame('message_start', { message: { id: message.id, type: 'message', role: 'assistant', model: message.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } } })]
+function streamFrames(message: {
+  id: string
+  model: string
+  content: Json[]
+  stopReason: string
+  usage: Json
+  outputTokens: number
+}): string[] {
+  const frames = [
+    frame('message_start', {
+      message: {
+        id: message.id,
+        type: 'message',
+        role: 'assistant',
+        model: message.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...message.usage, output_tokens: 1 },
+      },
+    }),
+  ]
   message.content.forEach((block, index) => {
     if (block['type'] === 'tool_use') {
       frames.push(frame('content_block_start', { index, content_block: { ...block, input: {} } }))
       const json = JSON.stringify(block['input'])
       const middle = Math.floor(json.length / 2)
-      frames.push(frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, middle) } }))
-      frames.push(frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(middle) } }))
+      frames.push(
+        frame('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(0, middle) },
+        }),
+      )
+      frames.push(
+        frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(middle) } }),
+      )
     } else {
       frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }))
       frames.push(frame('ping', {}))
-      for (const word of String(block['text']).match(/\S+\s*/g) ?? []) frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: word } }))
+      for (const word of String(block['text']).match(/\S+\s*/g) ?? [])
+        frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: word } }))
     }
     frames.push(frame('content_block_stop', { index }))
   })
   const { cache_creation: _breakdown, service_tier: _tier, ...deltaUsage } = message.usage
-  frames.push(frame('message_delta', { delta: { stop_reason: message.stopReason, stop_sequence: null }, usage: { ...deltaUsage, output_tokens: message.outputTokens } }))
+  frames.push(
+    frame('message_delta', {
+      delta: { stop_reason: message.stopReason, stop_sequence: null },
+      usage: { ...deltaUsage, output_tokens: message.outputTokens },
+    }),
+  )
   frames.push(frame('message_stop', {}))
   return frames
 }

@@ -6,7 +6,13 @@ type Json = Record<string, unknown>
 
 const perMessageTokens = 4
 
-export function openaiError(status: number, type: string, message: string, code: string | null, param: string | null = null): MockAnswer {
+export function openaiError(
+  status: number,
+  type: string,
+  message: string,
+  code: string | null,
+  param: string | null = null,
+): MockAnswer {
   return { status, json: { error: { message, type, param, code } } }
 }
 
@@ -14,7 +20,8 @@ function contentTokens(content: unknown): number {
   if (typeof content === 'string') return countTextTokens(content)
   if (!Array.isArray(content)) return 0
   return (content as Json[]).reduce((sum, part) => {
-    if (part['type'] === 'text' || part['type'] === 'input_text' || part['type'] === 'output_text') return sum + countTextTokens(String(part['text'] ?? ''))
+    if (part['type'] === 'text' || part['type'] === 'input_text' || part['type'] === 'output_text')
+      return sum + countTextTokens(String(part['text'] ?? ''))
     if (part['type'] === 'image_url' || part['type'] === 'input_image') return sum + imageTokens
     return sum + countTextTokens(JSON.stringify(part))
   }, 0)
@@ -30,14 +37,16 @@ function messageTokens(message: Json): number {
 function pairingProblem(messages: Json[]): string | undefined {
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index] as Json
-    if (message['role'] === 'tool') return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+    if (message['role'] === 'tool')
+      return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
     const calls = message['role'] === 'assistant' ? ((message['tool_calls'] as Json[] | undefined) ?? []) : []
     if (calls.length === 0) continue
     const pending = new Set(calls.map((call) => String(call['id'])))
     let next = index + 1
     for (; next < messages.length && (messages[next] as Json)['role'] === 'tool'; next++) {
       const id = String((messages[next] as Json)['tool_call_id'])
-      if (!pending.delete(id)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
+      if (!pending.delete(id))
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
     }
     if (pending.size > 0 && next < messages.length) {
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending].join(', ')}`
@@ -47,11 +56,32 @@ function pairingProblem(messages: Json[]): string | undefined {
   return undefined
 }
 
-export function openaiChat(body: unknown, options: MockOptions, cache: OpenAIPromptCache, replyKind: MockReplyKind, sequence: number): MockAnswer {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null)
+export function openaiChat(
+  body: unknown,
+  options: MockOptions,
+  cache: OpenAIPromptCache,
+  replyKind: MockReplyKind,
+  sequence: number,
+): MockAnswer {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null)
   const request = body as Json
-  if (typeof request['model'] !== 'string') return openaiError(400, 'invalid_request_error', "Missing required parameter: 'model'.", 'missing_required_parameter', 'model')
-  if (!Array.isArray(request['messages'])) return openaiError(400, 'invalid_request_error', "Missing required parameter: 'messages'.", 'missing_required_parameter', 'messages')
+  if (typeof request['model'] !== 'string')
+    return openaiError(
+      400,
+      'invalid_request_error',
+      "Missing required parameter: 'model'.",
+      'missing_required_parameter',
+      'model',
+    )
+  if (!Array.isArray(request['messages']))
+    return openaiError(
+      400,
+      'invalid_request_error',
+      "Missing required parameter: 'messages'.",
+      'missing_required_parameter',
+      'messages',
+    )
   const messages = request['messages'] as Json[]
   const problem = pairingProblem(messages)
   if (problem) return openaiError(400, 'invalid_request_error', problem, null, 'messages')
@@ -63,10 +93,21 @@ export function openaiChat(body: unknown, options: MockOptions, cache: OpenAIPro
   const promptTokens = 3 + toolTokens + perMessage.reduce((sum, value) => sum + value, 0)
   const window = options.windowFor(model)
   if (promptTokens > window) {
-    return openaiError(400, 'invalid_request_error', `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`, 'context_length_exceeded', 'messages')
+    return openaiError(
+      400,
+      'invalid_request_error',
+      `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      'context_length_exceeded',
+      'messages',
+    )
   }
   const scope = `${model}\u0000${String(request['prompt_cache_key'] ?? '')}\u0000${JSON.stringify(tools)}`
-  const cachedTokens = cache.use(scope, messages.map((message) => JSON.stringify(message)), perMessage, promptTokens)
+  const cachedTokens = cache.use(
+    scope,
+    messages.map((message) => JSON.stringify(message)),
+    perMessage,
+    promptTokens,
+  )
 
   const toolName = (tools[0]?.['function'] as Json | undefined)?.['name']
   const useTool = replyKind === 'tool_use' && typeof toolName === 'string'
@@ -77,28 +118,87 @@ export function openaiChat(body: unknown, options: MockOptions, cache: OpenAIPro
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     prompt_tokens_details: { cached_tokens: cachedTokens, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   }
   const id = `chatcmpl-mock${sequence}`
   const created = 1_767_225_600 + sequence
-  const toolCalls = useTool ? [{ id: `call_mock_${sequence}`, type: 'function', function: { name: toolName, arguments: JSON.stringify({ step: sequence }) } }] : undefined
+  const toolCalls = useTool
+    ? [
+        {
+          id: `call_mock_${sequence}`,
+          type: 'function',
+          function: { name: toolName, arguments: JSON.stringify({ step: sequence }) },
+        },
+      ]
+    : undefined
   const finishReason = useTool ? 'tool_calls' : 'stop'
   const base = { id, created, model, system_fingerprint: 'fp_mock' }
 
   if (request['stream'] !== true) {
-    const message = { role: 'assistant', content: useTool ? null : text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }
-    return { status: 200, json: { ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }], usage } }
+    const message = {
+      role: 'assistant',
+      content: useTool ? null : text,
+      refusal: null,
+      ...(toolCalls ? { tool_calls: toolCalls } : {}),
+    }
+    return {
+      status: 200,
+      json: {
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
+        usage,
+      },
+    }
   }
 
   const includeUsage = (request['stream_options'] as Json | undefined)?.['include_usage'] === true
-  const chunk = (choices: unknown[], extra: Json = {}): string => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`
-  const frames = [chunk([{ index: 0, delta: { role: 'assistant', content: useTool ? null : '', refusal: null }, logprobs: null, finish_reason: null }])]
+  const chunk = (choices: unknown[], extra: Json = {}): string =>
+    `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`
+  const frames = [
+    chunk([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: useTool ? null : '', refusal: null },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]),
+  ]
   if (toolCalls) {
     const call = toolCalls[0] as { id: string; function: { name: string; arguments: string } }
-    frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]))
-    frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] }, logprobs: null, finish_reason: null }]))
+    frames.push(
+      chunk([
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              { index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+            ],
+          },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ]),
+    )
+    frames.push(
+      chunk([
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ]),
+    )
   } else {
-    for (const word of text.match(/\S+\s*/g) ?? []) frames.push(chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }]))
+    for (const word of text.match(/\S+\s*/g) ?? [])
+      frames.push(chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }]))
   }
   frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]))
   if (includeUsage) frames.push(chunk([], { usage }))
@@ -108,10 +208,21 @@ export function openaiChat(body: unknown, options: MockOptions, cache: OpenAIPro
 
 /** A minimal Responses API answer, enough for passthrough and SDK round trips. */
 export function openaiResponses(body: unknown, options: MockOptions, sequence: number): MockAnswer {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null)
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null)
   const request = body as Json
   const input = request['input']
-  const inputTokens = 3 + (typeof input === 'string' ? countTextTokens(input) : Array.isArray(input) ? (input as Json[]).reduce((sum, item) => sum + perMessageTokens + contentTokens(item['content'] ?? item['output'] ?? ''), 0) : 0) + countTextTokens(String(request['instructions'] ?? ''))
+  const inputTokens =
+    3 +
+    (typeof input === 'string'
+      ? countTextTokens(input)
+      : Array.isArray(input)
+        ? (input as Json[]).reduce(
+            (sum, item) => sum + perMessageTokens + contentTokens(item['content'] ?? item['output'] ?? ''),
+            0,
+          )
+        : 0) +
+    countTextTokens(String(request['instructions'] ?? ''))
   const text = options.replyText(sequence)
   const outputTokens = countTextTokens(text)
   const response = {
@@ -120,16 +231,35 @@ export function openaiResponses(body: unknown, options: MockOptions, sequence: n
     created_at: 1_767_225_600 + sequence,
     status: 'completed',
     model: String(request['model'] ?? ''),
-    output: [{ type: 'message', id: `msg_mock_${sequence}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
-    usage: { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens },
+    output: [
+      {
+        type: 'message',
+        id: `msg_mock_${sequence}`,
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      },
+    ],
+    usage: {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
+    },
   }
   if (request['stream'] !== true) return { status: 200, json: response }
-  const event = (type: string, data: Json, number: number): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: number, ...data })}\n\n`
+  const event = (type: string, data: Json, number: number): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: number, ...data })}\n\n`
   return {
     status: 200,
     sse: [
       event('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } }, 0),
-      event('response.output_text.delta', { item_id: `msg_mock_${sequence}`, output_index: 0, content_index: 0, delta: text }, 1),
+      event(
+        'response.output_text.delta',
+        { item_id: `msg_mock_${sequence}`, output_index: 0, content_index: 0, delta: text },
+        1,
+      ),
       event('response.completed', { response }, 2),
     ],
   }

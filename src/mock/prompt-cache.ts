@@ -39,7 +39,10 @@ export class AnthropicPromptCache {
 
   use(scope: string, blocks: readonly PromptBlock[], minCacheableTokens: number): CacheUsage {
     const now = this.#now()
-    const hashes = prefixHashes(scope, blocks.map((block) => block.key))
+    const hashes = prefixHashes(
+      scope,
+      blocks.map((block) => block.key),
+    )
     const prefixTokens = runningTotals(blocks.map((block) => block.tokens))
     const totalTokens = prefixTokens[prefixTokens.length - 1] ?? 0
     const breakpoints = blocks.flatMap((block, index) => (block.breakpoint ? [index] : []))

@@ -60,7 +60,15 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const record: RecordedRequest = { sequence: ++sequence, method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), closedEarly: false, finished: false }
+      const record: RecordedRequest = {
+        sequence: ++sequence,
+        method: request.method ?? 'GET',
+        url: request.url ?? '/',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        closedEarly: false,
+        finished: false,
+      }
       if (!isAdminPath(record.url)) {
         requests.push(record)
         if (requests.length > logLimit) requests.splice(0, requests.length - logLimit)
@@ -71,9 +79,18 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       // The fake upstream answers nonsense the way the real API does: a 400, never a dropped connection.
       handle(record, request, response).catch((error: unknown) => {
         if (response.headersSent) return void response.destroy()
-        const provider: Provider = (record.url.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined) ? 'anthropic' : 'openai'
+        const provider: Provider =
+          record.url.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined
+            ? 'anthropic'
+            : 'openai'
         const message = `Invalid request: ${error instanceof Error ? error.message : String(error)}`
-        void send(response, provider === 'anthropic' ? anthropicError(400, 'invalid_request_error', message) : openaiError(400, 'invalid_request_error', message, null), record)
+        void send(
+          response,
+          provider === 'anthropic'
+            ? anthropicError(400, 'invalid_request_error', message)
+            : openaiError(400, 'invalid_request_error', message, null),
+          record,
+        )
       })
     })
   })
@@ -83,7 +100,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     // Echo answers on any prefix, so passthrough tests can see what ctxgate sent.
     if (/^(\/v1)?\/_mock\/echo/.test(path)) return echo(record, response)
     if (path.startsWith('/_mock/')) return admin(path, record, response)
-    const provider: Provider = path.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai'
+    const provider: Provider =
+      path.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai'
     const fault = faults.next() ?? faultFromHeader(request.headers['x-mock-fault'])
     if (fault?.kind === 'reset') return void request.socket.destroy()
     if (fault?.kind === 'hang') return
@@ -94,13 +112,25 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       await sleep(5)
       return void response.destroy()
     }
-    if (fault?.kind === 'not-json') return send(response, { status: 200, json: undefined, headers: { 'content-type': 'application/json' } }, record, '<html>oops</html>')
+    if (fault?.kind === 'not-json')
+      return send(
+        response,
+        { status: 200, json: undefined, headers: { 'content-type': 'application/json' } },
+        record,
+        '<html>oops</html>',
+      )
 
     let body: unknown
     try {
       body = record.body.length > 0 ? JSON.parse(record.body) : undefined
     } catch {
-      return send(response, provider === 'anthropic' ? anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request as JSON.') : openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null), record)
+      return send(
+        response,
+        provider === 'anthropic'
+          ? anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request as JSON.')
+          : openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null),
+        record,
+      )
     }
     const replyKind: MockReplyKind = request.headers['x-mock-reply'] === 'tool_use' ? 'tool_use' : 'text'
     const answer = answerFor(record.method, path, body, replyKind, record.sequence, provider)
@@ -108,15 +138,43 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     return send(response, answer, record, undefined, { delayMs, fault })
   }
 
-  const answerFor = (method: string, path: string, body: unknown, replyKind: MockReplyKind, number: number, provider: Provider): MockAnswer => {
-    if (method === 'POST' && path === '/v1/messages') return anthropicMessages(body, mockOptions, anthropicCache, replyKind, number)
+  const answerFor = (
+    method: string,
+    path: string,
+    body: unknown,
+    replyKind: MockReplyKind,
+    number: number,
+    provider: Provider,
+  ): MockAnswer => {
+    if (method === 'POST' && path === '/v1/messages')
+      return anthropicMessages(body, mockOptions, anthropicCache, replyKind, number)
     if (method === 'POST' && path === '/v1/messages/count_tokens') return anthropicCountTokens(body, mockOptions)
-    if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) return openaiChat(body, mockOptions, openaiCache, replyKind, number)
-    if (method === 'POST' && (path === '/v1/responses' || path === '/responses')) return openaiResponses(body, mockOptions, number)
+    if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions'))
+      return openaiChat(body, mockOptions, openaiCache, replyKind, number)
+    if (method === 'POST' && (path === '/v1/responses' || path === '/responses'))
+      return openaiResponses(body, mockOptions, number)
     if (method === 'GET' && (path === '/v1/models' || path === '/models')) {
-      return { status: 200, json: provider === 'anthropic' ? { data: [{ type: 'model', id: 'claude-mock-1', display_name: 'Mock', created_at: '2026-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-mock-1', last_id: 'claude-mock-1' } : { object: 'list', data: [{ id: 'gpt-mock-1', object: 'model', created: 1767225600, owned_by: 'ctxgate' }] } }
+      return {
+        status: 200,
+        json:
+          provider === 'anthropic'
+            ? {
+                data: [
+                  { type: 'model', id: 'claude-mock-1', display_name: 'Mock', created_at: '2026-01-01T00:00:00Z' },
+                ],
+                has_more: false,
+                first_id: 'claude-mock-1',
+                last_id: 'claude-mock-1',
+              }
+            : {
+                object: 'list',
+                data: [{ id: 'gpt-mock-1', object: 'model', created: 1767225600, owned_by: 'ctxgate' }],
+              },
+      }
     }
-    return provider === 'anthropic' ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`) : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)
+    return provider === 'anthropic'
+      ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`)
+      : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)
   }
 
   const admin = async (path: string, record: RecordedRequest, response: ServerResponse): Promise<void> => {
@@ -163,7 +221,15 @@ function isAdminPath(url: string): boolean {
 
 function echo(record: RecordedRequest, response: ServerResponse): Promise<void> {
   const status = Number(record.headers['x-echo-status'] ?? 200)
-  return send(response, { status, json: { method: record.method, url: record.url, headers: record.headers, body: record.body }, headers: { 'x-echo-response': 'yes', 'set-cookie': 'session=1; Path=/' } }, record)
+  return send(
+    response,
+    {
+      status,
+      json: { method: record.method, url: record.url, headers: record.headers, body: record.body },
+      headers: { 'x-echo-response': 'yes', 'set-cookie': 'session=1; Path=/' },
+    },
+    record,
+  )
 }
 
 function statusFault(provider: Provider, fault: Extract<Fault, { kind: 'status' }>): MockAnswer {
@@ -171,9 +237,21 @@ function statusFault(provider: Provider, fault: Extract<Fault, { kind: 'status' 
   if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter
   if (fault.retryAfterMs !== undefined) headers['retry-after-ms'] = String(fault.retryAfterMs)
   if (fault.shouldRetry !== undefined) headers['x-should-retry'] = String(fault.shouldRetry)
-  const anthropicType: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 504: 'timeout_error', 529: 'overloaded_error' }
+  const anthropicType: Record<number, string> = {
+    400: 'invalid_request_error',
+    401: 'authentication_error',
+    403: 'permission_error',
+    404: 'not_found_error',
+    413: 'request_too_large',
+    429: 'rate_limit_error',
+    504: 'timeout_error',
+    529: 'overloaded_error',
+  }
   const message = fault.status === 529 ? 'Overloaded' : `Mock fault: status ${fault.status}`
-  const answer = provider === 'anthropic' ? anthropicError(fault.status, anthropicType[fault.status] ?? 'api_error', message) : openaiError(fault.status, fault.status === 429 ? 'rate_limit_error' : 'server_error', message, null)
+  const answer =
+    provider === 'anthropic'
+      ? anthropicError(fault.status, anthropicType[fault.status] ?? 'api_error', message)
+      : openaiError(fault.status, fault.status === 429 ? 'rate_limit_error' : 'server_error', message, null)
   return { ...answer, headers } as MockAnswer
 }
 
@@ -182,15 +260,31 @@ interface SendOptions {
   readonly fault: Fault | undefined
 }
 
-async function send(response: ServerResponse, answer: MockAnswer, record: RecordedRequest, rawBody?: string, options: SendOptions = { delayMs: 0, fault: undefined }): Promise<void> {
+async function send(
+  response: ServerResponse,
+  answer: MockAnswer,
+  record: RecordedRequest,
+  rawBody?: string,
+  options: SendOptions = { delayMs: 0, fault: undefined },
+): Promise<void> {
   if ('json' in answer) {
     const body = rawBody ?? JSON.stringify(answer.json)
-    response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'request-id': `req_mock_${record.sequence}`, 'x-request-id': `req_mock_${record.sequence}`, ...answer.headers })
+    response.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'request-id': `req_mock_${record.sequence}`,
+      'x-request-id': `req_mock_${record.sequence}`,
+      ...answer.headers,
+    })
     response.end(body)
     record.finished = true
     return
   }
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_mock_${record.sequence}` })
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'request-id': `req_mock_${record.sequence}`,
+  })
   const { fault } = options
   for (let index = 0; index < answer.sse.length; index++) {
     if (response.destroyed) return
@@ -201,7 +295,11 @@ async function send(response: ServerResponse, answer: MockAnswer, record: Record
       if (fault.kind === 'stall-mid-stream') return
       if (fault.kind === 'error-mid-stream') {
         const anthropic = (answer.sse[0] ?? '').startsWith('event:')
-        response.end(anthropic ? 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n' : 'data: {"error":{"message":"Overloaded","type":"server_error","param":null,"code":null}}\n\n')
+        response.end(
+          anthropic
+            ? 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+            : 'data: {"error":{"message":"Overloaded","type":"server_error","param":null,"code":null}}\n\n',
+        )
         record.finished = true
         return
       }

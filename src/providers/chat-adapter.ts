@@ -78,5 +78,7 @@ export function conversationFingerprint(view: ChatView, first: unknown): string 
 const fingerprintSampleChars = 4096
 
 function sampled(text: string): string {
-  return text.length <= 2 * fingerprintSampleChars ? text : text.slice(0, fingerprintSampleChars) + text.slice(-fingerprintSampleChars)
+  return text.length <= 2 * fingerprintSampleChars
+    ? text
+    : text.slice(0, fingerprintSampleChars) + text.slice(-fingerprintSampleChars)
 }

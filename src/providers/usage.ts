@@ -9,7 +9,13 @@ export interface Usage {
   readonly outputTokens: number
 }
 
-export const zeroUsage: Usage = { inputTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, cacheReadTokens: 0, outputTokens: 0 }
+export const zeroUsage: Usage = {
+  inputTokens: 0,
+  cacheWrite5mTokens: 0,
+  cacheWrite1hTokens: 0,
+  cacheReadTokens: 0,
+  outputTokens: 0,
+}
 
 export function promptTokensOf(usage: Usage): number {
   return usage.inputTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens + usage.cacheReadTokens

@@ -7,7 +7,12 @@ export const priceFactors = { input: 1, cacheWrite5m: 1.25, cacheWrite1h: 2, cac
 
 /** Input tokens as if every one were billed at the uncached price. */
 export function billedEquivalentInput(usage: Usage): number {
-  return usage.inputTokens * priceFactors.input + usage.cacheWrite5mTokens * priceFactors.cacheWrite5m + usage.cacheWrite1hTokens * priceFactors.cacheWrite1h + usage.cacheReadTokens * priceFactors.cacheRead
+  return (
+    usage.inputTokens * priceFactors.input +
+    usage.cacheWrite5mTokens * priceFactors.cacheWrite5m +
+    usage.cacheWrite1hTokens * priceFactors.cacheWrite1h +
+    usage.cacheReadTokens * priceFactors.cacheRead
+  )
 }
 
 /** Share of prompt tokens read from cache (0 when nothing was sent). */

@@ -33,7 +33,17 @@ export function buildAnthropicRequests(conversation: Conversation, options: Requ
       const body: Record<string, unknown> = {
         model: options.model ?? conversation.model,
         max_tokens: options.maxTokens,
-        ...(conversation.system ? { system: [{ type: 'text', text: conversation.system, ...(marked ? { cache_control: { type: 'ephemeral' } } : {}) }] } : {}),
+        ...(conversation.system
+          ? {
+              system: [
+                {
+                  type: 'text',
+                  text: conversation.system,
+                  ...(marked ? { cache_control: { type: 'ephemeral' } } : {}),
+                },
+              ],
+            }
+          : {}),
         ...(tools.length > 0 ? { tools } : {}),
         messages: marked ? markNewestBlock(history) : history,
         ...(options.stream ? { stream: true } : {}),
@@ -51,7 +61,12 @@ function markNewestBlock(history: readonly Message[]): readonly Message[] {
   const content = [...last.content]
   for (let index = content.length - 1; index >= 0; index--) {
     const block = content[index] as Block
-    if (block.type === 'thinking' || block.type === 'redacted_thinking' || (block.type === 'text' && block.text.trim() === '')) continue
+    if (
+      block.type === 'thinking' ||
+      block.type === 'redacted_thinking' ||
+      (block.type === 'text' && block.text.trim() === '')
+    )
+      continue
     content[index] = { ...block, cache_control: { type: 'ephemeral' } } as unknown as Block
     return [...history.slice(0, -1), { role: last.role, content }]
   }

@@ -7,7 +7,12 @@ export type Block =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'image'; readonly source: unknown }
   | { readonly type: 'tool_use'; readonly id: string; readonly name: string; readonly input: unknown }
-  | { readonly type: 'tool_result'; readonly tool_use_id: string; readonly content: string | readonly Block[]; readonly is_error?: boolean }
+  | {
+      readonly type: 'tool_result'
+      readonly tool_use_id: string
+      readonly content: string | readonly Block[]
+      readonly is_error?: boolean
+    }
   | { readonly type: 'thinking'; readonly thinking: string; readonly signature: string }
   | { readonly type: 'redacted_thinking'; readonly data: string }
 
@@ -67,7 +72,8 @@ export function appendMessage(messages: Message[], message: Message): void {
   if (last && last.role === message.role) {
     const content = [...last.content, ...message.content]
     // Tool results go first in a user message (model-apis §1.3).
-    if (message.role === 'user') content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'))
+    if (message.role === 'user')
+      content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'))
     messages[messages.length - 1] = { role: last.role, content }
   } else messages.push(message)
 }

@@ -21,7 +21,14 @@ export function readAnthropicAnswer(index: number, status: number, contentType: 
   if (status !== 200) {
     const message = errorMessageOf(body)
     const match = tooLong.exec(message)
-    return { index, status, refusedForLength: match !== null, promptTokens: match ? Number(match[1]) : 0, usage: zeroUsage, error: message }
+    return {
+      index,
+      status,
+      refusedForLength: match !== null,
+      promptTokens: match ? Number(match[1]) : 0,
+      usage: zeroUsage,
+      error: message,
+    }
   }
   const reader = createAnthropicUsageReader()
   let usage: Usage | undefined
@@ -33,7 +40,6 @@ export function readAnthropicAnswer(index: number, status: number, contentType: 
   const counted = usage ?? zeroUsage
   return { index, status, refusedForLength: false, promptTokens: promptTokensOf(counted), usage: counted }
 }
-
 
 function errorMessageOf(body: string): string {
   try {

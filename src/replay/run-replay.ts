@@ -45,17 +45,31 @@ export const directLabel = 'direct'
 
 /** Replays one conversation through every variant, each against its own fresh fake upstream. */
 export async function replayConversation(conversation: Conversation, options: ReplayOptions): Promise<RunResult> {
-  const requests = buildAnthropicRequests(conversation, { maxTokens: options.maxTokens, clientCache: options.clientCache, stream: options.stream, ...(options.model ? { model: options.model } : {}) })
+  const requests = buildAnthropicRequests(conversation, {
+    maxTokens: options.maxTokens,
+    clientCache: options.clientCache,
+    stream: options.stream,
+    ...(options.model ? { model: options.model } : {}),
+  })
   const outcomes: Record<string, RequestOutcome[]> = {}
   for (const variant of options.variants) outcomes[variant.label] = await sendThrough(variant, requests, options)
   const direct = outcomes[directLabel]
   const summaries: Record<string, RunSummary> = {}
-  for (const [label, list] of Object.entries(outcomes)) summaries[label] = summarize(list, label === directLabel ? undefined : direct)
+  for (const [label, list] of Object.entries(outcomes))
+    summaries[label] = summarize(list, label === directLabel ? undefined : direct)
   return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, summaries }
 }
 
-async function sendThrough(variant: Variant, requests: readonly ReplayRequest[], options: ReplayOptions): Promise<RequestOutcome[]> {
-  const mock = await startMockServer({ window: options.window, minCacheableTokens: options.minCacheableTokens, logLimit: 1 })
+async function sendThrough(
+  variant: Variant,
+  requests: readonly ReplayRequest[],
+  options: ReplayOptions,
+): Promise<RequestOutcome[]> {
+  const mock = await startMockServer({
+    window: options.window,
+    minCacheableTokens: options.minCacheableTokens,
+    logLimit: 1,
+  })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
   let close: () => Promise<void> = noop
@@ -63,24 +77,46 @@ async function sendThrough(variant: Variant, requests: readonly ReplayRequest[],
     const flags = variant.configFile ? { config: variant.configFile } : {}
     const base = loadConfig({ flags })
     // The replayed model gets the window the fake upstream enforces, whatever its name.
-    const replayModel = { match: '*', window: options.window, budget: base.models.find((entry) => entry.match === '*')?.budget ?? 0.9, minCacheableTokens: options.minCacheableTokens, thinkingBoundToPrefix: false }
+    const replayModel = {
+      match: '*',
+      window: options.window,
+      budget: base.models.find((entry) => entry.match === '*')?.budget ?? 0.9,
+      minCacheableTokens: options.minCacheableTokens,
+      thinkingBoundToPrefix: false,
+    }
     const config = loadConfig({
       flags,
-      overrides: { server: { port: 0 }, log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } }, models: [replayModel] },
+      overrides: {
+        server: { port: 0 },
+        log: { level: 'silent' },
+        upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } },
+        models: [replayModel],
+      },
     })
     const app = await buildApp({ config, logger: createLogger('silent'), registry: new Registry() })
     await app.server.listen({ host: '127.0.0.1', port: 0 })
     baseUrl = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
     close = () => app.server.close()
   }
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'replay' }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    'x-api-key': 'replay',
+  }
   if (!variant.direct && options.budget !== undefined) headers['x-ctxgate-budget'] = String(options.budget)
   try {
     const outcomes: RequestOutcome[] = []
     for (const replayed of requests) {
-      const answer = await request(`${baseUrl}/v1/messages`, { method: 'POST', dispatcher, headers, body: JSON.stringify(replayed.body) })
+      const answer = await request(`${baseUrl}/v1/messages`, {
+        method: 'POST',
+        dispatcher,
+        headers,
+        body: JSON.stringify(replayed.body),
+      })
       const text = await answer.body.text()
-      outcomes.push(readAnthropicAnswer(replayed.index, answer.statusCode, String(answer.headers['content-type'] ?? ''), text))
+      outcomes.push(
+        readAnthropicAnswer(replayed.index, answer.statusCode, String(answer.headers['content-type'] ?? ''), text),
+      )
     }
     return outcomes
   } finally {

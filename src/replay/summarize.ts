@@ -23,11 +23,14 @@ export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly
   for (const outcome of outcomes) {
     usage = addUsage(usage, outcome.usage)
     if (outcome.status !== 200) continue
-    const cachedNow = outcome.usage.cacheReadTokens + outcome.usage.cacheWrite5mTokens + outcome.usage.cacheWrite1hTokens
+    const cachedNow =
+      outcome.usage.cacheReadTokens + outcome.usage.cacheWrite5mTokens + outcome.usage.cacheWrite1hTokens
     if (previousCached > 0 && outcome.usage.cacheReadTokens < previousCached) prefixBreaks++
     previousCached = cachedNow
   }
-  const tokensRemoved = direct ? outcomes.reduce((total, outcome, index) => total + ((direct[index]?.promptTokens ?? 0) - outcome.promptTokens), 0) : 0
+  const tokensRemoved = direct
+    ? outcomes.reduce((total, outcome, index) => total + ((direct[index]?.promptTokens ?? 0) - outcome.promptTokens), 0)
+    : 0
   return {
     requests: outcomes.length,
     refusedForLength: outcomes.filter((outcome) => outcome.refusedForLength).length,
@@ -59,4 +62,3 @@ export function combine(summaries: readonly RunSummary[]): RunSummary {
 function sum(summaries: readonly RunSummary[], pick: (summary: RunSummary) => number): number {
   return summaries.reduce((total, summary) => total + pick(summary), 0)
 }
-

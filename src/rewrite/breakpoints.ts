@@ -33,12 +33,20 @@ export interface BreakpointInput {
 export function chooseBreakpoints(input: BreakpointInput): BreakpointCandidate[] {
   let free = maxBreakpoints - input.existing.length - (input.automatic ? 1 : 0)
   const taken = new Set(input.existing.map((marker) => marker.position))
-  const lastOneHour = Math.max(-1, ...input.existing.filter((marker) => marker.ttl === '1h').map((marker) => marker.position))
+  const lastOneHour = Math.max(
+    -1,
+    ...input.existing.filter((marker) => marker.ttl === '1h').map((marker) => marker.position),
+  )
   const chosen: BreakpointCandidate[] = []
   for (const candidate of input.candidates) {
     if (free <= 0) break
     if (input.automatic && candidate.name === 'rolling') continue
-    if (taken.has(candidate.position) || candidate.position <= lastOneHour || candidate.prefixTokens < input.minCacheableTokens) continue
+    if (
+      taken.has(candidate.position) ||
+      candidate.position <= lastOneHour ||
+      candidate.prefixTokens < input.minCacheableTokens
+    )
+      continue
     chosen.push(candidate)
     taken.add(candidate.position)
     free--

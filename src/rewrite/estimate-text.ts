@@ -24,7 +24,14 @@ function classify(code: number): number {
   if (code === 32 || code === 9) return SPACE
   if (code === 10 || code === 13) return NEWLINE
   if (code < 128) return PUNCT
-  if ((code >= 0x3040 && code <= 0x30ff) || (code >= 0x3400 && code <= 0x9fff) || (code >= 0xac00 && code <= 0xd7af) || (code >= 0xf900 && code <= 0xfaff) || (code >= 0xff00 && code <= 0xffef)) return CJK
+  if (
+    (code >= 0x3040 && code <= 0x30ff) ||
+    (code >= 0x3400 && code <= 0x9fff) ||
+    (code >= 0xac00 && code <= 0xd7af) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xff00 && code <= 0xffef)
+  )
+    return CJK
   if (code >= 0xd800 && code <= 0xdfff) return SURROGATE
   return OTHER_SCRIPT
 }

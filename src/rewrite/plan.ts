@@ -1,6 +1,17 @@
 import { clearedNote, dropNote, foldSummary } from './notes.ts'
 import type { TokenEstimator } from './estimate.ts'
-import type { ChatView, DropMessages, Edit, FrozenDecisions, FrozenResult, ReplaceToolResult, RewriteOutcome, RewritePolicy, RewriteReport, ToolResultView } from './types.ts'
+import type {
+  ChatView,
+  DropMessages,
+  Edit,
+  FrozenDecisions,
+  FrozenResult,
+  ReplaceToolResult,
+  RewriteOutcome,
+  RewritePolicy,
+  RewriteReport,
+  ToolResultView,
+} from './types.ts'
 
 export interface PlanInput {
   readonly view: ChatView
@@ -44,7 +55,10 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
 class PlanState {
   readonly #input: PlanInput
   readonly #messageTokens: number[]
-  readonly #replacements = new Map<string, { edit: ReplaceToolResult; result: ToolResultView; fresh: boolean; saved: number }>()
+  readonly #replacements = new Map<
+    string,
+    { edit: ReplaceToolResult; result: ToolResultView; fresh: boolean; saved: number }
+  >()
   readonly #results: ToolResultView[]
   readonly #callMessage = new Map<string, number>()
   readonly #roundsAfter: number[]
@@ -78,7 +92,8 @@ class PlanState {
     this.#minCallNeeded = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
     for (let index = messages.length - 1; index >= 0; index--) {
       let needed = this.#minCallNeeded[index + 1] as number
-      for (const result of messages[index]?.toolResults ?? []) needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
+      for (const result of messages[index]?.toolResults ?? [])
+        needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
       this.#minCallNeeded[index] = needed
     }
   }
@@ -88,7 +103,10 @@ class PlanState {
   }
 
   originalEstimate(): number {
-    return (this.#input.view.headTokens + this.#input.view.messages.reduce((sum, message) => sum + message.tokens, 0)) * this.#input.factor
+    return (
+      (this.#input.view.headTokens + this.#input.view.messages.reduce((sum, message) => sum + message.tokens, 0)) *
+      this.#input.factor
+    )
   }
 
   reapplyFrozen(): void {
@@ -106,7 +124,8 @@ class PlanState {
     const drop = this.#input.decisions.drop
     if (drop) {
       const message = this.#input.view.messages[drop.keepFrom]
-      if (message && message.hash === drop.hash && this.#isCut(drop.keepFrom)) this.#dropUntil(drop.keepFrom, drop.scope, false)
+      if (message && message.hash === drop.hash && this.#isCut(drop.keepFrom))
+        this.#dropUntil(drop.keepFrom, drop.scope, false)
       else this.#clientEdited = true
     }
   }
@@ -115,7 +134,8 @@ class PlanState {
   foldOld(): void {
     const { keepRecentRounds, foldMinTokens } = this.#input.policy
     for (const result of this.#results) {
-      if (this.#replacements.has(result.id) || this.#isDropped(result.message) || result.tokens < foldMinTokens) continue
+      if (this.#replacements.has(result.id) || this.#isDropped(result.message) || result.tokens < foldMinTokens)
+        continue
       const call = this.#callMessage.get(result.id) ?? result.message - 1
       if ((this.#roundsAfter[Math.max(0, call)] ?? 0) < keepRecentRounds) continue
       this.#replace(result, 'fold', foldSummary(result.text), true)
@@ -127,9 +147,16 @@ class PlanState {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
     // Folded results are already small: clearing them would break the prefix again for little.
-    const candidates = this.#results.filter((result) => !this.#replacements.has(result.id) && !protectedIds.has(result.id) && !this.#isDropped(result.message) && result.tokens >= noteTokens * 2)
+    const candidates = this.#results.filter(
+      (result) =>
+        !this.#replacements.has(result.id) &&
+        !protectedIds.has(result.id) &&
+        !this.#isDropped(result.message) &&
+        result.tokens >= noteTokens * 2,
+    )
     for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
-      for (const result of candidates.slice(start, start + this.#input.policy.clearBatch)) this.#replace(result, 'clear', clearedNote, true)
+      for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
+        this.#replace(result, 'clear', clearedNote, true)
     }
   }
 
@@ -156,7 +183,8 @@ class PlanState {
 
   decisions(): FrozenDecisions {
     const results = { ...this.#kept }
-    for (const { edit, result } of this.#replacements.values()) results[edit.id] = { hash: result.hash, action: edit.action }
+    for (const { edit, result } of this.#replacements.values())
+      results[edit.id] = { hash: result.hash, action: edit.action }
     if (this.#dropTo <= 1) return { results }
     const keep = this.#input.view.messages[this.#dropTo]
     return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }
@@ -184,7 +212,10 @@ class PlanState {
       if (fresh) firstNew = Math.min(firstNew, result.message)
     }
     const dropped = this.#dropTo - 1
-    const dropTokens = dropped > 0 ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens : 0
+    const dropTokens =
+      dropped > 0
+        ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens
+        : 0
     return {
       estimatedBefore: Math.ceil(estimatedBefore),
       estimatedAfter: Math.ceil(this.estimate()),
@@ -206,7 +237,12 @@ class PlanState {
     const after = this.#input.estimator.text(text)
     this.#messageTokens[result.message] = (this.#messageTokens[result.message] as number) + after - before
     if (!this.#isDropped(result.message)) this.#total += after - before
-    this.#replacements.set(result.id, { edit: { kind: 'replace-tool-result', id: result.id, action, text }, result, fresh: fresh || (previous?.fresh ?? false), saved: result.tokens - after })
+    this.#replacements.set(result.id, {
+      edit: { kind: 'replace-tool-result', id: result.id, action, text },
+      result,
+      fresh: fresh || (previous?.fresh ?? false),
+      saved: result.tokens - after,
+    })
   }
 
   #isDropped(message: number): boolean {
@@ -220,7 +256,8 @@ class PlanState {
   #cutsWhere(predicate: (index: number) => boolean): number[] {
     const cuts: number[] = []
     // Cuts are turn or round starts, so even the last one keeps the newest turn or round whole.
-    for (let index = this.#dropTo + 1; index < this.#input.view.messages.length; index++) if (this.#isCut(index) && predicate(index)) cuts.push(index)
+    for (let index = this.#dropTo + 1; index < this.#input.view.messages.length; index++)
+      if (this.#isCut(index) && predicate(index)) cuts.push(index)
     return cuts
   }
 
@@ -258,7 +295,13 @@ class PlanState {
   }
 
   #dropEdit(): DropMessages {
-    return { kind: 'drop-messages', from: 1, to: this.#dropTo, scope: this.#dropScope, note: dropNote(this.#dropScope, this.#dropTo - 1) }
+    return {
+      kind: 'drop-messages',
+      from: 1,
+      to: this.#dropTo,
+      scope: this.#dropScope,
+      note: dropNote(this.#dropScope, this.#dropTo - 1),
+    }
   }
 
   #protectedResults(): Set<string> {

@@ -114,5 +114,10 @@ export interface RewriteReport {
 }
 
 export type RewriteOutcome =
-  | { readonly kind: 'rewritten'; readonly edits: readonly Edit[]; readonly decisions: FrozenDecisions; readonly report: RewriteReport }
+  | {
+      readonly kind: 'rewritten'
+      readonly edits: readonly Edit[]
+      readonly decisions: FrozenDecisions
+      readonly report: RewriteReport
+    }
   | { readonly kind: 'too-long'; readonly report: RewriteReport; readonly message: string }

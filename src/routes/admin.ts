@@ -17,16 +17,25 @@ export function registerAdminRoutes(server: FastifyInstance, deps: AdminDeps): v
     if (deps.token === null) return
     const header = request.headers.authorization
     const presented = header?.startsWith('Bearer ') ? header.slice(7) : undefined
-    if (!allowed(presented)) await reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'this endpoint needs authorization: Bearer <CTXGATE_ADMIN_TOKEN>' })
+    if (!allowed(presented))
+      await reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .send({ error: 'this endpoint needs authorization: Bearer <CTXGATE_ADMIN_TOKEN>' })
   }
-  server.get('/metrics', { onRequest }, async (_request, reply) => reply.type(deps.registry.contentType).send(await deps.registry.metrics()))
+  server.get('/metrics', { onRequest }, async (_request, reply) =>
+    reply.type(deps.registry.contentType).send(await deps.registry.metrics()),
+  )
   server.get<{ Querystring: { limit?: string } }>('/ctxgate/sessions', { onRequest }, async (request) => {
     const limit = Math.min(1_000, Math.max(1, Number(request.query.limit ?? 100) || 100))
     return { sessions: await deps.sessions.list(limit), total: await deps.sessions.count() }
   })
   server.get<{ Params: { id: string } }>('/ctxgate/sessions/:id', { onRequest }, async (request, reply) => {
     const totals = await deps.sessions.get(request.params.id)
-    if (!totals) return reply.code(404).send({ error: `no session ${JSON.stringify(request.params.id)} (sessions are kept in memory, most recent first)` })
+    if (!totals)
+      return reply.code(404).send({
+        error: `no session ${JSON.stringify(request.params.id)} (sessions are kept in memory, most recent first)`,
+      })
     return totals
   })
 }

@@ -14,7 +14,12 @@ import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
 import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
 import { Cancellation } from '../upstream/cancellation.ts'
 import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
-import { sendWithRetries, UpstreamCallFailed, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
+import {
+  sendWithRetries,
+  UpstreamCallFailed,
+  type UpstreamCall,
+  type UpstreamReply,
+} from '../upstream/send-with-retries.ts'
 import { promptTokensOf, type Usage } from '../providers/usage.ts'
 import type { Accounting, PrepareBody, Prepared } from './prepare.ts'
 import { refitIfTooLong } from './refit.ts'
@@ -83,7 +88,12 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
     outcome.outcome = 'internal_error'
     outcome.error = error instanceof Error ? error.message : String(error)
     if (!response.headersSent && !response.destroyed) {
-      outcome.status = writeError(response, shape, new CtxgateError('CTXGATE_INTERNAL', 'ctxgate failed while handling this request'), false)
+      outcome.status = writeError(
+        response,
+        shape,
+        new CtxgateError('CTXGATE_INTERNAL', 'ctxgate failed while handling this request'),
+        false,
+      )
     } else response.destroy()
   } finally {
     response.off('close', abortIfClientLeft)
@@ -126,7 +136,13 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   )
 }
 
-async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation: Cancellation, shape: ErrorShape, outcome: Outcome): Promise<void> {
+async function forwardOnce(
+  deps: ForwardDeps,
+  input: ForwardInput,
+  cancellation: Cancellation,
+  shape: ErrorShape,
+  outcome: Outcome,
+): Promise<void> {
   const started = performance.now()
   const { request } = input
   const response = input.reply.raw
@@ -134,7 +150,15 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation:
   // Only origin-form targets: an absolute URI must never choose the host (upstreams come from config).
   if (!url.startsWith('/')) {
     outcome.outcome = 'rejected'
-    outcome.status = writeError(response, shape, new CtxgateError('CTXGATE_INVALID_REQUEST', 'ctxgate accepts only origin-form request targets (a path starting with "/")'), false)
+    outcome.status = writeError(
+      response,
+      shape,
+      new CtxgateError(
+        'CTXGATE_INVALID_REQUEST',
+        'ctxgate accepts only origin-form request targets (a path starting with "/")',
+      ),
+      false,
+    )
     return
   }
 
@@ -198,7 +222,9 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation:
     outcome.outcome = 'upstream_unreachable'
     outcome.error = error.failure.label
     const code = error.failure.code
-    const message = `ctxgate could not get an answer from the ${input.upstream} API: ${error.failure.label}` + (error.attempts > 1 ? ` (after ${error.attempts} attempts)` : '')
+    const message =
+      `ctxgate could not get an answer from the ${input.upstream} API: ${error.failure.label}` +
+      (error.attempts > 1 ? ` (after ${error.attempts} attempts)` : '')
     outcome.status = writeError(response, shape, new CtxgateError(code, message), error.exhausted)
     return
   }
@@ -227,7 +253,15 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation:
     errorShape: shape,
     // Tell the SDK not to multiply retries ctxgate already made (model-apis §5.3).
     ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
-    ...(usage ? { onEvent: (event) => usage.onEvent(event), plainUpTo: jsonCopyLimit, settle, usageComplete: () => usage.complete(), settleFirst: deps.sharedState } : {}),
+    ...(usage
+      ? {
+          onEvent: (event) => usage.onEvent(event),
+          plainUpTo: jsonCopyLimit,
+          settle,
+          usageComplete: () => usage.complete(),
+          settleFirst: deps.sharedState,
+        }
+      : {}),
     ...(prepared?.hideUsageChunk ? { filter: createUsageChunkFilter() } : {}),
     abortUpstream: () => cancellation.cancel(),
   })
@@ -239,7 +273,10 @@ async function forwardOnce(deps: ForwardDeps, input: ForwardInput, cancellation:
 
 /** JSON answers up to this size are read for their usage. */
 const jsonCopyLimit = 4 * 1024 * 1024
-function parseUsage(reader: NonNullable<ReturnType<NonNullable<Prepared['usageReader']>>>, copy: Buffer): ReturnType<typeof reader.result> {
+function parseUsage(
+  reader: NonNullable<ReturnType<NonNullable<Prepared['usageReader']>>>,
+  copy: Buffer,
+): ReturnType<typeof reader.result> {
   try {
     return reader.fromJson(JSON.parse(copy.toString('utf8')))
   } catch {
@@ -252,16 +289,27 @@ function mergeHeaders(headers: HeaderMap, extra: Readonly<Record<string, string>
     const existing = headers[name]
     if (name === 'anthropic-beta' && existing !== undefined) {
       // Merge, never replace, the client's betas (DESIGN §1).
-      const betas = new Set([...String(existing).split(','), ...value.split(',')].map((beta) => beta.trim()).filter(Boolean))
+      const betas = new Set(
+        [...String(existing).split(','), ...value.split(',')].map((beta) => beta.trim()).filter(Boolean),
+      )
       headers[name] = [...betas].join(',')
     } else headers[name] = value
   }
 }
 
 /** Writes a ctxgate error in the provider's shape and returns its status. */
-export function writeError(response: ServerResponse, shape: ErrorShape, error: CtxgateError, doNotRetry: boolean): number {
+export function writeError(
+  response: ServerResponse,
+  shape: ErrorShape,
+  error: CtxgateError,
+  doNotRetry: boolean,
+): number {
   const body = shape.body(error.kind, error.message)
-  const headers: HeaderMap = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-ctxgate-error-code': error.code }
+  const headers: HeaderMap = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    'x-ctxgate-error-code': error.code,
+  }
   if (doNotRetry) headers['x-should-retry'] = 'false'
   response.writeHead(error.status, headers)
   response.end(body)

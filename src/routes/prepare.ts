@@ -34,7 +34,12 @@ export interface Prepared {
 export type PrepareResult =
   | { readonly kind: 'forward'; readonly prepared: Prepared }
   /** ctxgate answers itself, in the provider's shape, and does not call the upstream. */
-  | { readonly kind: 'reject'; readonly error: CtxgateError; readonly log?: Readonly<Record<string, unknown>>; readonly accounting?: Accounting }
+  | {
+      readonly kind: 'reject'
+      readonly error: CtxgateError
+      readonly log?: Readonly<Record<string, unknown>>
+      readonly accounting?: Accounting
+    }
 
 /** Turns the client's body into what to send; throwing means "send the original" (fail open). */
 export type PrepareBody = (body: Buffer, incoming: IncomingHttpHeaders) => Promise<PrepareResult>

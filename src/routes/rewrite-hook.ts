@@ -50,7 +50,14 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
   }
 }
 
-async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: () => UsageReader, original: Buffer, incoming: IncomingHttpHeaders, isRefit: boolean): Promise<PrepareResult> {
+async function prepareChat(
+  deps: RewriteHookDeps,
+  adapter: ChatAdapter,
+  usage: () => UsageReader,
+  original: Buffer,
+  incoming: IncomingHttpHeaders,
+  isRefit: boolean,
+): Promise<PrepareResult> {
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
   let json: unknown
@@ -63,7 +70,15 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   const large = original.length > yieldAboveBytes
   if (large) await yieldToOtherRequests()
   // Sent as is, but still read for usage and counted under its model.
-  const untouched = (reason: string): PrepareResult => ({ kind: 'forward', prepared: { body: original, usageReader: usage, log: { rewrite: reason }, accounting: { model, refusalAvoided: false } } })
+  const untouched = (reason: string): PrepareResult => ({
+    kind: 'forward',
+    prepared: {
+      body: original,
+      usageReader: usage,
+      log: { rewrite: reason },
+      accounting: { model, refusalAvoided: false },
+    },
+  })
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
@@ -84,7 +99,8 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   // Once the upstream has named its real limit, it wins over configuration (a window set too large).
   const configured = promptBudget(limits, view.maxOutputTokens, headerBudget)
   const learnedLimit = deps.calibration.limit(view.model)
-  const budget = learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
+  const budget =
+    learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
   const identity = identify(incoming, adapter.sessionHints(json, view))
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
@@ -92,21 +108,37 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   // (Counted as one more text block: the same as the view counts it once written.)
   const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 3 : 0
   const factor = deps.calibration.factor(view.model)
-  const planned = planRewrite({ view: { ...view, headTokens: view.headTokens + noteTokens }, decisions: state?.decisions ?? noDecisions, budget, policy: deps.config.rewrite, factor, estimator: deps.estimator })
+  const planned = planRewrite({
+    view: { ...view, headTokens: view.headTokens + noteTokens },
+    decisions: state?.decisions ?? noDecisions,
+    budget,
+    policy: deps.config.rewrite,
+    factor,
+    estimator: deps.estimator,
+  })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
   const report = planned.report
   const refusalAvoided = report.estimatedBefore + view.maxOutputTokens > limits.window
-  if (planned.kind === 'too-long') return { kind: 'reject', error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message), log, accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided: false } }
+  if (planned.kind === 'too-long')
+    return {
+      kind: 'reject',
+      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message),
+      log,
+      accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided: false },
+    }
 
   // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
-  const noteOn = note !== undefined && (state?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
+  const noteOn =
+    note !== undefined && (state?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
   const prefixBreak = detectPrefixBreak(state, view, report, noteOn)
   const applied = adapter.apply(json, view, {
     edits: planned.edits,
     ...(noteOn ? { systemNote: note } : {}),
     sessionId: identity.sessionId,
     // After a new cut the old tail position means nothing.
-    ...(state?.previousTail !== undefined && !(planned.report.newBatch && planned.report.droppedMessages > 0) ? { previousTail: state.previousTail } : {}),
+    ...(state?.previousTail !== undefined && !(planned.report.newBatch && planned.report.droppedMessages > 0)
+      ? { previousTail: state.previousTail }
+      : {}),
     minCacheableTokens: limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: planned.report.firstEditedMessage,
@@ -114,7 +146,15 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
   })
   const hideUsageChunk = adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
-  const next: ConversationState = { decisions: planned.decisions, previousTail: applied.tail, requests: (state?.requests ?? 0) + 1, lastSeen: (deps.now ?? Date.now)(), noteOn, messageCount: view.messages.length, prefixSignature: signature(view, view.messages.length) }
+  const next: ConversationState = {
+    decisions: planned.decisions,
+    previousTail: applied.tail,
+    requests: (state?.requests ?? 0) + 1,
+    lastSeen: (deps.now ?? Date.now)(),
+    noteOn,
+    messageCount: view.messages.length,
+    prefixSignature: signature(view, view.messages.length),
+  }
   await saveState(deps, identity.conversationKey, next)
 
   const sentEstimate = planned.report.estimatedAfter / factor
@@ -125,8 +165,15 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
     log,
     usageReader: usage,
     hideUsageChunk,
-    accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided, ...(prefixBreak ? { prefixBreak } : {}) },
-    onUsage: (reported) => deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)).catch(() => undefined),
+    accounting: {
+      model: view.model,
+      sessionId: identity.sessionId,
+      report,
+      refusalAvoided,
+      ...(prefixBreak ? { prefixBreak } : {}),
+    },
+    onUsage: (reported) =>
+      deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)).catch(() => undefined),
     // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
     ...(!isRefit
       ? {
@@ -134,7 +181,9 @@ async function prepareChat(deps: RewriteHookDeps, adapter: ChatAdapter, usage: (
             await deps.calibration.record(view.model, sentEstimate, actualTokens).catch(() => undefined)
             if (limit !== undefined) await deps.calibration.recordLimit(view.model, limit).catch(() => undefined)
             const again = await prepareChat(deps, adapter, usage, original, incoming, true)
-            return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
+            return again.kind === 'forward'
+              ? { ...again.prepared, log: { ...again.prepared.log, refit: true } }
+              : undefined
           },
         }
       : {}),
@@ -154,10 +203,21 @@ function yieldToOtherRequests(): Promise<void> {
  * rewrote its history (fewer messages, different ones, a result ctxgate had frozen), or ctxgate
  * started a new batch of edits inside what was sent before.
  */
-function detectPrefixBreak(state: ConversationState | undefined, view: ChatView, report: RewriteReport, noteOn: boolean): 'client_edit' | 'ctxgate_batch' | undefined {
+function detectPrefixBreak(
+  state: ConversationState | undefined,
+  view: ChatView,
+  report: RewriteReport,
+  noteOn: boolean,
+): 'client_edit' | 'ctxgate_batch' | undefined {
   if (!state || state.messageCount === undefined) return undefined
-  if (report.clientEdited || view.messages.length < state.messageCount || signature(view, state.messageCount) !== state.prefixSignature) return 'client_edit'
-  if ((report.firstNewEdit >= 0 && report.firstNewEdit < state.messageCount) || (noteOn && state.noteOn !== true)) return 'ctxgate_batch'
+  if (
+    report.clientEdited ||
+    view.messages.length < state.messageCount ||
+    signature(view, state.messageCount) !== state.prefixSignature
+  )
+    return 'client_edit'
+  if ((report.firstNewEdit >= 0 && report.firstNewEdit < state.messageCount) || (noteOn && state.noteOn !== true))
+    return 'ctxgate_batch'
   return undefined
 }
 
@@ -183,7 +243,10 @@ async function loadState(deps: RewriteHookDeps, key: string): Promise<Conversati
   try {
     return await deps.store.get(key)
   } catch (error) {
-    deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store read failed; rewriting without frozen decisions')
+    deps.logger.warn(
+      { store: deps.store.kind, error: (error as Error).message },
+      'session store read failed; rewriting without frozen decisions',
+    )
     return undefined
   }
 }

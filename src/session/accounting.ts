@@ -52,7 +52,10 @@ export class SessionAccounting implements SessionTotalsStore {
     const previous = this.#sessions.get(sessionId)
     const usage = turn.usage
     const written = usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0
-    const models = previous?.models.includes(turn.model) || (previous?.models.length ?? 0) >= maxModelsPerSession ? (previous?.models ?? []) : [...(previous?.models ?? []), turn.model]
+    const models =
+      previous?.models.includes(turn.model) || (previous?.models.length ?? 0) >= maxModelsPerSession
+        ? (previous?.models ?? [])
+        : [...(previous?.models ?? []), turn.model]
     const next: SessionTotals = {
       sessionId,
       turns: (previous?.turns ?? 0) + 1,

@@ -12,7 +12,9 @@ export interface SessionIdentity {
 export function identify(headers: IncomingHttpHeaders, hints: SessionHints): SessionIdentity {
   const header = headers['x-ctxgate-session']
   const fromHeader = Array.isArray(header) ? header[0] : header
-  const sessionId = fromHeader && fromHeader.length > 0 ? fromHeader.slice(0, 200) : (hints.explicit?.slice(0, 200) ?? `h-${hints.fingerprint}`)
+  const sessionId =
+    fromHeader && fromHeader.length > 0
+      ? fromHeader.slice(0, 200)
+      : (hints.explicit?.slice(0, 200) ?? `h-${hints.fingerprint}`)
   return { sessionId, conversationKey: `${sessionId}/${hints.fingerprint}` }
 }
-

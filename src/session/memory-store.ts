@@ -33,7 +33,8 @@ export class MemorySessionStore implements SessionStore {
   async set(key: string, state: ConversationState): Promise<void> {
     this.#entries.delete(key)
     this.#entries.set(key, state)
-    while (this.#entries.size > this.#options.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string)
+    while (this.#entries.size > this.#options.maxEntries)
+      this.#entries.delete(this.#entries.keys().next().value as string)
   }
 
   size(): number {

@@ -16,7 +16,17 @@ export interface RedisStoreOptions {
   readonly onError: (operation: string, error: Error) => void
 }
 
-const counterFields = ['turns', 'promptTokens', 'inputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'outputTokens', 'tokensRemoved', 'prefixBreaks', 'refusalsAvoided'] as const
+const counterFields = [
+  'turns',
+  'promptTokens',
+  'inputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'outputTokens',
+  'tokensRemoved',
+  'prefixBreaks',
+  'refusalsAvoided',
+] as const
 
 /**
  * Conversation state, calibration and session totals in Redis, so several replicas behind a load
@@ -80,7 +90,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async #loadCalibration(family: string): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
-    const result = await this.#run('calibration-load', () => this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}`).exec())
+    const result = await this.#run('calibration-load', () =>
+      this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}`).exec(),
+    )
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
     const limit = Number(result[1]?.[1])
@@ -88,7 +100,13 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async #pushRatio(family: string, ratio: number, keep: number): Promise<void> {
-    await this.#run('calibration-push', () => this.#redis.multi().lpush(`cal:${family}`, String(ratio)).ltrim(`cal:${family}`, 0, keep - 1).exec())
+    await this.#run('calibration-push', () =>
+      this.#redis
+        .multi()
+        .lpush(`cal:${family}`, String(ratio))
+        .ltrim(`cal:${family}`, 0, keep - 1)
+        .exec(),
+    )
   }
 
   async #pushLimit(family: string, limit: number): Promise<void> {
@@ -114,17 +132,27 @@ export class RedisSessionStore implements SessionStore {
     const multi = this.#redis.multi()
     for (const field of counterFields) if (increments[field] !== 0) multi.hincrby(key, field, increments[field])
     multi.hsetnx(key, 'firstSeen', new Date(now).toISOString()).hset(key, 'lastSeen', new Date(now).toISOString())
-    multi.sadd(`session-models:${sessionId}`, turn.model).pexpire(`session-models:${sessionId}`, this.#options.idleTtlMs)
-    multi.pexpire(key, this.#options.idleTtlMs).zadd('sessions', now, sessionId).zremrangebyrank('sessions', 0, -this.#options.maxSessions - 1)
+    multi
+      .sadd(`session-models:${sessionId}`, turn.model)
+      .pexpire(`session-models:${sessionId}`, this.#options.idleTtlMs)
+    multi
+      .pexpire(key, this.#options.idleTtlMs)
+      .zadd('sessions', now, sessionId)
+      .zremrangebyrank('sessions', 0, -this.#options.maxSessions - 1)
     await this.#run('session-record', () => multi.exec())
   }
 
   async #totals(sessionId: string): Promise<SessionTotals | undefined> {
-    const result = await this.#run('session-get', () => this.#redis.multi().hgetall(`session:${sessionId}`).smembers(`session-models:${sessionId}`).exec())
+    const result = await this.#run('session-get', () =>
+      this.#redis.multi().hgetall(`session:${sessionId}`).smembers(`session-models:${sessionId}`).exec(),
+    )
     const fields = result?.[0]?.[1] as Record<string, string> | undefined
     if (!fields || Object.keys(fields).length === 0) return undefined
     const models = ((result?.[1]?.[1] as string[] | undefined) ?? []).slice(0, maxModelsPerSession)
-    const totals = Object.fromEntries(counterFields.map((field) => [field, Number(fields[field] ?? 0)])) as Record<(typeof counterFields)[number], number>
+    const totals = Object.fromEntries(counterFields.map((field) => [field, Number(fields[field] ?? 0)])) as Record<
+      (typeof counterFields)[number],
+      number
+    >
     return { sessionId, ...totals, models, firstSeen: fields['firstSeen'] ?? '', lastSeen: fields['lastSeen'] ?? '' }
   }
 
@@ -162,9 +190,15 @@ export class RedisSessionStore implements SessionStore {
     let keep = entries.length
     while (json.length > this.#options.maxStateBytes && keep > 0) {
       keep = Math.floor(keep / 2)
-      json = JSON.stringify({ ...state, decisions: { ...state.decisions, results: Object.fromEntries(entries.slice(entries.length - keep)) } })
+      json = JSON.stringify({
+        ...state,
+        decisions: { ...state.decisions, results: Object.fromEntries(entries.slice(entries.length - keep)) },
+      })
     }
-    this.#options.onError('state-trimmed', new Error(`conversation state over ${this.#options.maxStateBytes} bytes; kept the newest ${keep} decisions`))
+    this.#options.onError(
+      'state-trimmed',
+      new Error(`conversation state over ${this.#options.maxStateBytes} bytes; kept the newest ${keep} decisions`),
+    )
     return json
   }
 }

@@ -135,11 +135,17 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   } catch (error) {
     response.off('close', onClose)
     await settle()
-    if (clientGone || response.destroyed) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
+    if (clientGone || response.destroyed)
+      return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
     const failure = classifyUpstreamError(error).label
     if (tap) {
       // Close any half-sent event first, so the error event is parsed on its own.
-      const frame = (tap.atEventBoundary ? '' : '\n\n') + options.errorShape.streamEvent('upstream_unreachable', `ctxgate: the upstream stream failed mid-way (${failure}); no retry after the first byte.`)
+      const frame =
+        (tap.atEventBoundary ? '' : '\n\n') +
+        options.errorShape.streamEvent(
+          'upstream_unreachable',
+          `ctxgate: the upstream stream failed mid-way (${failure}); no retry after the first byte.`,
+        )
       response.end(frame)
       return { outcome: 'upstream_failed', bytes, sse, events: tap.eventCount, errorEventSent: true, failure }
     }
@@ -156,7 +162,14 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   if (!hold) await settle(copyLimit > 0 ? Buffer.concat(copied) : undefined)
   if (filter) await send(filter.end())
   response.end()
-  return { outcome: 'complete', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false, ...(firstWriteAt === undefined ? {} : { firstWriteAt }) }
+  return {
+    outcome: 'complete',
+    bytes,
+    sse,
+    events: tap?.eventCount ?? 0,
+    errorEventSent: false,
+    ...(firstWriteAt === undefined ? {} : { firstWriteAt }),
+  }
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {

@@ -24,7 +24,11 @@ const byCode: Record<string, UpstreamFailure> = {
   UND_ERR_BODY_TIMEOUT: { code: 'CTXGATE_UPSTREAM_TIMEOUT', retryable: false, label: 'response body stalled' },
 }
 
-const unknownFailure: UpstreamFailure = { code: 'CTXGATE_UPSTREAM_UNREACHABLE', retryable: false, label: 'upstream request failed' }
+const unknownFailure: UpstreamFailure = {
+  code: 'CTXGATE_UPSTREAM_UNREACHABLE',
+  retryable: false,
+  label: 'upstream request failed',
+}
 
 export function classifyUpstreamError(error: unknown): UpstreamFailure {
   let current: unknown = error

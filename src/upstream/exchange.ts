@@ -25,7 +25,11 @@ const discardLimitBytes = 128 * 1024
  * parser to whoever reads `body`, with no stream, async resource or abort signal in between (the
  * handler API is undici's fastest path). Rejects with undici's error, or CancelledError.
  */
-export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, cancellation: Cancellation): Promise<UpstreamResponse> {
+export function exchange(
+  dispatcher: Dispatcher,
+  request: ExchangeRequest,
+  cancellation: Cancellation,
+): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const body = new ResponseBody()
     let controller: Dispatcher.DispatchController | undefined
@@ -59,7 +63,16 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, cance
         else reject(cancellation.cancelled ? new CancelledError() : error)
       },
     }
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: request.method as Dispatcher.HttpMethod, headers: request.headers, body: request.body }, handler)
+    dispatcher.dispatch(
+      {
+        origin: request.origin,
+        path: request.path,
+        method: request.method as Dispatcher.HttpMethod,
+        headers: request.headers,
+        body: request.body,
+      },
+      handler,
+    )
   })
 }
 

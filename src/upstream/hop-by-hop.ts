@@ -44,5 +44,10 @@ export function clientResponseHeaders(upstream: Record<string, string | string[]
 function namedInConnection(value: string | string[] | undefined): Set<string> {
   if (value === undefined) return new Set()
   const joined = Array.isArray(value) ? value.join(',') : value
-  return new Set(joined.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean))
+  return new Set(
+    joined
+      .split(',')
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
+  )
 }

@@ -9,9 +9,11 @@ export interface RetryPolicy {
   readonly maxTotalWaitMs: number
 }
 
-export type RetryReason = 'connection' | 'status_408' | 'status_409' | 'status_429' | 'status_5xx' | 'status_529' | 'should_retry_header'
+export type RetryReason =
+  'connection' | 'status_408' | 'status_409' | 'status_429' | 'status_5xx' | 'status_529' | 'should_retry_header'
 
-export type RetryDecision = { readonly retry: false } | { readonly retry: true; readonly delayMs: number; readonly reason: RetryReason }
+export type RetryDecision =
+  { readonly retry: false } | { readonly retry: true; readonly delayMs: number; readonly reason: RetryReason }
 
 export interface AttemptOutcome {
   /** Upstream status, or undefined when the attempt failed to connect or was reset before headers. */
@@ -25,7 +27,11 @@ export interface AttemptOutcome {
 
 const noRetry: RetryDecision = { retry: false }
 
-export function decideRetry(outcome: AttemptOutcome, policy: RetryPolicy, random: () => number = Math.random): RetryDecision {
+export function decideRetry(
+  outcome: AttemptOutcome,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): RetryDecision {
   if (outcome.attempt >= policy.maxAttempts) return noRetry
   const reason = retryReason(outcome.status, outcome.headers)
   if (reason === undefined) return noRetry

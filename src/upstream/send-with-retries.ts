@@ -61,7 +61,11 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
     let failure: { error: unknown; kind: UpstreamFailure } | undefined
     let body: ResponseBody | undefined
     try {
-      const response = await exchange(call.upstream.dispatcher, { origin: call.upstream.origin, path: call.path, method: call.method, headers: call.headers, body: call.body }, call.cancellation)
+      const response = await exchange(
+        call.upstream.dispatcher,
+        { origin: call.upstream.origin, path: call.path, method: call.method, headers: call.headers, body: call.body },
+        call.cancellation,
+      )
       status = response.status
       headers = response.headers
       body = response.body
@@ -80,13 +84,29 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
       try {
         const first = await body.next()
         const exhausted = attempt > 1 && attempt >= policy.maxAttempts && isRetryableStatus(status)
-        return { status, headers, firstChunk: first.done ? null : first.value, rest: body, attempts: attempt, exhausted, firstByteMs: performance.now() - started }
+        return {
+          status,
+          headers,
+          firstChunk: first.done ? null : first.value,
+          rest: body,
+          attempts: attempt,
+          exhausted,
+          firstByteMs: performance.now() - started,
+        }
       } catch (error) {
         if (call.cancellation.cancelled) throw error
         // Reset after headers, before any byte: nothing reached the client, so it may be sent again.
         failure = { error, kind: classifyUpstreamError(error) }
-        const again = failure.kind.retryable ? decideRetry({ status: undefined, headers: {}, attempt, waitedMs }, policy) : { retry: false as const }
-        if (!again.retry) throw new UpstreamCallFailed(failure.kind, attempt, failure.kind.retryable && attempt > 1 && attempt >= policy.maxAttempts, error)
+        const again = failure.kind.retryable
+          ? decideRetry({ status: undefined, headers: {}, attempt, waitedMs }, policy)
+          : { retry: false as const }
+        if (!again.retry)
+          throw new UpstreamCallFailed(
+            failure.kind,
+            attempt,
+            failure.kind.retryable && attempt > 1 && attempt >= policy.maxAttempts,
+            error,
+          )
         await waitBeforeRetry(call, again.reason, again.delayMs)
         waitedMs += again.delayMs
         continue
@@ -94,7 +114,12 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
     }
     if (!decision.retry) {
       const kind = failure?.kind ?? classifyUpstreamError(undefined)
-      throw new UpstreamCallFailed(kind, attempt, kind.retryable && attempt > 1 && attempt >= policy.maxAttempts, failure?.error)
+      throw new UpstreamCallFailed(
+        kind,
+        attempt,
+        kind.retryable && attempt > 1 && attempt >= policy.maxAttempts,
+        failure?.error,
+      )
     }
     // Drain the refused answer so its connection goes back to the pool.
     body?.discard()

@@ -10,7 +10,7 @@ export function output(kind: 'prose' | 'json' | 'hex' | 'log', size: number, see
       : kind === 'json'
         ? JSON.stringify({ id: seed, name: `item-${seed}`, tags: ['a', 'b'], ok: seed % 2 === 0 })
         : kind === 'hex'
-          ? `${(seed * 2_654_435_761 >>> 0).toString(16).padStart(8, '0')}deadbeef${seed.toString(16)}`
+          ? `${((seed * 2_654_435_761) >>> 0).toString(16).padStart(8, '0')}deadbeef${seed.toString(16)}`
           : `2026-11-30T10:00:${String(seed % 60).padStart(2, '0')}Z INFO request ${seed} done\n`
   return piece.repeat(Math.max(1, Math.ceil(size / piece.length))).slice(0, size)
 }
@@ -35,7 +35,9 @@ export const stepArbitrary: fc.Arbitrary<Step> = fc.record({
 
 /** A whole Anthropic conversation: the task, then tool rounds and user turns, ending on a user message. */
 export function buildMessages(steps: readonly Step[]): Json[] {
-  const messages: Json[] = [{ role: 'user', content: 'Task: fix the failing build and report.', x_client_field: { keep: true } }]
+  const messages: Json[] = [
+    { role: 'user', content: 'Task: fix the failing build and report.', x_client_field: { keep: true } },
+  ]
   steps.forEach((step, stepIndex) => {
     if (step.kind === 'turn') {
       messages.push({ role: 'assistant', content: [{ type: 'text', text: `Done with part ${stepIndex}.` }] })
@@ -44,14 +46,21 @@ export function buildMessages(steps: readonly Step[]): Json[] {
     }
     const ids = Array.from({ length: step.calls }, (_, call) => `toolu_${stepIndex}_${call}`)
     const assistant: Json[] = [
-      ...(step.thinking ? [{ type: 'thinking', thinking: `Thinking about step ${stepIndex}.`, signature: `sig${stepIndex}` }] : []),
+      ...(step.thinking
+        ? [{ type: 'thinking', thinking: `Thinking about step ${stepIndex}.`, signature: `sig${stepIndex}` }]
+        : []),
       { type: 'text', text: `Step ${stepIndex}: running ${step.calls} tools.` },
       ...ids.map((id) => ({ type: 'tool_use', id, name: 'run', input: { step: stepIndex, id } })),
     ]
     messages.push({ role: 'assistant', content: assistant })
     messages.push({
       role: 'user',
-      content: ids.map((id, call) => ({ type: 'tool_result', tool_use_id: id, content: output(step.outputKind, step.sizes[call] ?? 100, stepIndex * 7 + call), ...(step.extraField ? { x_block_field: call } : {}) })),
+      content: ids.map((id, call) => ({
+        type: 'tool_result',
+        tool_use_id: id,
+        content: output(step.outputKind, step.sizes[call] ?? 100, stepIndex * 7 + call),
+        ...(step.extraField ? { x_block_field: call } : {}),
+      })),
     })
   })
   return messages

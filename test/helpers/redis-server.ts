@@ -14,9 +14,17 @@ export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort()
   let child: ChildProcess | undefined
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    })
     child.on('error', () => undefined)
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    const probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    })
     probe.on('error', () => undefined)
     const deadline = Date.now() + 10_000
     for (;;) {
@@ -27,7 +35,10 @@ export async function startRedisServer(): Promise<RedisServer> {
         return
       } catch (error) {
         probe.disconnect()
-        if (Date.now() > deadline) throw new Error(`redis-server did not start on ${port} (is redis-server installed? .ci/run installs it)`, { cause: error })
+        if (Date.now() > deadline)
+          throw new Error(`redis-server did not start on ${port} (is redis-server installed? .ci/run installs it)`, {
+            cause: error,
+          })
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }

@@ -20,18 +20,34 @@ export interface Rewriter {
 
 /** The real request-side pipeline (adapter, planner, session store) with a window of `window` tokens. */
 export function createRewriter(format: WireFormat, window: number, overrides: DeepPartial<Config> = {}): Rewriter {
-  const config = loadConfig({ overrides: { models: [{ match: '*', window, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }], ...overrides } as DeepPartial<Config> })
+  const config = loadConfig({
+    overrides: {
+      models: [{ match: '*', window, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
+      ...overrides,
+    } as DeepPartial<Config>,
+  })
   const store = new MemorySessionStore(config.sessions)
   const calibration = new Calibration()
-  const hook = createRewriteHook({ config, store, calibration, estimator: new TokenEstimator(), logger: createLogger('silent') })(format)
+  const hook = createRewriteHook({
+    config,
+    store,
+    calibration,
+    estimator: new TokenEstimator(),
+    logger: createLogger('silent'),
+  })(format)
   if (!hook) throw new Error(`no rewrite hook for ${format}`)
   const rewrite = (body: Json, headers: IncomingHttpHeaders = {}) => hook(Buffer.from(JSON.stringify(body)), headers)
-  return Object.assign(rewrite, { calibration, store, raw: (body: Buffer, headers: IncomingHttpHeaders = {}) => hook(body, headers) })
+  return Object.assign(rewrite, {
+    calibration,
+    store,
+    raw: (body: Buffer, headers: IncomingHttpHeaders = {}) => hook(body, headers),
+  })
 }
 
 /** The body a forward result sends, parsed. */
 export function sentBody(result: PrepareResult): Json {
-  if (result.kind !== 'forward') throw new Error(`expected a forwarded request, got ${result.kind}: ${result.error.message}`)
+  if (result.kind !== 'forward')
+    throw new Error(`expected a forwarded request, got ${result.kind}: ${result.error.message}`)
   return JSON.parse(result.prepared.body.toString('utf8')) as Json
 }
 

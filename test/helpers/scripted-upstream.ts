@@ -34,9 +34,15 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
 }
 
 /** ctxgate pointed (for both providers) at a scripted upstream. */
-export async function startScriptedStack(): Promise<{ upstream: ScriptedUpstream; stack: Stack; close: () => Promise<void> }> {
+export async function startScriptedStack(): Promise<{
+  upstream: ScriptedUpstream
+  stack: Stack
+  close: () => Promise<void>
+}> {
   const upstream = await startScriptedUpstream()
-  const stack = await startStack({ config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } } })
+  const stack = await startStack({
+    config: { upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } } },
+  })
   return {
     upstream,
     stack,

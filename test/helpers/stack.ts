@@ -43,7 +43,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       callback()
     },
   })
-  const app = await buildApp({ config, logger: createLogger('info', sink), registry: new Registry(), ...(options.prepareFor ? { prepareFor: options.prepareFor } : {}) })
+  const app = await buildApp({
+    config,
+    logger: createLogger('info', sink),
+    registry: new Registry(),
+    ...(options.prepareFor ? { prepareFor: options.prepareFor } : {}),
+  })
   await app.server.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.server.address() as AddressInfo
   return {
@@ -75,5 +80,7 @@ export async function eventually(check: () => void | Promise<void>, timeoutMs = 
 
 /** Request log lines ctxgate wrote (msg "request"), parsed. */
 export function requestLogs(stack: Stack): Record<string, unknown>[] {
-  return stack.logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry['msg'] === 'request')
+  return stack.logLines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry['msg'] === 'request')
 }

@@ -16,7 +16,8 @@ describe('flow control', () => {
       response.writeHead(200, { 'content-type': 'text/event-stream' })
       while (written < total && !response.destroyed) {
         written += chunk.length
-        if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve).once('close', resolve))
+        if (!response.write(chunk))
+          await new Promise((resolve) => response.once('drain', resolve).once('close', resolve))
       }
       response.end()
     })
@@ -24,7 +25,9 @@ describe('flow control', () => {
     // A client that sends its request and then never reads.
     const socket = connect(Number(new URL(scripted.stack.proxyUrl).port), '127.0.0.1')
     socket.pause()
-    socket.write('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
+    socket.write(
+      'POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    )
     await eventually(() => expect(written).toBeGreaterThan(0))
     await new Promise((resolve) => setTimeout(resolve, 500))
     const afterPause = written

@@ -21,8 +21,14 @@ function freePort(): Promise<number> {
   })
 }
 
-function run(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function run(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [...cli, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let text = ''
   child.stdout?.on('data', (data: Buffer) => (text += data.toString()))
   child.stderr?.on('data', (data: Buffer) => (text += data.toString()))
@@ -40,7 +46,12 @@ async function waitForListening(output: () => string): Promise<void> {
 describe('ctxgate CLI', () => {
   it('starts from environment variables, serves health, proxies, and drains a stream on SIGTERM', async () => {
     const port = await freePort()
-    const proxy = run([], { CTXGATE_PORT: String(port), CTXGATE_ANTHROPIC_URL: mock.url, CTXGATE_OPENAI_URL: mock.url, CTXGATE_LOG_LEVEL: 'info' })
+    const proxy = run([], {
+      CTXGATE_PORT: String(port),
+      CTXGATE_ANTHROPIC_URL: mock.url,
+      CTXGATE_OPENAI_URL: mock.url,
+      CTXGATE_LOG_LEVEL: 'info',
+    })
     await waitForListening(proxy.output)
     const health = await request(`http://127.0.0.1:${port}/healthz`)
     expect(await health.body.json()).toEqual({ status: 'ok' })

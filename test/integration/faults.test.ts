@@ -15,7 +15,11 @@ beforeAll(async () => {
 afterAll(() => stack.close())
 beforeEach(() => stack.mock.reset())
 
-const ask = (options?: Anthropic.RequestOptions) => anthropic.messages.create({ model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }, options)
+const ask = (options?: Anthropic.RequestOptions) =>
+  anthropic.messages.create(
+    { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
+    options,
+  )
 const queue = (...faults: Fault[]) => stack.mock.faults.push(faults)
 
 describe('upstream faults before the first byte', () => {
@@ -56,7 +60,9 @@ describe('upstream faults before the first byte', () => {
   it('gives up after its attempts, returns the upstream error and tells the SDK not to retry', async () => {
     queue({ kind: 'status', status: 529 }, { kind: 'status', status: 529 }, { kind: 'status', status: 529 })
     const sdkWithRetries = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-fault-key', maxRetries: 2 })
-    const failure = await sdkWithRetries.messages.create({ model: 'claude-sonnet-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
+    const failure = await sdkWithRetries.messages
+      .create({ model: 'claude-sonnet-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(Anthropic.APIError)
     expect((failure as InstanceType<typeof Anthropic.APIError>).status).toBe(529)
     expect((failure as InstanceType<typeof Anthropic.APIError>).headers?.get('x-should-retry')).toBe('false')
@@ -88,7 +94,9 @@ describe('upstream faults before the first byte', () => {
     const closed = await startStack({ config: { upstreams: { openai: { url: 'http://127.0.0.1:9' } } } })
     try {
       const client = new OpenAI({ baseURL: `${closed.proxyUrl}/v1`, apiKey: 'sk-x', maxRetries: 0 })
-      const failure = await client.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
+      const failure = await client.chat.completions
+        .create({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error)
       expect(failure).toBeInstanceOf(OpenAI.APIError)
       expect(failure).toMatchObject({ status: 502, error: { type: 'server_error', code: 'upstream_unreachable' } })
       expect((failure as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false')
@@ -101,7 +109,10 @@ describe('upstream faults before the first byte', () => {
 
 describe('failures after the first byte', () => {
   it('ends an Anthropic stream with an error event when the upstream resets mid-stream, without retrying', async () => {
-    const stream = anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":3}' } })
+    const stream = anthropic.messages.stream(
+      { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":3}' } },
+    )
     const seen: string[] = []
     const failure = await (async () => {
       for await (const event of stream) seen.push(event.type)
@@ -114,7 +125,10 @@ describe('failures after the first byte', () => {
 
   it('ends an OpenAI stream with an error the SDK raises when the upstream resets mid-stream', async () => {
     const client = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: 'sk-x', maxRetries: 0 })
-    const stream = await client.chat.completions.create({ model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":2}' } })
+    const stream = await client.chat.completions.create(
+      { model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":2}' } },
+    )
     const failure = await (async () => {
       for await (const chunk of stream) void chunk
     })().catch((error: unknown) => error)
@@ -123,13 +137,19 @@ describe('failures after the first byte', () => {
   })
 
   it('passes an upstream error event through as sent', async () => {
-    const stream = anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-fault': 'error-mid-stream' } })
+    const stream = anthropic.messages.stream(
+      { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-fault': 'error-mid-stream' } },
+    )
     const failure = await stream.finalMessage().catch((error: unknown) => error)
     expect(failure).toMatchObject({ error: { error: { type: 'overloaded_error' } } })
   })
 
   it('ends a stream that goes silent after the body timeout instead of hanging', async () => {
-    const stream = anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-fault': 'stall-mid-stream' } })
+    const stream = anthropic.messages.stream(
+      { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-fault': 'stall-mid-stream' } },
+    )
     const started = Date.now()
     await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError)
     expect(Date.now() - started).toBeLessThan(3_000)
@@ -139,7 +159,10 @@ describe('failures after the first byte', () => {
 describe('client behaviour', () => {
   it('closes the upstream connection promptly when the client aborts mid-stream', async () => {
     const controller = new AbortController()
-    const stream = anthropic.messages.stream({ model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-chunk-delay-ms': '100' }, signal: controller.signal })
+    const stream = anthropic.messages.stream(
+      { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-mock-chunk-delay-ms': '100' }, signal: controller.signal },
+    )
     for await (const event of stream) {
       if (event.type === 'content_block_start') break
     }
@@ -151,7 +174,12 @@ describe('client behaviour', () => {
   it('stops retrying when the client leaves during the backoff', async () => {
     queue({ kind: 'status', status: 529, retryAfterMs: 400 })
     const controller = new AbortController()
-    const pending = request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"}]}', signal: controller.signal }).catch(() => undefined)
+    const pending = request(`${stack.proxyUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"}]}',
+      signal: controller.signal,
+    }).catch(() => undefined)
     await eventually(() => expect(stack.mock.requests).toHaveLength(1))
     controller.abort()
     await pending

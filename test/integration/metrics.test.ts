@@ -22,7 +22,8 @@ async function scrape(name: string, labels: Record<string, string> = {}): Promis
   let total = 0
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue
-    if (Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) total += Number(line.slice(line.lastIndexOf(' ') + 1))
+    if (Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`)))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1))
   }
   return total
 }
@@ -36,25 +37,52 @@ interface Seen {
 
 describe('token metrics equal what the upstream reported', () => {
   it('counts Anthropic and OpenAI usage, streamed and not, with cache writes and reads, exactly', async () => {
-    const before = { input: await scrape('ctxgate_tokens_total', { kind: 'input' }), read: await scrape('ctxgate_tokens_total', { kind: 'cache_read' }), write: await scrape('ctxgate_tokens_total', { kind: 'cache_write_5m' }), output: await scrape('ctxgate_tokens_total', { kind: 'output' }) }
+    const before = {
+      input: await scrape('ctxgate_tokens_total', { kind: 'input' }),
+      read: await scrape('ctxgate_tokens_total', { kind: 'cache_read' }),
+      write: await scrape('ctxgate_tokens_total', { kind: 'cache_write_5m' }),
+      output: await scrape('ctxgate_tokens_total', { kind: 'output' }),
+    }
     const seen: Seen = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 }
     const anthropic = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-metrics', maxRetries: 0 })
-    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'House rules. '.repeat(900), cache_control: { type: 'ephemeral' } }]
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'House rules. '.repeat(900), cache_control: { type: 'ephemeral' } },
+    ]
     for (let index = 0; index < 2; index++) {
-      const message = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, system, messages: [{ role: 'user', content: 'Say hello.' }] })
+      const message = await anthropic.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        system,
+        messages: [{ role: 'user', content: 'Say hello.' }],
+      })
       add(seen, message.usage)
-      const streamed = await anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 64, system, messages: [{ role: 'user', content: 'Say hello.' }] }).finalMessage()
+      const streamed = await anthropic.messages
+        .stream({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 64,
+          system,
+          messages: [{ role: 'user', content: 'Say hello.' }],
+        })
+        .finalMessage()
       add(seen, streamed.usage)
     }
     expect(seen.cacheWrite).toBeGreaterThan(0)
     expect(seen.cacheRead).toBeGreaterThan(0)
 
     const openai = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: 'sk-openai-metrics', maxRetries: 0 })
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Follow the style guide. '.repeat(400) }, { role: 'user', content: 'Hi' }]
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'Follow the style guide. '.repeat(400) },
+      { role: 'user', content: 'Hi' },
+    ]
     for (let index = 0; index < 2; index++) {
       const completion = await openai.chat.completions.create({ model: 'gpt-5', messages })
       addOpenAI(seen, completion.usage)
-      const stream = await openai.chat.completions.create({ model: 'gpt-5', messages, stream: true, stream_options: { include_usage: true } })
+      const stream = await openai.chat.completions.create({
+        model: 'gpt-5',
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      })
       for await (const chunk of stream) if (chunk.usage) addOpenAI(seen, chunk.usage)
     }
 
@@ -68,28 +96,43 @@ describe('token metrics equal what the upstream reported', () => {
   it('counts what arrived of a stream cut mid-way', async () => {
     const before = await scrape('ctxgate_tokens_total', { kind: 'input', model: 'claude-cut-1' })
     const anthropic = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-metrics', maxRetries: 0 })
-    const stream = anthropic.messages.stream({ model: 'claude-cut-1', max_tokens: 64, messages: [{ role: 'user', content: 'Cut me off.' }] }, { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":2}' } })
+    const stream = anthropic.messages.stream(
+      { model: 'claude-cut-1', max_tokens: 64, messages: [{ role: 'user', content: 'Cut me off.' }] },
+      { headers: { 'x-mock-fault': '{"kind":"reset-mid-stream","afterFrames":2}' } },
+    )
     let started: Anthropic.Usage | undefined
     await (async () => {
       for await (const event of stream) if (event.type === 'message_start') started = event.message.usage
     })().catch(() => undefined)
     expect(started?.input_tokens).toBeGreaterThan(0)
-    expect((await scrape('ctxgate_tokens_total', { kind: 'input', model: 'claude-cut-1' })) - before).toBe(started?.input_tokens)
+    expect((await scrape('ctxgate_tokens_total', { kind: 'input', model: 'claude-cut-1' })) - before).toBe(
+      started?.input_tokens,
+    )
     expect(await scrape('ctxgate_stream_aborts_total', { phase: 'upstream_mid_stream' })).toBeGreaterThanOrEqual(1)
   })
 
   it('asks OpenAI streams for usage the client did not request, counts it, and hides it from the client', async () => {
     const openai = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: 'sk-openai-metrics', maxRetries: 0 })
     const before = await scrape('ctxgate_tokens_total', { kind: 'output', model: 'gpt-hidden' })
-    const raw = await request(`${stack.proxyUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-hidden', stream: true, messages: [{ role: 'user', content: 'Hi' }] }) })
+    const raw = await request(`${stack.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-hidden', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    })
     const text = await raw.body.text()
-    expect(JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}')).toMatchObject({ stream_options: { include_usage: true } })
+    expect(JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}')).toMatchObject({
+      stream_options: { include_usage: true },
+    })
     expect(text).not.toContain('usage')
     expect(text).not.toContain('"choices":[]')
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
     expect((await scrape('ctxgate_tokens_total', { kind: 'output', model: 'gpt-hidden' })) - before).toBeGreaterThan(0)
     // The SDK reads the same stream without trouble.
-    const stream = await openai.chat.completions.create({ model: 'gpt-hidden', stream: true, messages: [{ role: 'user', content: 'Hi' }] })
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-hidden',
+      stream: true,
+      messages: [{ role: 'user', content: 'Hi' }],
+    })
     let content = ''
     for await (const chunk of stream) {
       expect(chunk.choices.length).toBe(1)
@@ -101,21 +144,56 @@ describe('token metrics equal what the upstream reported', () => {
 
 describe('sessions and label bounds', () => {
   it('reports per-session totals on /ctxgate/sessions', async () => {
-    const anthropic = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-metrics', maxRetries: 0, defaultHeaders: { 'x-ctxgate-session': 'harness-42' } })
-    for (let index = 0; index < 3; index++) await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: `turn ${index}` }] })
-    const one = (await (await request(`${stack.proxyUrl}/ctxgate/sessions/harness-42`)).body.json()) as Record<string, unknown>
-    expect(one).toMatchObject({ sessionId: 'harness-42', turns: 3, promptTokens: expect.any(Number), outputTokens: expect.any(Number), models: ['claude-sonnet-4-5'] })
+    const anthropic = new Anthropic({
+      baseURL: stack.proxyUrl,
+      apiKey: 'sk-ant-metrics',
+      maxRetries: 0,
+      defaultHeaders: { 'x-ctxgate-session': 'harness-42' },
+    })
+    for (let index = 0; index < 3; index++)
+      await anthropic.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: `turn ${index}` }],
+      })
+    const one = (await (await request(`${stack.proxyUrl}/ctxgate/sessions/harness-42`)).body.json()) as Record<
+      string,
+      unknown
+    >
+    expect(one).toMatchObject({
+      sessionId: 'harness-42',
+      turns: 3,
+      promptTokens: expect.any(Number),
+      outputTokens: expect.any(Number),
+      models: ['claude-sonnet-4-5'],
+    })
     expect(Number(one['promptTokens'])).toBeGreaterThan(0)
-    const all = (await (await request(`${stack.proxyUrl}/ctxgate/sessions`)).body.json()) as { sessions: { sessionId: string }[] }
+    const all = (await (await request(`${stack.proxyUrl}/ctxgate/sessions`)).body.json()) as {
+      sessions: { sessionId: string }[]
+    }
     expect(all.sessions[0]?.sessionId).toBe('harness-42')
     expect((await request(`${stack.proxyUrl}/ctxgate/sessions/nope`)).statusCode).toBe(404)
   })
 
   it('keeps the model label bounded under 10,000 distinct model strings', async () => {
     const registry = new Registry()
-    const deps = { metrics: createProxyMetrics(registry), models: new ModelLabels(), sessions: new SessionAccounting(100) }
+    const deps = {
+      metrics: createProxyMetrics(registry),
+      models: new ModelLabels(),
+      sessions: new SessionAccounting(100),
+    }
     for (let index = 0; index < 10_000; index++) {
-      recordRequest(deps, { route: 'anthropic-messages', provider: 'anthropic', status: 200, outcome: 'complete', attempts: 1, retries: [], durationMs: 1, usage: { inputTokens: 1, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 1 }, accounting: { model: `model-${index}-\u00e9"x`, refusalAvoided: false } })
+      recordRequest(deps, {
+        route: 'anthropic-messages',
+        provider: 'anthropic',
+        status: 200,
+        outcome: 'complete',
+        attempts: 1,
+        retries: [],
+        durationMs: 1,
+        usage: { inputTokens: 1, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 1 },
+        accounting: { model: `model-${index}-\u00e9"x`, refusalAvoided: false },
+      })
     }
     const values = (await registry.getSingleMetric('ctxgate_tokens_total')?.get())?.values ?? []
     const models = new Set(values.map((value) => value.labels['model']))
@@ -127,7 +205,9 @@ describe('sessions and label bounds', () => {
 
 describe('the Grafana dashboard', () => {
   it('is valid JSON and every query names a metric ctxgate exports', async () => {
-    const dashboard = JSON.parse(readFileSync(new URL('../../deploy/grafana/ctxgate-dashboard.json', import.meta.url), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] }
+    const dashboard = JSON.parse(
+      readFileSync(new URL('../../deploy/grafana/ctxgate-dashboard.json', import.meta.url), 'utf8'),
+    ) as { panels: { title: string; targets: { expr: string }[] }[] }
     const registry = new Registry()
     createProxyMetrics(registry)
     const exported = new Set(registry.getMetricsAsArray().map((metric) => metric.name))
@@ -135,9 +215,14 @@ describe('the Grafana dashboard', () => {
     expect(queries.length).toBeGreaterThan(10)
     for (const expr of queries) {
       // Label names in by (...) clauses and selectors are not metrics.
-      const names = expr.replace(/by \([^)]*\)/g, '').replace(/\{[^}]*\}/g, '').match(/\b(ctxgate_[a-z0-9_]+|gen_ai_[a-z0-9_]+)/g) ?? []
+      const names =
+        expr
+          .replace(/by \([^)]*\)/g, '')
+          .replace(/\{[^}]*\}/g, '')
+          .match(/\b(ctxgate_[a-z0-9_]+|gen_ai_[a-z0-9_]+)/g) ?? []
       expect(names.length, expr).toBeGreaterThan(0)
-      for (const name of names) expect(exported.has(name.replace(/_(bucket|sum|count)$/, '')), `${name} in ${expr}`).toBe(true)
+      for (const name of names)
+        expect(exported.has(name.replace(/_(bucket|sum|count)$/, '')), `${name} in ${expr}`).toBe(true)
     }
   })
 })

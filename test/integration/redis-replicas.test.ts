@@ -5,8 +5,17 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts'
 import { eventually, startStack, type Stack } from '../helpers/stack.ts'
 import { startMockServer, type MockServer } from '../../src/mock/server.ts'
 
-const round = (size: number, kind: Step['outputKind']): Step => ({ kind: 'round', calls: 2, sizes: [size, size, size], outputKind: kind, thinking: false, extraField: false })
-const limits = { models: [{ match: '*', window: 24_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }] }
+const round = (size: number, kind: Step['outputKind']): Step => ({
+  kind: 'round',
+  calls: 2,
+  sizes: [size, size, size],
+  outputKind: kind,
+  thinking: false,
+  extraField: false,
+})
+const limits = {
+  models: [{ match: '*', window: 24_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
+}
 
 let redis: RedisServer
 
@@ -19,7 +28,15 @@ afterAll(() => redis.stop())
 async function run(proxies: readonly Stack[], mock: MockServer, requests: readonly Json[][]): Promise<string[]> {
   for (const [index, messages] of requests.entries()) {
     const proxy = proxies[index % proxies.length] as Stack
-    const answer = await request(`${proxy.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-ctxgate-session': 'replicated' }, body: JSON.stringify({ ...anthropicBody(messages), stream: index % 2 === 0 }) })
+    const answer = await request(`${proxy.proxyUrl}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'x-ctxgate-session': 'replicated',
+      },
+      body: JSON.stringify({ ...anthropicBody(messages), stream: index % 2 === 0 }),
+    })
     await answer.body.text()
     expect(answer.statusCode).toBe(200)
   }
@@ -28,12 +45,21 @@ async function run(proxies: readonly Stack[], mock: MockServer, requests: readon
 
 describe('several replicas sharing one Redis', () => {
   it('send byte-identical rewritten requests to what a single process sends, so the cache keeps hitting', async () => {
-    const steps = Array.from({ length: 14 }, (_, index) => round(index % 3 === 0 ? 5_000 : 1_500, index % 2 === 0 ? 'json' : 'log'))
+    const steps = Array.from({ length: 14 }, (_, index) =>
+      round(index % 3 === 0 ? 5_000 : 1_500, index % 2 === 0 ? 'json' : 'log'),
+    )
     const requests = requestsOf(buildMessages(steps))
 
-    const single = await startStack({ mock: { window: 24_000 }, config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'single:' } } })
+    const single = await startStack({
+      mock: { window: 24_000 },
+      config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'single:' } },
+    })
     const sharedMock = await startMockServer({ window: 24_000 })
-    const replicaConfig = { ...limits, upstreams: { anthropic: { url: sharedMock.url }, openai: { url: sharedMock.url } }, sessions: { redisUrl: redis.url, redisKeyPrefix: 'shared:' } }
+    const replicaConfig = {
+      ...limits,
+      upstreams: { anthropic: { url: sharedMock.url }, openai: { url: sharedMock.url } },
+      sessions: { redisUrl: redis.url, redisKeyPrefix: 'shared:' },
+    }
     const replicaA = await startStack({ config: replicaConfig })
     const replicaB = await startStack({ config: replicaConfig })
     try {
@@ -43,7 +69,9 @@ describe('several replicas sharing one Redis', () => {
       // The conversation needed edits, so the comparison means something.
       expect(alone.some((body) => body.includes('ctxgate'))).toBe(true)
       for (const [index, body] of alone.entries()) expect(replicated[index], `request ${index + 1}`).toBe(body)
-      const sessions = (await (await request(`${replicaB.proxyUrl}/ctxgate/sessions/replicated`)).body.json()) as { turns: number }
+      const sessions = (await (await request(`${replicaB.proxyUrl}/ctxgate/sessions/replicated`)).body.json()) as {
+        turns: number
+      }
       expect(sessions.turns).toBe(requests.length)
     } finally {
       await Promise.all([single.close(), replicaA.close(), replicaB.close(), sharedMock.close()])
@@ -51,15 +79,24 @@ describe('several replicas sharing one Redis', () => {
   })
 
   it('keeps serving when Redis dies mid-run, says so on /readyz, and counts the failures', async () => {
-    const stack = await startStack({ mock: { window: 24_000 }, config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'dies:' } } })
+    const stack = await startStack({
+      mock: { window: 24_000 },
+      config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'dies:' } },
+    })
     try {
       const requests = requestsOf(buildMessages(Array.from({ length: 10 }, () => round(2_000, 'json'))))
-      await eventually(async () => expect(((await (await request(`${stack.proxyUrl}/readyz`)).body.json()) as Json)['storeReachable']).toBe(true))
+      await eventually(async () =>
+        expect(((await (await request(`${stack.proxyUrl}/readyz`)).body.json()) as Json)['storeReachable']).toBe(true),
+      )
       await run([stack], stack.mock, requests.slice(0, 4))
       await redis.stop()
       const statuses: number[] = []
       for (const messages of requests.slice(4)) {
-        const answer = await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(anthropicBody(messages)) })
+        const answer = await request(`${stack.proxyUrl}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(anthropicBody(messages)),
+        })
         await answer.body.dump()
         statuses.push(answer.statusCode)
       }
@@ -70,7 +107,13 @@ describe('several replicas sharing one Redis', () => {
       const metrics = await (await request(`${stack.proxyUrl}/metrics`)).body.text()
       expect(metrics).toMatch(/ctxgate_store_errors_total\{operation="(get|set|connection)"\} [1-9]/)
       await redis.start()
-      await eventually(async () => expect(((await (await request(`${stack.proxyUrl}/readyz`)).body.json()) as Json)['storeReachable']).toBe(true), 8_000)
+      await eventually(
+        async () =>
+          expect(((await (await request(`${stack.proxyUrl}/readyz`)).body.json()) as Json)['storeReachable']).toBe(
+            true,
+          ),
+        8_000,
+      )
     } finally {
       await stack.close()
     }

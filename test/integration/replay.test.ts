@@ -23,7 +23,9 @@ describe('buildAnthropicRequests', () => {
       const messages = replayed.body['messages'] as { role: string; content: Record<string, unknown>[] }[]
       expect(messages.at(-1)?.role).toBe('user')
       expect(messages.at(-1)?.content.at(-1)?.['cache_control']).toEqual({ type: 'ephemeral' })
-      expect(messages.slice(0, -1).every((message) => message.content.every((block) => !('cache_control' in block)))).toBe(true)
+      expect(
+        messages.slice(0, -1).every((message) => message.content.every((block) => !('cache_control' in block))),
+      ).toBe(true)
     }
     const plain = buildAnthropicRequests(main!, { maxTokens: 100, clientCache: 'none', stream: false })
     expect(JSON.stringify(plain.map((replayed) => replayed.body))).not.toContain('cache_control')
@@ -34,13 +36,19 @@ describe('ctxgate replay', () => {
   it('replays runs straight and through ctxgate, counting refusals at a small window and cache reads with rolling marks', async () => {
     const output: string[] = []
     const htmlFile = join(directory, 'report.html')
-    const report = await replay({ window: '64000', 'client-cache': 'rolling', stream: true, html: htmlFile }, [mainFile, subFile], (text) => output.push(text))
+    const report = await replay(
+      { window: '64000', 'client-cache': 'rolling', stream: true, html: htmlFile },
+      [mainFile, subFile],
+      (text) => output.push(text),
+    )
     expect(report?.runs.map((run) => run.name)).toEqual(['main-agent', 'sub-agent'])
     const [directTotal, ctxgateTotal] = report?.totals ?? []
     expect(directTotal?.variant).toBe('direct')
     expect(directTotal?.summary.requests).toBe(105)
     expect(directTotal?.summary.refusedForLength).toBeGreaterThan(0)
-    expect(directTotal?.summary.usage.cacheReadTokens).toBeGreaterThan(directTotal?.summary.usage.cacheWrite5mTokens ?? 0)
+    expect(directTotal?.summary.usage.cacheReadTokens).toBeGreaterThan(
+      directTotal?.summary.usage.cacheWrite5mTokens ?? 0,
+    )
     // Through ctxgate nothing is refused, every prompt fits the window as the fake upstream counts it, and tokens were removed.
     expect(ctxgateTotal?.summary.refusedForLength).toBe(0)
     expect(ctxgateTotal?.summary.largestPromptTokens).toBeLessThanOrEqual(64_000)
@@ -65,7 +73,9 @@ describe('ctxgate replay', () => {
   it('prints JSON and Markdown, and exports ctxgate JSONL', async () => {
     const json: string[] = []
     await replay({ json: true, window: '200000' }, [subFile], (text) => json.push(text))
-    const parsed = JSON.parse(json.join('')) as { totals: { variant: string; summary: { requests: number; refusedForLength: number } }[] }
+    const parsed = JSON.parse(json.join('')) as {
+      totals: { variant: string; summary: { requests: number; refusedForLength: number } }[]
+    }
     expect(parsed.totals[0]).toMatchObject({ variant: 'direct', summary: { requests: 61, refusedForLength: 0 } })
     const markdown: string[] = []
     await replay({ markdown: true }, [subFile], (text) => markdown.push(text))
@@ -76,7 +86,9 @@ describe('ctxgate replay', () => {
   })
 
   it('rejects bad options with a message', async () => {
-    await expect(replay({ 'client-cache': 'sometimes' }, [mainFile])).rejects.toThrow(/--client-cache must be none or rolling/)
+    await expect(replay({ 'client-cache': 'sometimes' }, [mainFile])).rejects.toThrow(
+      /--client-cache must be none or rolling/,
+    )
     await expect(replay({ window: '-5' }, [mainFile])).rejects.toThrow(/--window must be a positive whole number/)
     await expect(replay({}, [])).rejects.toThrow(/at least one recording/)
   })

@@ -12,11 +12,21 @@ beforeAll(async () => {
 afterAll(() => stack.close())
 beforeEach(() => stack.mock.reset())
 
-const tools: Anthropic.Tool[] = [{ name: 'read_file', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }]
+const tools: Anthropic.Tool[] = [
+  {
+    name: 'read_file',
+    description: 'Read a file',
+    input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+]
 
 describe('Anthropic SDK through ctxgate', () => {
   it('creates a message and returns the upstream usage untouched', async () => {
-    const message = await client.messages.create({ model: 'claude-sonnet-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] })
+    const message = await client.messages.create({
+      model: 'claude-sonnet-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Hello there' }],
+    })
     expect(message.content[0]).toMatchObject({ type: 'text' })
     expect(message.usage.input_tokens).toBeGreaterThan(0)
     expect(stack.mock.requests).toHaveLength(1)
@@ -27,7 +37,11 @@ describe('Anthropic SDK through ctxgate', () => {
   })
 
   it('streams a message event by event', async () => {
-    const stream = client.messages.stream({ model: 'claude-sonnet-5', max_tokens: 64, messages: [{ role: 'user', content: 'Stream please' }] })
+    const stream = client.messages.stream({
+      model: 'claude-sonnet-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Stream please' }],
+    })
     const types: string[] = []
     for await (const event of stream) types.push(event.type)
     const final = await stream.finalMessage()
@@ -51,7 +65,12 @@ describe('Anthropic SDK through ctxgate', () => {
       messages: [
         { role: 'user', content: 'Read README.md' },
         { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call?.type === 'tool_use' ? call.id : '', content: '# ctxgate' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: call?.type === 'tool_use' ? call.id : '', content: '# ctxgate' },
+          ],
+        },
       ],
     })
     expect(second.stop_reason).toBe('end_turn')
@@ -63,24 +82,43 @@ describe('Anthropic SDK through ctxgate', () => {
       max_tokens: 64,
       messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_missing', content: 'x' }] }],
     })
-    await expect(attempt).rejects.toMatchObject({ status: 400, error: { error: { type: 'invalid_request_error', message: expect.stringContaining('unexpected `tool_use_id`') } } })
+    await expect(attempt).rejects.toMatchObject({
+      status: 400,
+      error: { error: { type: 'invalid_request_error', message: expect.stringContaining('unexpected `tool_use_id`') } },
+    })
     expect(stack.mock.requests).toHaveLength(1)
   })
 
   it('counts tokens', async () => {
-    const counted = await client.messages.countTokens({ model: 'claude-sonnet-5', messages: [{ role: 'user', content: 'How many tokens is this?' }] })
+    const counted = await client.messages.countTokens({
+      model: 'claude-sonnet-5',
+      messages: [{ role: 'user', content: 'How many tokens is this?' }],
+    })
     expect(counted.input_tokens).toBeGreaterThan(5)
   })
 
   it('keeps the beta header of beta calls', async () => {
-    await client.beta.messages.create({ model: 'claude-sonnet-5', max_tokens: 16, betas: ['context-management-2025-06-27'], messages: [{ role: 'user', content: 'beta' }] })
+    await client.beta.messages.create({
+      model: 'claude-sonnet-5',
+      max_tokens: 16,
+      betas: ['context-management-2025-06-27'],
+      messages: [{ role: 'user', content: 'beta' }],
+    })
     expect(stack.mock.requests[0]?.url).toMatch(/^\/v1\/messages(\?beta=true)?$/)
     expect(stack.mock.requests[0]?.headers['anthropic-beta']).toBe('context-management-2025-06-27')
   })
 
   it('reports cache writes then reads for a repeated prefix with a breakpoint', async () => {
-    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are a careful engineer. '.repeat(400), cache_control: { type: 'ephemeral' } }]
-    const ask = () => client.messages.create({ model: 'claude-sonnet-5', max_tokens: 16, system, messages: [{ role: 'user', content: 'Go' }] })
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'You are a careful engineer. '.repeat(400), cache_control: { type: 'ephemeral' } },
+    ]
+    const ask = () =>
+      client.messages.create({
+        model: 'claude-sonnet-5',
+        max_tokens: 16,
+        system,
+        messages: [{ role: 'user', content: 'Go' }],
+      })
     const first = await ask()
     const second = await ask()
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(1000)

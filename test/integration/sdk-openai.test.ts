@@ -14,11 +14,23 @@ beforeAll(async () => {
 afterAll(() => stack.close())
 beforeEach(() => stack.mock.reset())
 
-const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'run_shell', description: 'Run a command', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }]
+const tools: OpenAI.ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'run_shell',
+      description: 'Run a command',
+      parameters: { type: 'object', properties: { command: { type: 'string' } } },
+    },
+  },
+]
 
 describe('OpenAI SDK through ctxgate', () => {
   it('completes a chat with OPENAI_BASE_URL ending in /v1', async () => {
-    const completion = await client.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'Hello' }] })
+    const completion = await client.chat.completions.create({
+      model: 'gpt-5',
+      messages: [{ role: 'user', content: 'Hello' }],
+    })
     expect(completion.choices[0]?.message.content).toContain('mock upstream')
     expect(completion.usage?.prompt_tokens).toBeGreaterThan(0)
     expect(stack.mock.requests[0]?.url).toBe('/v1/chat/completions')
@@ -31,7 +43,12 @@ describe('OpenAI SDK through ctxgate', () => {
   })
 
   it('streams a chat completion with usage when asked', async () => {
-    const stream = await client.chat.completions.create({ model: 'gpt-5', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Stream' }] })
+    const stream = await client.chat.completions.create({
+      model: 'gpt-5',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Stream' }],
+    })
     let text = ''
     let usage: OpenAI.CompletionUsage | null | undefined
     for await (const chunk of stream) {
@@ -43,20 +60,30 @@ describe('OpenAI SDK through ctxgate', () => {
   })
 
   it('round-trips tool calls', async () => {
-    const first = await client.chat.completions.create({ model: 'gpt-5', tools, messages: [{ role: 'user', content: 'List files' }] }, { headers: { 'x-mock-reply': 'tool_use' } })
+    const first = await client.chat.completions.create(
+      { model: 'gpt-5', tools, messages: [{ role: 'user', content: 'List files' }] },
+      { headers: { 'x-mock-reply': 'tool_use' } },
+    )
     const message = first.choices[0]?.message
     const call = message?.tool_calls?.[0]
     expect(call?.type).toBe('function')
     const second = await client.chat.completions.create({
       model: 'gpt-5',
       tools,
-      messages: [{ role: 'user', content: 'List files' }, message as OpenAI.ChatCompletionMessageParam, { role: 'tool', tool_call_id: call?.id ?? '', content: 'README.md\nsrc' }],
+      messages: [
+        { role: 'user', content: 'List files' },
+        message as OpenAI.ChatCompletionMessageParam,
+        { role: 'tool', tool_call_id: call?.id ?? '', content: 'README.md\nsrc' },
+      ],
     })
     expect(second.choices[0]?.finish_reason).toBe('stop')
   })
 
   it('reports automatic prefix caching on a repeated long prompt', async () => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Follow the house style. '.repeat(600) }, { role: 'user', content: 'Go' }]
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'Follow the house style. '.repeat(600) },
+      { role: 'user', content: 'Go' },
+    ]
     await client.chat.completions.create({ model: 'gpt-5', messages })
     const second = await client.chat.completions.create({ model: 'gpt-5', messages })
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(1024)

@@ -12,11 +12,16 @@ beforeAll(async () => {
 afterAll(() => stack.close())
 beforeEach(() => stack.mock.reset())
 
-const anthropicHeaders = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-ant-api03-SECRET-transparency' }
+const anthropicHeaders = {
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+  'x-api-key': 'sk-ant-api03-SECRET-transparency',
+}
 
 describe('transparency', () => {
   it('forwards an unchanged body as the original bytes, odd formatting and unknown fields included', async () => {
-    const body = '{ "model":"claude-sonnet-5",\n  "max_tokens":16, "x_future_field": {"nested": [1, 2.50, "\\u00e9"]},\t"messages":[{"role":"user","content":"h\\u00e9llo","y_unknown":true}] }'
+    const body =
+      '{ "model":"claude-sonnet-5",\n  "max_tokens":16, "x_future_field": {"nested": [1, 2.50, "\\u00e9"]},\t"messages":[{"role":"user","content":"h\\u00e9llo","y_unknown":true}] }'
     const answer = await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: anthropicHeaders, body })
     expect(answer.statusCode).toBe(200)
     await answer.body.dump()
@@ -24,14 +29,22 @@ describe('transparency', () => {
   })
 
   it('forwards a body that is not JSON untouched and returns the upstream error as sent', async () => {
-    const answer = await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: anthropicHeaders, body: '{not json' })
+    const answer = await request(`${stack.proxyUrl}/v1/messages`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: '{not json',
+    })
     expect(answer.statusCode).toBe(400)
     expect(await answer.body.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
     expect(stack.mock.requests[0]?.body).toBe('{not json')
   })
 
   it('keeps query strings, including ?beta=true', async () => {
-    const answer = await request(`${stack.proxyUrl}/v1/messages?beta=true&x=a%20b&x=c`, { method: 'POST', headers: anthropicHeaders, body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"}]}' })
+    const answer = await request(`${stack.proxyUrl}/v1/messages?beta=true&x=a%20b&x=c`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"}]}',
+    })
     await answer.body.dump()
     expect(stack.mock.requests[0]?.url).toBe('/v1/messages?beta=true&x=a%20b&x=c')
   })
@@ -64,7 +77,10 @@ describe('transparency', () => {
   })
 
   it('drops headers the client names in Connection (raw HTTP/1.1, as undici would not send them)', async () => {
-    const raw = await rawHttp(stack, 'GET /_mock/echo/connection HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\nConnection: close, x-listed-in-connection\r\nx-listed-in-connection: drop me\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nx-kept: yes\r\n\r\n')
+    const raw = await rawHttp(
+      stack,
+      'GET /_mock/echo/connection HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\nConnection: close, x-listed-in-connection\r\nx-listed-in-connection: drop me\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nx-kept: yes\r\n\r\n',
+    )
     const seen = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> }
     expect(seen.headers['x-kept']).toBe('yes')
     expect(seen.headers).not.toHaveProperty('x-listed-in-connection')
@@ -73,7 +89,10 @@ describe('transparency', () => {
   })
 
   it('returns the upstream status and headers as sent, on any method and path', async () => {
-    const answer = await request(`${stack.proxyUrl}/v1/_mock/echo/files/abc?limit=2`, { method: 'DELETE', headers: { authorization: 'Bearer sk-openai-SECRET', 'x-echo-status': '418' } })
+    const answer = await request(`${stack.proxyUrl}/v1/_mock/echo/files/abc?limit=2`, {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer sk-openai-SECRET', 'x-echo-status': '418' },
+    })
     expect(answer.statusCode).toBe(418)
     expect(answer.headers['x-echo-response']).toBe('yes')
     expect(answer.headers['set-cookie']).toBe('session=1; Path=/')
@@ -83,38 +102,77 @@ describe('transparency', () => {
 
   it('streams a passthrough upload through without reading it whole', async () => {
     const big = 'x'.repeat(200_000)
-    const answer = await request(`${stack.proxyUrl}/v1/_mock/echo/files`, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: big })
+    const answer = await request(`${stack.proxyUrl}/v1/_mock/echo/files`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: big,
+    })
     const seen = (await answer.body.json()) as { body: string; headers: Record<string, string> }
     expect(seen.body.length).toBe(200_000)
     expect(seen.headers['content-length']).toBe('200000')
   })
 
   it('answers a model call over the body limit with 413 in the provider shape and does not forward it', async () => {
-    const body = JSON.stringify({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'y'.repeat(10_000) }] })
+    const body = JSON.stringify({
+      model: 'm',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'y'.repeat(10_000) }],
+    })
     const answer = await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: anthropicHeaders, body })
     expect(answer.statusCode).toBe(413)
     expect(await answer.body.json()).toMatchObject({ type: 'error', error: { type: 'request_too_large' } })
-    const openai = await request(`${stack.proxyUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const openai = await request(`${stack.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
     expect(openai.statusCode).toBe(413)
     expect(await openai.body.json()).toMatchObject({ error: { code: 'request_too_large' } })
     expect(stack.mock.requests).toHaveLength(0)
   })
 
   it('refuses an absolute-URI request target instead of following its host', async () => {
-    const raw = await rawHttp(stack, 'GET http://169.254.169.254/latest/meta-data HTTP/1.1\r\nHost: 169.254.169.254\r\nConnection: close\r\n\r\n')
+    const raw = await rawHttp(
+      stack,
+      'GET http://169.254.169.254/latest/meta-data HTTP/1.1\r\nHost: 169.254.169.254\r\nConnection: close\r\n\r\n',
+    )
     expect(raw).toMatch(/^HTTP\/1\.1 400/)
     expect(stack.mock.requests).toHaveLength(0)
   })
 
   it('writes one log line per request, with no API key in any line', async () => {
     const before = requestLogs(stack).length
-    await (await request(`${stack.proxyUrl}/v1/messages`, { method: 'POST', headers: anthropicHeaders, body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"}]}' })).body.dump()
-    await (await request(`${stack.proxyUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-openai-SECRET-bearer', 'content-type': 'application/json' }, body: '{"model":"g","messages":[{"role":"user","content":"q"}]}' })).body.dump()
-    await (await request(`${stack.proxyUrl}/v1/models?key=sk-query-SECRET`, { headers: { authorization: 'Bearer sk-openai-SECRET-bearer' } })).body.dump()
+    await (
+      await request(`${stack.proxyUrl}/v1/messages`, {
+        method: 'POST',
+        headers: anthropicHeaders,
+        body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"q"}]}',
+      })
+    ).body.dump()
+    await (
+      await request(`${stack.proxyUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-openai-SECRET-bearer', 'content-type': 'application/json' },
+        body: '{"model":"g","messages":[{"role":"user","content":"q"}]}',
+      })
+    ).body.dump()
+    await (
+      await request(`${stack.proxyUrl}/v1/models?key=sk-query-SECRET`, {
+        headers: { authorization: 'Bearer sk-openai-SECRET-bearer' },
+      })
+    ).body.dump()
     await eventually(() => expect(requestLogs(stack).length).toBe(before + 3))
     const lines = requestLogs(stack).slice(before)
     expect(lines.map((line) => line['route'])).toEqual(['anthropic-messages', 'openai-chat', 'passthrough'])
-    for (const line of lines) expect(line).toMatchObject({ method: expect.any(String), status: 200, upstreamStatus: 200, attempts: 1, durationMs: expect.any(Number), bytesOut: expect.any(Number) })
+    for (const line of lines)
+      expect(line).toMatchObject({
+        method: expect.any(String),
+        status: 200,
+        upstreamStatus: 200,
+        attempts: 1,
+        durationMs: expect.any(Number),
+        bytesOut: expect.any(Number),
+      })
     expect(stack.logLines.join('\n')).not.toMatch(/SECRET/)
   })
 })

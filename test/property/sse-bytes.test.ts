@@ -7,18 +7,27 @@ const scripted = useScriptedStack()
 
 /** SSE-shaped text with the awkward parts: CRLF and CR endings, comments, unicode, empty data. */
 const sseEvent = fc.record({
-  event: fc.option(fc.constantFrom('message_start', 'content_block_delta', 'ping', 'error', 'x-unknown'), { nil: undefined }),
+  event: fc.option(fc.constantFrom('message_start', 'content_block_delta', 'ping', 'error', 'x-unknown'), {
+    nil: undefined,
+  }),
   data: fc.string({ unit: 'grapheme', maxLength: 40 }).map((text) => text.replace(/[\r\n]/g, ' ')),
   comment: fc.boolean(),
   ending: fc.constantFrom('\n', '\r\n', '\r'),
 })
-const sseBody = fc.array(sseEvent, { minLength: 1, maxLength: 12 }).map((events) =>
-  Buffer.from(
-    events
-      .map(({ event, data, comment, ending }) => (comment ? `: keep-alive${ending}` : '') + (event ? `event: ${event}${ending}` : '') + `data: ${data}${ending}${ending}`)
-      .join(''),
-  ),
-)
+const sseBody = fc
+  .array(sseEvent, { minLength: 1, maxLength: 12 })
+  .map((events) =>
+    Buffer.from(
+      events
+        .map(
+          ({ event, data, comment, ending }) =>
+            (comment ? `: keep-alive${ending}` : '') +
+            (event ? `event: ${event}${ending}` : '') +
+            `data: ${data}${ending}${ending}`,
+        )
+        .join(''),
+    ),
+  )
 
 function splitAt(bytes: Buffer, cuts: number[]): Buffer[] {
   const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].toSorted((a, b) => a - b)
@@ -49,7 +58,11 @@ describe('SSE passthrough', () => {
           }
           response.end()
         })
-        const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}' })
+        const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"stream":true}',
+        })
         const parts: Buffer[] = []
         for await (const part of answer.body) {
           parts.push(part as Buffer)

@@ -6,9 +6,18 @@ import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 const big = (seed: number) => output('json', 8_000, seed)
 
 function chatMessages(rounds: number): Json[] {
-  const messages: Json[] = [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: 'Fix it.' }]
+  const messages: Json[] = [
+    { role: 'system', content: 'You are helpful.' },
+    { role: 'user', content: 'Fix it.' },
+  ]
   for (let round = 0; round < rounds; round++) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${round}`, type: 'function', function: { name: 'bash', arguments: `{"command":"cat f${round}"}` } }] })
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: `call_${round}`, type: 'function', function: { name: 'bash', arguments: `{"command":"cat f${round}"}` } },
+      ],
+    })
     messages.push({ role: 'tool', tool_call_id: `call_${round}`, content: big(round), x_unknown: round })
   }
   return messages
@@ -26,7 +35,9 @@ describe('OpenAI Chat Completions adapter', () => {
     expect(messages[2]).toEqual({ role: 'user', content: 'Fix it.' })
     const tools = messages.filter((message) => message['role'] === 'tool')
     expect(tools).toHaveLength(10)
-    expect(tools.every((message, index) => message['tool_call_id'] === `call_${index}` && message['x_unknown'] === index)).toBe(true)
+    expect(
+      tools.every((message, index) => message['tool_call_id'] === `call_${index}` && message['x_unknown'] === index),
+    ).toBe(true)
     expect(String(tools[0]?.['content'])).toMatch(/^\[ctxgate/)
     expect(tools.at(-1)?.['content']).toBe(big(9))
     expect(sent['x_top']).toBe(1)
@@ -45,15 +56,22 @@ describe('OpenAI Chat Completions adapter', () => {
     const rewrite = createRewriter('openai-chat', 3_000)
     const messages: Json[] = [{ role: 'user', content: 'Audit everything.' }]
     for (let round = 0; round < 150; round++) {
-      messages.push({ role: 'assistant', content: `step ${round}`, tool_calls: [{ id: `c${round}`, type: 'function', function: { name: 'ls', arguments: '{}' } }] })
+      messages.push({
+        role: 'assistant',
+        content: `step ${round}`,
+        tool_calls: [{ id: `c${round}`, type: 'function', function: { name: 'ls', arguments: '{}' } }],
+      })
       messages.push({ role: 'tool', tool_call_id: `c${round}`, content: `ok ${round}` })
     }
     const sent = sentBody(await rewrite({ model: 'gpt-5', messages }))
     const kept = sent['messages'] as Json[]
     const firstUser = kept.find((message) => message['role'] === 'user')
     expect(String(firstUser?.['content'])).toMatch(/^Audit everything\.\n\n\[ctxgate: \d+ earlier messages/)
-    const ids = new Set(kept.flatMap((message) => ((message['tool_calls'] as Json[] | undefined) ?? []).map((call) => call['id'])))
-    for (const message of kept.filter((entry) => entry['role'] === 'tool')) expect(ids.has(message['tool_call_id'])).toBe(true)
+    const ids = new Set(
+      kept.flatMap((message) => ((message['tool_calls'] as Json[] | undefined) ?? []).map((call) => call['id'])),
+    )
+    for (const message of kept.filter((entry) => entry['role'] === 'tool'))
+      expect(ids.has(message['tool_call_id'])).toBe(true)
   })
 })
 
@@ -68,7 +86,9 @@ describe('OpenAI Responses adapter', () => {
     }
     const sent = sentBody(await rewrite({ model: 'gpt-5', instructions: 'Be brief.', input }))
     const items = sent['input'] as Json[]
-    expect(items.filter((item) => item['type'] === 'reasoning')).toEqual(input.filter((item) => item['type'] === 'reasoning'))
+    expect(items.filter((item) => item['type'] === 'reasoning')).toEqual(
+      input.filter((item) => item['type'] === 'reasoning'),
+    )
     const outputs = items.filter((item) => item['type'] === 'function_call_output')
     expect(String(outputs[0]?.['output'])).toMatch(/^\[ctxgate/)
     expect(outputs.at(-1)?.['output']).toBe(big(9))
@@ -87,8 +107,24 @@ describe('Anthropic Messages adapter details', () => {
   const results = (count: number, extra: (index: number) => Json = () => ({})): Json[] => {
     const messages: Json[] = [{ role: 'user', content: 'Go.' }]
     for (let index = 0; index < count; index++) {
-      messages.push({ role: 'assistant', content: [{ type: 'thinking', thinking: `t${index}`, signature: `s${index}` }, { type: 'tool_use', id: `t${index}`, name: 'read', input: {} }] })
-      messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${index}`, content: [{ type: 'text', text: big(index) }], ...extra(index) }] })
+      messages.push({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: `t${index}`, signature: `s${index}` },
+          { type: 'tool_use', id: `t${index}`, name: 'read', input: {} },
+        ],
+      })
+      messages.push({
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: `t${index}`,
+            content: [{ type: 'text', text: big(index) }],
+            ...extra(index),
+          },
+        ],
+      })
     }
     return messages
   }
@@ -97,21 +133,43 @@ describe('Anthropic Messages adapter details', () => {
     const rewrite = createRewriter('anthropic-messages', 20_000)
     const messages = results(10)
     const third = messages[2] as Json
-    ;((third['content'] as Json[])[0] as Json)['content'] = [{ type: 'text', text: big(0), cache_control: { type: 'ephemeral' } }]
-    const sent = sentBody(await rewrite({ model: 'claude-sonnet-4-5', max_tokens: 100, system: [{ type: 'text', text: 'S', cache_control: { type: 'ephemeral', ttl: '1h' } }], messages }))
+    ;((third['content'] as Json[])[0] as Json)['content'] = [
+      { type: 'text', text: big(0), cache_control: { type: 'ephemeral' } },
+    ]
+    const sent = sentBody(
+      await rewrite({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 100,
+        system: [{ type: 'text', text: 'S', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        messages,
+      }),
+    )
     const text = JSON.stringify(sent)
     expect(text.match(/"cache_control"/g)?.length).toBeLessThanOrEqual(4)
     const sentThird = (sent['messages'] as Json[])[2] as Json
     expect((sentThird['content'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral' })
     expect((sent['system'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral', ttl: '1h' })
     // Thinking blocks are passed back exactly as they came.
-    for (let index = 0; index < 10; index++) expect(text).toContain(`{"type":"thinking","thinking":"t${index}","signature":"s${index}"}`)
+    for (let index = 0; index < 10; index++)
+      expect(text).toContain(`{"type":"thinking","thinking":"t${index}","signature":"s${index}"}`)
   })
 
   it('on models that bind thinking to its prefix, asks the API to drop invalidated blocks and merges the beta header', async () => {
-    const rewrite = createRewriter('anthropic-messages', 20_000, { models: [{ match: '*', window: 20_000, budget: 1, minCacheableTokens: 512, thinkingBoundToPrefix: true }] })
-    const result = await rewrite({ model: 'claude-fable-5-1', max_tokens: 100, thinking: { type: 'adaptive' }, messages: results(10) })
-    expect(sentBody(result)['thinking']).toEqual({ type: 'adaptive', block_binding: { prefix_mismatch_behavior: 'drop_block' } })
-    expect(result.kind === 'forward' && result.prepared.headers?.['anthropic-beta']).toBe('thinking-binding-controls-2026-08-01')
+    const rewrite = createRewriter('anthropic-messages', 20_000, {
+      models: [{ match: '*', window: 20_000, budget: 1, minCacheableTokens: 512, thinkingBoundToPrefix: true }],
+    })
+    const result = await rewrite({
+      model: 'claude-fable-5-1',
+      max_tokens: 100,
+      thinking: { type: 'adaptive' },
+      messages: results(10),
+    })
+    expect(sentBody(result)['thinking']).toEqual({
+      type: 'adaptive',
+      block_binding: { prefix_mismatch_behavior: 'drop_block' },
+    })
+    expect(result.kind === 'forward' && result.prepared.headers?.['anthropic-beta']).toBe(
+      'thinking-binding-controls-2026-08-01',
+    )
   })
 })

@@ -30,7 +30,9 @@ function checkCtxgateContainer(container: Json, where: string): void {
   expect(container['image'], where).toBe(ctxgateImage)
   const args = (container['args'] as string[] | undefined) ?? []
   expect(commands.has(args[0] ?? 'serve'), where).toBe(true)
-  const env = Object.fromEntries(((container['env'] as Json[] | undefined) ?? []).map((entry) => [String(entry['name']), entry['value']]))
+  const env = Object.fromEntries(
+    ((container['env'] as Json[] | undefined) ?? []).map((entry) => [String(entry['name']), entry['value']]),
+  )
   for (const name of Object.keys(env)) expect(envNames.has(name), `${where}: ${name}`).toBe(true)
   const ports = ((container['ports'] as Json[] | undefined) ?? []).map((port) => port['containerPort'])
   expect(ports).toContain(Number(env['CTXGATE_PORT'] ?? 8787))
@@ -43,22 +45,42 @@ function checkCtxgateContainer(container: Json, where: string): void {
 describe('deployment files', () => {
   it('Kubernetes manifests parse and reference only ctxgate’s image, env names, ports and paths', () => {
     const directory = join(root, 'deploy/kubernetes')
-    const files = readdirSync(directory, { recursive: true }).map(String).filter((name) => name.endsWith('.yaml'))
+    const files = readdirSync(directory, { recursive: true })
+      .map(String)
+      .filter((name) => name.endsWith('.yaml'))
     expect(files.length).toBeGreaterThanOrEqual(3)
     const kinds = new Set<string>()
     for (const file of files) {
       for (const doc of yamlDocs(join(directory, file))) {
         kinds.add(String(doc['kind']))
-        const annotations = (((doc['spec'] as Json | undefined)?.['template'] as Json | undefined)?.['metadata'] as Json | undefined)?.['annotations'] as Json | undefined
+        const annotations = (
+          ((doc['spec'] as Json | undefined)?.['template'] as Json | undefined)?.['metadata'] as Json | undefined
+        )?.['annotations'] as Json | undefined
         for (const container of containersOf(doc)) {
           const image = String(container['image'])
           if (container['name'] === 'ctxgate') {
             checkCtxgateContainer(container, `${file}/${String((doc['metadata'] as Json)['name'])}`)
-            if (annotations) expect(annotations['prometheus.io/port']).toBe(String(((container['env'] as Json[]).find((entry) => entry['name'] === 'CTXGATE_METRICS_PORT') as Json)['value']))
+            if (annotations)
+              expect(annotations['prometheus.io/port']).toBe(
+                String(
+                  ((container['env'] as Json[]).find((entry) => entry['name'] === 'CTXGATE_METRICS_PORT') as Json)[
+                    'value'
+                  ],
+                ),
+              )
           } else if (container['name'] === 'agent') {
-            const env = Object.fromEntries(((container['env'] as Json[] | undefined) ?? []).map((entry) => [entry['name'], entry['value']]))
-            expect(env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787', OPENAI_BASE_URL: 'http://127.0.0.1:8787/v1' })
-          } else expect(thirdParty.some((pattern) => pattern.test(image)), image).toBe(true)
+            const env = Object.fromEntries(
+              ((container['env'] as Json[] | undefined) ?? []).map((entry) => [entry['name'], entry['value']]),
+            )
+            expect(env).toMatchObject({
+              ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787',
+              OPENAI_BASE_URL: 'http://127.0.0.1:8787/v1',
+            })
+          } else
+            expect(
+              thirdParty.some((pattern) => pattern.test(image)),
+              image,
+            ).toBe(true)
         }
       }
     }
@@ -66,10 +88,17 @@ describe('deployment files', () => {
   })
 
   it('the shared deployment points every replica at the Redis service it defines', () => {
-    const docs = [...yamlDocs(join(root, 'deploy/kubernetes/shared/ctxgate.yaml')), ...yamlDocs(join(root, 'deploy/kubernetes/shared/redis.yaml'))]
-    const redisService = docs.find((doc) => doc['kind'] === 'Service' && (doc['metadata'] as Json)['name'] === 'ctxgate-redis') as Json
+    const docs = [
+      ...yamlDocs(join(root, 'deploy/kubernetes/shared/ctxgate.yaml')),
+      ...yamlDocs(join(root, 'deploy/kubernetes/shared/redis.yaml')),
+    ]
+    const redisService = docs.find(
+      (doc) => doc['kind'] === 'Service' && (doc['metadata'] as Json)['name'] === 'ctxgate-redis',
+    ) as Json
     const port = ((redisService['spec'] as Json)['ports'] as Json[])[0]?.['port']
-    const deployment = docs.find((doc) => doc['kind'] === 'Deployment' && (doc['metadata'] as Json)['name'] === 'ctxgate') as Json
+    const deployment = docs.find(
+      (doc) => doc['kind'] === 'Deployment' && (doc['metadata'] as Json)['name'] === 'ctxgate',
+    ) as Json
     expect((deployment['spec'] as Json)['replicas']).toBeGreaterThan(1)
     const container = containersOf(deployment)[0] as Json
     const env = (container['env'] as Json[]).find((entry) => entry['name'] === 'CTXGATE_REDIS_URL')
@@ -84,12 +113,18 @@ describe('deployment files', () => {
     expect(Object.keys(services).toSorted()).toEqual(['ctxgate', 'grafana', 'mock', 'prometheus', 'redis'])
     for (const [name, service] of Object.entries(services)) {
       const image = String(service['image'])
-      expect(image === ctxgateImage || thirdParty.some((pattern) => pattern.test(image)), `${name}: ${image}`).toBe(true)
-      for (const volume of (service['volumes'] as string[] | undefined) ?? []) expect(existsSync(join(root, 'deploy', volume.split(':')[0] as string)), volume).toBe(true)
-      for (const key of Object.keys((service['environment'] as Json | undefined) ?? {})) if (key.startsWith('CTXGATE_')) expect(envNames.has(key), key).toBe(true)
+      expect(image === ctxgateImage || thirdParty.some((pattern) => pattern.test(image)), `${name}: ${image}`).toBe(
+        true,
+      )
+      for (const volume of (service['volumes'] as string[] | undefined) ?? [])
+        expect(existsSync(join(root, 'deploy', volume.split(':')[0] as string)), volume).toBe(true)
+      for (const key of Object.keys((service['environment'] as Json | undefined) ?? {}))
+        if (key.startsWith('CTXGATE_')) expect(envNames.has(key), key).toBe(true)
     }
     expect(((services['mock']?.['command'] as string[]) ?? [])[0]).toBe('mock')
-    expect(existsSync(join(root, dirname('deploy/grafana/ctxgate-dashboard.json'), 'ctxgate-dashboard.json'))).toBe(true)
+    expect(existsSync(join(root, dirname('deploy/grafana/ctxgate-dashboard.json'), 'ctxgate-dashboard.json'))).toBe(
+      true,
+    )
   })
 
   it('the Dockerfile builds in two stages, runs as non-root with a health check on the listening port', () => {

@@ -21,8 +21,13 @@ describe('error catalogue', () => {
 
   it.each(codes)('%s has a body and a stream frame in both provider shapes', (code) => {
     const { kind } = errorCatalogue[code]
-    expect(JSON.parse(anthropicErrorShape.body(kind, 'm'))).toMatchObject({ type: 'error', error: { type: expect.any(String), message: 'm' } })
-    expect(JSON.parse(openaiErrorShape.body(kind, 'm'))).toMatchObject({ error: { message: 'm', type: expect.any(String), code: expect.any(String) } })
+    expect(JSON.parse(anthropicErrorShape.body(kind, 'm'))).toMatchObject({
+      type: 'error',
+      error: { type: expect.any(String), message: 'm' },
+    })
+    expect(JSON.parse(openaiErrorShape.body(kind, 'm'))).toMatchObject({
+      error: { message: 'm', type: expect.any(String), code: expect.any(String) },
+    })
     expect(anthropicErrorShape.streamEvent(kind, 'm')).toMatch(/^event: error\ndata: \{.*\}\n\n$/)
     expect(openaiErrorShape.streamEvent(kind, 'm')).toMatch(/^data: \{"error":.*\}\n\n$/)
   })

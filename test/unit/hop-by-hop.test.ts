@@ -19,13 +19,30 @@ describe('upstreamRequestHeaders', () => {
       'x-ctxgate-session': 's',
       'set-cookie': ['a', 'b'],
     })
-    expect(out).toEqual({ 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-beta': 'a,b', 'set-cookie': ['a', 'b'] })
+    expect(out).toEqual({
+      'content-type': 'application/json',
+      'x-api-key': 'k',
+      'anthropic-beta': 'a,b',
+      'set-cookie': ['a', 'b'],
+    })
   })
 })
 
 describe('clientResponseHeaders', () => {
   it('keeps every end-to-end header, repeated ones included', () => {
-    const out = clientResponseHeaders({ 'content-type': 'text/event-stream', 'request-id': 'req_1', 'set-cookie': ['a=1', 'b=2'], 'transfer-encoding': 'chunked', connection: 'close', 'x-should-retry': 'true' })
-    expect(out).toEqual({ 'content-type': 'text/event-stream', 'request-id': 'req_1', 'set-cookie': ['a=1', 'b=2'], 'x-should-retry': 'true' })
+    const out = clientResponseHeaders({
+      'content-type': 'text/event-stream',
+      'request-id': 'req_1',
+      'set-cookie': ['a=1', 'b=2'],
+      'transfer-encoding': 'chunked',
+      connection: 'close',
+      'x-should-retry': 'true',
+    })
+    expect(out).toEqual({
+      'content-type': 'text/event-stream',
+      'request-id': 'req_1',
+      'set-cookie': ['a=1', 'b=2'],
+      'x-should-retry': 'true',
+    })
   })
 })

@@ -34,7 +34,12 @@ describe('loadConfig', () => {
   it('layers file, environment, flags and overrides in that order', () => {
     const file = tempFile('server:\n  port: 9000\n  host: 0.0.0.0\nlog:\n  level: debug\n')
     const config = loadConfig({
-      env: { CTXGATE_CONFIG: file, CTXGATE_PORT: '9001', CTXGATE_ANTHROPIC_URL: 'http://127.0.0.1:1234/prefix', CTXGATE_LOG_LEVEL: 'warn' },
+      env: {
+        CTXGATE_CONFIG: file,
+        CTXGATE_PORT: '9001',
+        CTXGATE_ANTHROPIC_URL: 'http://127.0.0.1:1234/prefix',
+        CTXGATE_LOG_LEVEL: 'warn',
+      },
       flags: { port: '9002' },
       overrides: { retry: { maxAttempts: 1 } },
     })
@@ -45,9 +50,13 @@ describe('loadConfig', () => {
   })
 
   it('lists every problem at once, naming the variable or flag to fix', () => {
-    const problems = problemsOf(() => loadConfig({ env: { CTXGATE_PORT: 'eighty', CTXGATE_OPENAI_URL: 'ftp://x', CTXGATE_LOG_LEVEL: 'loud' } }))
+    const problems = problemsOf(() =>
+      loadConfig({ env: { CTXGATE_PORT: 'eighty', CTXGATE_OPENAI_URL: 'ftp://x', CTXGATE_LOG_LEVEL: 'loud' } }),
+    )
     expect(problems.join('\n')).toMatch(/CTXGATE_PORT: expected a whole number, got "eighty"/)
-    expect(problems.join('\n')).toMatch(/upstreams\.openai\.url \(env CTXGATE_OPENAI_URL, flag --openai-url\): must be an http:\/\/ or https:\/\/ URL/)
+    expect(problems.join('\n')).toMatch(
+      /upstreams\.openai\.url \(env CTXGATE_OPENAI_URL, flag --openai-url\): must be an http:\/\/ or https:\/\/ URL/,
+    )
     expect(problems.join('\n')).toMatch(/log\.level \(env CTXGATE_LOG_LEVEL, flag --log-level\)/)
   })
 
@@ -55,7 +64,9 @@ describe('loadConfig', () => {
     const problems = problemsOf(() => loadConfig({ flags: { config: tempFile('sever:\n  port: 1\n') } }))
     expect(problems.join('\n')).toMatch(/sever/)
     const missing = problemsOf(() => loadConfig({ flags: { config: '/nonexistent/ctxgate.yaml' } }))
-    expect(missing[0]).toMatch(/\/nonexistent\/ctxgate\.yaml could not be read \(ENOENT\); check --config \/ CTXGATE_CONFIG/)
+    expect(missing[0]).toMatch(
+      /\/nonexistent\/ctxgate\.yaml could not be read \(ENOENT\); check --config \/ CTXGATE_CONFIG/,
+    )
   })
 
   it('accepts off for an optional port', () => {

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest'
 const loggerModule = new URL('../../src/log/logger.ts', import.meta.url).pathname
 
 function runScript(source: string): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { encoding: 'utf8', timeout: 20_000 })
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
   return result.stdout
 }
 
@@ -14,7 +17,10 @@ describe('stdout logger', () => {
 const logger = createLogger('info')
 for (let i = 0; i < 3; i++) logger.info({ line: i }, 'buffered')
 process.exit(0)`)
-    const lines = out.trim().split('\n').map((line) => JSON.parse(line) as { line: number; msg: string })
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { line: number; msg: string })
     expect(lines.map((line) => line.line)).toEqual([0, 1, 2])
   })
 

@@ -2,40 +2,70 @@ import { describe, expect, it } from 'vitest'
 import { AnthropicPromptCache, OpenAIPromptCache, type PromptBlock } from '../../src/mock/prompt-cache.ts'
 
 const blocks = (count: number, tokens = 100, marks: Record<number, '5m' | '1h'> = {}): PromptBlock[] =>
-  Array.from({ length: count }, (_, index) => ({ key: `block-${index}`, tokens, ...(marks[index] ? { breakpoint: marks[index] } : {}) }))
+  Array.from({ length: count }, (_, index) => ({
+    key: `block-${index}`,
+    tokens,
+    ...(marks[index] ? { breakpoint: marks[index] } : {}),
+  }))
 
 describe('AnthropicPromptCache', () => {
   it('writes at a breakpoint, then reads the same prefix', () => {
     const cache = new AnthropicPromptCache(() => 0)
-    expect(cache.use('m', blocks(20, 100, { 14: '5m' }), 1024)).toEqual({ inputTokens: 500, cacheReadTokens: 0, cacheWrite5mTokens: 1500, cacheWrite1hTokens: 0, totalTokens: 2000 })
-    expect(cache.use('m', blocks(20, 100, { 14: '5m' }), 1024)).toMatchObject({ inputTokens: 500, cacheReadTokens: 1500, cacheWrite5mTokens: 0 })
+    expect(cache.use('m', blocks(20, 100, { 14: '5m' }), 1024)).toEqual({
+      inputTokens: 500,
+      cacheReadTokens: 0,
+      cacheWrite5mTokens: 1500,
+      cacheWrite1hTokens: 0,
+      totalTokens: 2000,
+    })
+    expect(cache.use('m', blocks(20, 100, { 14: '5m' }), 1024)).toMatchObject({
+      inputTokens: 500,
+      cacheReadTokens: 1500,
+      cacheWrite5mTokens: 0,
+    })
   })
 
   it('finds an earlier write within 20 blocks of a later breakpoint, and misses beyond that', () => {
     const cache = new AnthropicPromptCache(() => 0)
     cache.use('m', blocks(40, 100, { 15: '5m' }), 1024)
-    expect(cache.use('m', blocks(40, 100, { 34: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 1600, cacheWrite5mTokens: 1900 })
+    expect(cache.use('m', blocks(40, 100, { 34: '5m' }), 1024)).toMatchObject({
+      cacheReadTokens: 1600,
+      cacheWrite5mTokens: 1900,
+    })
     const cold = new AnthropicPromptCache(() => 0)
     cold.use('m', blocks(40, 100, { 15: '5m' }), 1024)
-    expect(cold.use('m', blocks(40, 100, { 35: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 0, cacheWrite5mTokens: 3600 })
+    expect(cold.use('m', blocks(40, 100, { 35: '5m' }), 1024)).toMatchObject({
+      cacheReadTokens: 0,
+      cacheWrite5mTokens: 3600,
+    })
   })
 
   it('does not cache a prefix shorter than the minimum', () => {
     const cache = new AnthropicPromptCache(() => 0)
     cache.use('m', blocks(5, 100, { 4: '5m' }), 1024)
-    expect(cache.use('m', blocks(5, 100, { 4: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 0, cacheWrite5mTokens: 0, inputTokens: 500 })
+    expect(cache.use('m', blocks(5, 100, { 4: '5m' }), 1024)).toMatchObject({
+      cacheReadTokens: 0,
+      cacheWrite5mTokens: 0,
+      inputTokens: 500,
+    })
   })
 
   it('expires 5-minute entries, refreshes them on read, and splits writes by TTL', () => {
     let now = 0
     const cache = new AnthropicPromptCache(() => now)
-    expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({ cacheWrite1hTokens: 1200, cacheWrite5mTokens: 1300 })
+    expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({
+      cacheWrite1hTokens: 1200,
+      cacheWrite5mTokens: 1300,
+    })
     now = 4 * 60_000
     expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 2500 })
     now = 8 * 60_000
     expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 2500 })
     now = 20 * 60_000
-    expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({ cacheReadTokens: 1200, cacheWrite5mTokens: 1300 })
+    expect(cache.use('m', blocks(30, 100, { 11: '1h', 24: '5m' }), 1024)).toMatchObject({
+      cacheReadTokens: 1200,
+      cacheWrite5mTokens: 1300,
+    })
   })
 
   it('keys entries by scope (model) and by every earlier block', () => {

@@ -6,7 +6,8 @@ import { toJsonl, type Conversation } from '../../src/replay/conversation.ts'
 import { loadRecording } from '../../src/replay/importers/load-recording.ts'
 
 const fixture = (name: string) => new URL(`../fixtures/replay/${name}`, import.meta.url).pathname
-const roles = (conversation: Conversation, segment = 0) => conversation.segments[segment]?.map((message) => message.role)
+const roles = (conversation: Conversation, segment = 0) =>
+  conversation.segments[segment]?.map((message) => message.role)
 const only = (path: string, uncompacted = false) => {
   const { format, conversations } = loadRecording(path, { uncompacted })
   expect(conversations).toHaveLength(1)
@@ -24,19 +25,38 @@ describe('Claude Code stream-json', () => {
     expect(before?.[1]?.content.map((block) => block.type)).toEqual(['text', 'tool_use'])
     expect(JSON.stringify(conversation.segments)).not.toContain('sub-agent noise')
     expect(JSON.stringify(conversation.segments)).not.toContain('abandoned reply')
-    expect(before?.[3]?.content).toEqual([{ type: 'tool_use', id: 'toolu_2', name: 'Bash', input: { command: 'npm test' } }])
+    expect(before?.[3]?.content).toEqual([
+      { type: 'tool_use', id: 'toolu_2', name: 'Bash', input: { command: 'npm test' } },
+    ])
     expect(after?.[0]?.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('Summary') })
     expect(roles(conversation, 1)).toEqual(['user', 'assistant', 'user', 'assistant'])
     expect(conversation.tools.map((tool) => tool.name)).toEqual(['Read', 'Bash'])
-    expect(conversation.recordedUsage).toEqual({ inputTokens: 10, cacheWriteTokens: 2000, cacheReadTokens: 9000, outputTokens: 300, costUsd: 0.42 })
-    expect(conversation.notes.join(' ')).toMatch(/1 compaction\(s\) followed as recorded.*1 retried response.*recorded by the agent itself: input 10, cache write 2000, cache read 9000, output 300, \$0.42/)
+    expect(conversation.recordedUsage).toEqual({
+      inputTokens: 10,
+      cacheWriteTokens: 2000,
+      cacheReadTokens: 9000,
+      outputTokens: 300,
+      costUsd: 0.42,
+    })
+    expect(conversation.notes.join(' ')).toMatch(
+      /1 compaction\(s\) followed as recorded.*1 retried response.*recorded by the agent itself: input 10, cache write 2000, cache read 9000, output 300, \$0.42/,
+    )
   })
 
   it('undoes the compaction on request: one history, no summary', () => {
     const { conversation } = only(fixture('claude-stream.agent_log_raw.jsonl'), true)
     expect(conversation.segments).toHaveLength(1)
     expect(JSON.stringify(conversation.segments)).not.toContain('Summary:')
-    expect(roles(conversation)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'])
+    expect(roles(conversation)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ])
   })
 })
 
@@ -54,7 +74,16 @@ describe('Claude Code session files', () => {
   it('joins across the boundary through logicalParentUuid when uncompacted', () => {
     const { conversation } = only(fixture('claude-session.jsonl'), true)
     expect(conversation.segments).toHaveLength(1)
-    expect(roles(conversation)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant'])
+    expect(roles(conversation)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ])
     expect(JSON.stringify(conversation.segments)).not.toContain('Summary:')
   })
 })
@@ -66,7 +95,13 @@ describe('OpenAI-shaped recordings', () => {
     expect(conversations.map((conversation) => conversation.id)).toEqual(['repo-12', 'repo-13'])
     const first = conversations[0] as Conversation
     expect(first.system).toBe('You are OpenHands agent.')
-    expect(first.tools).toEqual([{ name: 'execute_bash', description: 'Run bash', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }])
+    expect(first.tools).toEqual([
+      {
+        name: 'execute_bash',
+        description: 'Run bash',
+        input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+      },
+    ])
     expect(roles(first)).toEqual(['user', 'assistant', 'user', 'assistant'])
     expect(first.segments[0]?.[1]?.content.map((block) => block.type)).toEqual(['text', 'tool_use', 'tool_use'])
     expect(first.segments[0]?.[2]?.content).toEqual([
@@ -80,7 +115,12 @@ describe('OpenAI-shaped recordings', () => {
     expect(v2.format).toBe('mini-swe-agent')
     expect(v2.conversation.model).toBe('deepseek-test')
     expect(v2.conversation.tools.map((tool) => tool.name)).toEqual(['bash'])
-    expect(v2.conversation.segments[0]?.[1]?.content[1]).toEqual({ type: 'tool_use', id: 'call_1', name: 'bash', input: { command: 'ls' } })
+    expect(v2.conversation.segments[0]?.[1]?.content[1]).toEqual({
+      type: 'tool_use',
+      id: 'call_1',
+      name: 'bash',
+      input: { command: 'ls' },
+    })
     expect(JSON.stringify(v2.conversation)).not.toContain('extra')
     const v1 = only(fixture('mini-v1.traj.json'))
     expect(v1.conversation.tools).toEqual([])
@@ -91,7 +131,12 @@ describe('OpenAI-shaped recordings', () => {
   it('reads a plain OpenAI message list, keeping arguments that are not JSON and merging a tool result with the next user text', () => {
     const { format, conversation } = only(fixture('openai-messages.json'))
     expect(format).toBe('openai-messages')
-    expect(conversation.segments[0]?.[1]?.content[0]).toEqual({ type: 'tool_use', id: 'c1', name: 'shell', input: { arguments: 'not json' } })
+    expect(conversation.segments[0]?.[1]?.content[0]).toEqual({
+      type: 'tool_use',
+      id: 'c1',
+      name: 'shell',
+      input: { arguments: 'not json' },
+    })
     expect(conversation.segments[0]?.[2]?.content.map((block) => block.type)).toEqual(['tool_result', 'text'])
     expect(conversation.notes.join(' ')).toMatch(/not JSON/)
   })
@@ -100,7 +145,12 @@ describe('OpenAI-shaped recordings', () => {
 describe('ctxgate JSONL', () => {
   it('round-trips every importer’s output, segments included', () => {
     const directory = mkdtempSync(join(tmpdir(), 'ctxgate-replay-'))
-    for (const name of ['claude-stream.agent_log_raw.jsonl', 'claude-session.jsonl', 'openhands.jsonl', 'mini-v2.traj.json']) {
+    for (const name of [
+      'claude-stream.agent_log_raw.jsonl',
+      'claude-session.jsonl',
+      'openhands.jsonl',
+      'mini-v2.traj.json',
+    ]) {
       for (const original of loadRecording(fixture(name), { uncompacted: false }).conversations) {
         const path = join(directory, `${original.id}.jsonl`)
         writeFileSync(path, toJsonl(original))

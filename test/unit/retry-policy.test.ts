@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { backoffMs, decideRetry, retryAfterMs, type RetryPolicy } from '../../src/upstream/retry-policy.ts'
 
 const policy: RetryPolicy = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 8_000, maxTotalWaitMs: 30_000 }
-const outcome = (status: number | undefined, headers: Record<string, string> = {}, attempt = 1, waitedMs = 0) => ({ status, headers, attempt, waitedMs })
+const outcome = (status: number | undefined, headers: Record<string, string> = {}, attempt = 1, waitedMs = 0) => ({
+  status,
+  headers,
+  attempt,
+  waitedMs,
+})
 const noJitter = () => 0
 
 describe('decideRetry', () => {
@@ -30,7 +35,10 @@ describe('decideRetry', () => {
 
   it('obeys x-should-retry before the status', () => {
     expect(decideRetry(outcome(503, { 'x-should-retry': 'false' }), policy).retry).toBe(false)
-    expect(decideRetry(outcome(404, { 'x-should-retry': 'true' }), policy, noJitter)).toMatchObject({ retry: true, reason: 'should_retry_header' })
+    expect(decideRetry(outcome(404, { 'x-should-retry': 'true' }), policy, noJitter)).toMatchObject({
+      retry: true,
+      reason: 'should_retry_header',
+    })
   })
 
   it('stops at the attempt limit', () => {

@@ -61,14 +61,42 @@ describe('chooseBreakpoints', () => {
   ]
 
   it('fills free slots in order of value, never more than 4 in all', () => {
-    expect(chooseBreakpoints({ existing: [], automatic: false, candidates, minCacheableTokens: 1_024 }).map((c) => c.name)).toEqual(['rolling', 'previous-tail', 'system', 'tools'])
-    expect(chooseBreakpoints({ existing: [{ position: 1, ttl: '5m' }, { position: 2, ttl: '5m' }], automatic: false, candidates, minCacheableTokens: 1_024 })).toHaveLength(2)
-    expect(chooseBreakpoints({ existing: [{ position: 1, ttl: '5m' }], automatic: true, candidates, minCacheableTokens: 1_024 }).map((c) => c.name)).toEqual(['previous-tail', 'system'])
+    expect(
+      chooseBreakpoints({ existing: [], automatic: false, candidates, minCacheableTokens: 1_024 }).map((c) => c.name),
+    ).toEqual(['rolling', 'previous-tail', 'system', 'tools'])
+    expect(
+      chooseBreakpoints({
+        existing: [
+          { position: 1, ttl: '5m' },
+          { position: 2, ttl: '5m' },
+        ],
+        automatic: false,
+        candidates,
+        minCacheableTokens: 1_024,
+      }),
+    ).toHaveLength(2)
+    expect(
+      chooseBreakpoints({
+        existing: [{ position: 1, ttl: '5m' }],
+        automatic: true,
+        candidates,
+        minCacheableTokens: 1_024,
+      }).map((c) => c.name),
+    ).toEqual(['previous-tail', 'system'])
   })
 
   it('never puts a 5-minute marker before a 1-hour one, on a taken position, or on a short prefix', () => {
-    expect(chooseBreakpoints({ existing: [{ position: 30, ttl: '1h' }], automatic: false, candidates, minCacheableTokens: 1_024 }).map((c) => c.name)).toEqual(['rolling'])
-    expect(chooseBreakpoints({ existing: [], automatic: false, candidates, minCacheableTokens: 8_500 }).map((c) => c.name)).toEqual(['rolling'])
+    expect(
+      chooseBreakpoints({
+        existing: [{ position: 30, ttl: '1h' }],
+        automatic: false,
+        candidates,
+        minCacheableTokens: 1_024,
+      }).map((c) => c.name),
+    ).toEqual(['rolling'])
+    expect(
+      chooseBreakpoints({ existing: [], automatic: false, candidates, minCacheableTokens: 8_500 }).map((c) => c.name),
+    ).toEqual(['rolling'])
   })
 })
 
@@ -105,8 +133,14 @@ describe('model limits', () => {
 
 describe('sessions', () => {
   it('identifies by header, then client id, then content; conversations apart within one id', () => {
-    expect(identify({ 'x-ctxgate-session': 'abc' }, { explicit: 'user', fingerprint: 'f1' })).toEqual({ sessionId: 'abc', conversationKey: 'abc/f1' })
-    expect(identify({}, { explicit: 'user_1', fingerprint: 'f2' })).toEqual({ sessionId: 'user_1', conversationKey: 'user_1/f2' })
+    expect(identify({ 'x-ctxgate-session': 'abc' }, { explicit: 'user', fingerprint: 'f1' })).toEqual({
+      sessionId: 'abc',
+      conversationKey: 'abc/f1',
+    })
+    expect(identify({}, { explicit: 'user_1', fingerprint: 'f2' })).toEqual({
+      sessionId: 'user_1',
+      conversationKey: 'user_1/f2',
+    })
     expect(identify({}, { fingerprint: 'f3' })).toEqual({ sessionId: 'h-f3', conversationKey: 'h-f3/f3' })
   })
 

@@ -3,27 +3,57 @@ import { clearedNote, systemNote } from '../../src/rewrite/notes.ts'
 import { anthropicBody, buildMessages, output, type Json, type Step } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 
-const round = (size: number, kind: Step['outputKind'] = 'prose', calls = 1): Step => ({ kind: 'round', calls, sizes: [size, size, size], outputKind: kind, thinking: false, extraField: false })
-const turn: Step = { kind: 'round', calls: 1, sizes: [1, 1, 1], outputKind: 'prose', thinking: false, extraField: false }
+const round = (size: number, kind: Step['outputKind'] = 'prose', calls = 1): Step => ({
+  kind: 'round',
+  calls,
+  sizes: [size, size, size],
+  outputKind: kind,
+  thinking: false,
+  extraField: false,
+})
+const turn: Step = {
+  kind: 'round',
+  calls: 1,
+  sizes: [1, 1, 1],
+  outputKind: 'prose',
+  thinking: false,
+  extraField: false,
+}
 const userTurn: Step = { ...turn, kind: 'turn' }
 
 const results = (body: Json): { id: string; content: unknown }[] =>
-  (body['messages'] as Json[]).flatMap((message) => (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).filter((block) => block['type'] === 'tool_result').map((block) => ({ id: String(block['tool_use_id']), content: block['content'] })))
+  (body['messages'] as Json[]).flatMap((message) =>
+    (Array.isArray(message['content']) ? (message['content'] as Json[]) : [])
+      .filter((block) => block['type'] === 'tool_result')
+      .map((block) => ({ id: String(block['tool_use_id']), content: block['content'] })),
+  )
 
 describe('the rewrite pipeline on Anthropic Messages', () => {
   it('changes nothing but cache breakpoints when the request fits', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const messages = buildMessages([round(2_000), round(2_000)])
     const sent = sentBody(await rewrite(anthropicBody(messages)))
-    expect(results(sent).map((result) => result.content)).toEqual(results(anthropicBody(messages)).map((result) => result.content))
+    expect(results(sent).map((result) => result.content)).toEqual(
+      results(anthropicBody(messages)).map((result) => result.content),
+    )
     expect(sent['system']).toBe('You are a careful agent.')
     expect(sent['x_top_level_field']).toBe('kept')
-    expect(reportOf(await rewrite(anthropicBody(messages)))).toMatchObject({ folded: 0, cleared: 0, droppedMessages: 0 })
+    expect(reportOf(await rewrite(anthropicBody(messages)))).toMatchObject({
+      folded: 0,
+      cleared: 0,
+      droppedMessages: 0,
+    })
   })
 
   it('sends the client’s own bytes, formatting included, when the rewrite changes nothing', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
-    const original = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Short question \u00e9?' }] }, null, 2))
+    const original = Buffer.from(
+      JSON.stringify(
+        { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Short question \u00e9?' }] },
+        null,
+        2,
+      ),
+    )
     const result = await rewrite.raw(original)
     if (result.kind !== 'forward') throw new Error('expected a forwarded request')
     expect(result.prepared.body).toBe(original)
@@ -57,10 +87,15 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     const sent = sentBody(result)
     const contents = results(sent).map((entry) => String(entry.content))
     expect(contents.slice(-3).every((content) => content.length === 6_000)).toBe(true)
-    expect(contents.slice(0, -3).some((content) => content.startsWith('[ctxgate folded this tool output (6,000 characters'))).toBe(true)
+    expect(
+      contents.slice(0, -3).some((content) => content.startsWith('[ctxgate folded this tool output (6,000 characters')),
+    ).toBe(true)
     expect(reportOf(result)).toMatchObject({ newBatch: true })
     // With the first edit comes the system note.
-    expect(sent['system']).toEqual([{ type: 'text', text: 'You are a careful agent.' }, { type: 'text', text: systemNote }])
+    expect(sent['system']).toEqual([
+      { type: 'text', text: 'You are a careful agent.' },
+      { type: 'text', text: systemNote },
+    ])
   })
 
   it('clears the oldest results first and keeps the newest whole, even when it alone is large', async () => {
@@ -79,7 +114,8 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     const rewrite = createRewriter('anthropic-messages', 6_000, { rewrite: { strategy: 'clear-only' } })
     // Results too small to be worth clearing: only whole turns can go.
     const steps: Step[] = []
-    for (let part = 0; part < 12; part++) steps.push(round(60, 'json', 3), round(60, 'json', 3), round(60, 'json', 3), userTurn)
+    for (let part = 0; part < 12; part++)
+      steps.push(round(60, 'json', 3), round(60, 'json', 3), round(60, 'json', 3), userTurn)
     steps.push(round(300))
     const body = anthropicBody(buildMessages(steps))
     const result = await rewrite(body)
@@ -101,13 +137,17 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     expect(JSON.stringify(kept[0])).toContain('older tool calls and their results) were removed')
     expect(kept[1]?.['role']).toBe('assistant')
     // The newest round arrives whole (only a rolling cache marker may be added).
-    expect(JSON.stringify(kept.at(-1)).replace(',"cache_control":{"type":"ephemeral"}', '')).toBe(JSON.stringify((body['messages'] as Json[]).at(-1)))
+    expect(JSON.stringify(kept.at(-1)).replace(',"cache_control":{"type":"ephemeral"}', '')).toBe(
+      JSON.stringify((body['messages'] as Json[]).at(-1)),
+    )
     expect(Number(reportOf(result)['estimatedAfter'])).toBeLessThanOrEqual(Number(reportOf(result)['budget']))
   })
 
   it('fits a single 70k-token round into a 64k window: older results of that round are cleared, its newest stays whole', async () => {
     const rewrite = createRewriter('anthropic-messages', 64_000)
-    const body = anthropicBody(buildMessages([round(400), { ...round(60_000, 'prose', 3), sizes: [60_000, 60_000, 60_000] }]))
+    const body = anthropicBody(
+      buildMessages([round(400), { ...round(60_000, 'prose', 3), sizes: [60_000, 60_000, 60_000] }]),
+    )
     const result = await rewrite(body)
     const sent = sentBody(result)
     const contents = results(sent).map((entry) => String(entry.content))
@@ -156,7 +196,10 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
   it('honours x-ctxgate-budget and x-ctxgate-mode: passthrough', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
-    expect(reportOf(await rewrite(body, { 'x-ctxgate-budget': '9000' }))).toMatchObject({ budget: 9_000, newBatch: true })
+    expect(reportOf(await rewrite(body, { 'x-ctxgate-budget': '9000' }))).toMatchObject({
+      budget: 9_000,
+      newBatch: true,
+    })
     const passthrough = await rewrite(body, { 'x-ctxgate-mode': 'passthrough' })
     expect(passthrough.kind === 'forward' && passthrough.prepared.body.toString()).toBe(JSON.stringify(body))
   })
@@ -176,10 +219,24 @@ describe('the rewrite pipeline on Anthropic Messages', () => {
     const before = reportOf(first)
     if (first.kind !== 'forward') throw new Error('expected forward')
     const estimated = Number(before['estimatedAfter'])
-    first.prepared.onUsage?.({ inputTokens: estimated * 3, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 1 })
+    first.prepared.onUsage?.({
+      inputTokens: estimated * 3,
+      cacheReadTokens: 0,
+      cacheWrite5mTokens: 0,
+      cacheWrite1hTokens: 0,
+      outputTokens: 1,
+    })
     expect(rewrite.calibration.factor('claude-sonnet-4-5')).toBeGreaterThan(2)
-    const after = reportOf(await rewrite(anthropicBody(buildMessages(Array.from({ length: 10 }, () => round(3_000, 'json'))), { metadata: { user_id: 'other' } })))
+    const after = reportOf(
+      await rewrite(
+        anthropicBody(buildMessages(Array.from({ length: 10 }, () => round(3_000, 'json'))), {
+          metadata: { user_id: 'other' },
+        }),
+      ),
+    )
     expect(Number(after['estimatedAfter'])).toBeLessThanOrEqual(Number(after['budget']))
-    expect(Number(after['cleared']) + Number(after['folded'])).toBeGreaterThan(Number(before['cleared']) + Number(before['folded']))
+    expect(Number(after['cleared']) + Number(after['folded'])).toBeGreaterThan(
+      Number(before['cleared']) + Number(before['folded']),
+    )
   })
 })

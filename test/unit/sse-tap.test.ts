@@ -5,7 +5,9 @@ describe('createSseTap', () => {
   it('parses events split anywhere, multibyte characters included', () => {
     const seen: { event: string | undefined; data: string }[] = []
     const tap = createSseTap((event) => seen.push({ event: event.event, data: event.data }))
-    const bytes = Buffer.from('event: content_block_delta\ndata: {"text":"héllo 世界"}\n\n: comment\r\ndata: two\r\n\r\n')
+    const bytes = Buffer.from(
+      'event: content_block_delta\ndata: {"text":"héllo 世界"}\n\n: comment\r\ndata: two\r\n\r\n',
+    )
     for (let index = 0; index < bytes.length; index++) tap.push(bytes.subarray(index, index + 1))
     tap.end()
     expect(seen).toEqual([

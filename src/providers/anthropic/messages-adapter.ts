@@ -2,7 +2,16 @@ import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } 
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
-import { conversationFingerprint, isJsonObject, NotAChatRequest, type Applied, type ApplyOptions, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import {
+  conversationFingerprint,
+  isJsonObject,
+  NotAChatRequest,
+  type Applied,
+  type ApplyOptions,
+  type ChatAdapter,
+  type Json,
+  type SessionHints,
+} from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3
@@ -16,7 +25,8 @@ type Block = Json & { type?: unknown }
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
   view(body, estimator) {
-    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Messages request')
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
+      throw new NotAChatRequest('not a Messages request')
     const messages = (body['messages'] as unknown[]).map((message, index) => messageView(message, index, estimator))
     const headTokens = headTokensOf(body, estimator)
     const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
@@ -33,14 +43,21 @@ export const anthropicMessagesAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const original = body['messages'] as Json[]
     let messages: Json[] = applyReplacements(original, options.edits)
-    const drop = options.edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
+    const drop = options.edits.find(
+      (edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages',
+    )
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
     const marked = placeBreakpoints(out, options)
     const headers: Record<string, string> = {}
     let changed = options.edits.length > 0 || out['system'] !== body['system'] || marked
-    if (options.thinkingBound && options.firstEditedMessage >= 0 && thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) && thinkingEnabled(body['thinking'])) {
+    if (
+      options.thinkingBound &&
+      options.firstEditedMessage >= 0 &&
+      thinkingAfter(messages, drop ? 1 : options.firstEditedMessage) &&
+      thinkingEnabled(body['thinking'])
+    ) {
       out['thinking'] = { ...(body['thinking'] as Json), block_binding: { prefix_mismatch_behavior: 'drop_block' } }
       headers['anthropic-beta'] = bindingBeta
       changed = true
@@ -52,7 +69,12 @@ export const anthropicMessagesAdapter: ChatAdapter = {
 function messageView(message: unknown, index: number, estimator: TokenEstimator): MessageView {
   if (!isJsonObject(message)) throw new NotAChatRequest(`messages.${index} is not an object`)
   const role = message['role'] === 'assistant' ? 'assistant' : message['role'] === 'user' ? 'user' : ('system' as Role)
-  const blocks: Block[] = typeof message['content'] === 'string' ? [{ type: 'text', text: message['content'] }] : Array.isArray(message['content']) ? (message['content'] as unknown[]).filter(isJsonObject) : []
+  const blocks: Block[] =
+    typeof message['content'] === 'string'
+      ? [{ type: 'text', text: message['content'] }]
+      : Array.isArray(message['content'])
+        ? (message['content'] as unknown[]).filter(isJsonObject)
+        : []
   let tokens = perMessageTokens
   const toolCallIds: string[] = []
   const toolResults: ToolResultView[] = []
@@ -64,9 +86,20 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
     if (block.type === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') hasText = true
     else if (block.type === 'tool_use' && role === 'assistant') toolCallIds.push(String(block['id']))
     else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
-    else if (block.type === 'tool_result' && role === 'user') toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
+    else if (block.type === 'tool_result' && role === 'user')
+      toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
   }
-  return lazyMessage({ role, tokens, startsUserTurn: role === 'user' && hasText && toolResults.length === 0, toolCallIds, toolResults, hasThinking }, message)
+  return lazyMessage(
+    {
+      role,
+      tokens,
+      startsUserTurn: role === 'user' && hasText && toolResults.length === 0,
+      toolCallIds,
+      toolResults,
+      hasThinking,
+    },
+    message,
+  )
 }
 
 function contentTokens(block: Block, estimator: TokenEstimator): number {
@@ -80,7 +113,10 @@ function contentTokens(block: Block, estimator: TokenEstimator): number {
     case 'tool_result': {
       const content = block['content']
       if (typeof content === 'string') return estimator.text(content)
-      if (Array.isArray(content)) return (content as unknown[]).filter(isJsonObject).reduce<number>((sum, inner) => sum + perBlockTokens + contentTokens(inner, estimator), 0)
+      if (Array.isArray(content))
+        return (content as unknown[])
+          .filter(isJsonObject)
+          .reduce<number>((sum, inner) => sum + perBlockTokens + contentTokens(inner, estimator), 0)
       return 0
     }
     case 'thinking':
@@ -92,7 +128,15 @@ function contentTokens(block: Block, estimator: TokenEstimator): number {
 
 function resultView(block: Block, message: number, tokens: number): ToolResultView {
   const content = block['content']
-  const text = typeof content === 'string' ? content : Array.isArray(content) ? (content as unknown[]).filter(isJsonObject).map((inner) => (inner['type'] === 'text' ? String(inner['text'] ?? '') : `[${String(inner['type'])}]`)).join('\n') : ''
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? (content as unknown[])
+            .filter(isJsonObject)
+            .map((inner) => (inner['type'] === 'text' ? String(inner['text'] ?? '') : `[${String(inner['type'])}]`))
+            .join('\n')
+        : ''
   let hash: string | undefined
   return {
     id: String(block['tool_use_id']),
@@ -119,13 +163,18 @@ function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageV
 }
 
 function headTokensOf(body: Json, estimator: TokenEstimator): number {
-  const tools = Array.isArray(body['tools']) ? (body['tools'] as unknown[]).reduce<number>((sum, tool) => sum + estimator.value(tool), 0) : 0
+  const tools = Array.isArray(body['tools'])
+    ? (body['tools'] as unknown[]).reduce<number>((sum, tool) => sum + estimator.value(tool), 0)
+    : 0
   return requestFramingTokens + systemTokens(body['system'], estimator) + tools
 }
 
 function systemTokens(system: unknown, estimator: TokenEstimator): number {
   if (typeof system === 'string') return estimator.text(system)
-  if (Array.isArray(system)) return (system as unknown[]).filter(isJsonObject).reduce<number>((sum, block) => sum + perBlockTokens + estimator.text(String(block['text'] ?? '')), 0)
+  if (Array.isArray(system))
+    return (system as unknown[])
+      .filter(isJsonObject)
+      .reduce<number>((sum, block) => sum + perBlockTokens + estimator.text(String(block['text'] ?? '')), 0)
   return 0
 }
 
@@ -142,8 +191,16 @@ function applyReplacements(messages: readonly Json[], edits: readonly Edit[]): J
       if (text === undefined) return block
       changed = true
       // A marker the client put inside the replaced content moves to the block itself, so its slot is kept.
-      const innerMarker = Array.isArray(block['content']) ? (block['content'] as unknown[]).filter(isJsonObject).find((inner) => inner['cache_control'])?.['cache_control'] : undefined
-      return { ...block, content: text, ...(innerMarker && !block['cache_control'] ? { cache_control: innerMarker } : {}) }
+      const innerMarker = Array.isArray(block['content'])
+        ? (block['content'] as unknown[]).filter(isJsonObject).find((inner) => inner['cache_control'])?.[
+            'cache_control'
+          ]
+        : undefined
+      return {
+        ...block,
+        content: text,
+        ...(innerMarker && !block['cache_control'] ? { cache_control: innerMarker } : {}),
+      }
     })
     return changed ? { ...message, content } : message
   })
@@ -158,7 +215,12 @@ function withNote(first: Json, note: string): Json {
 function withSystemNote(system: unknown, note: string): unknown {
   const noteBlock = { type: 'text', text: note }
   // Already there (a body ctxgate rewrote before): adding it twice would change the prefix.
-  if (Array.isArray(system) && isJsonObject(system[system.length - 1]) && (system[system.length - 1] as Json)['text'] === note) return system
+  if (
+    Array.isArray(system) &&
+    isJsonObject(system[system.length - 1]) &&
+    (system[system.length - 1] as Json)['text'] === note
+  )
+    return system
   if (typeof system === 'string') return system.length > 0 ? [{ type: 'text', text: system }, noteBlock] : [noteBlock]
   if (Array.isArray(system)) return [...system, noteBlock]
   return [noteBlock]
@@ -189,7 +251,8 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
     let last = -1
     for (const block of blocksOf(message)) {
       note(block['cache_control'])
-      if (Array.isArray(block['content'])) for (const inner of block['content'] as unknown[]) if (isJsonObject(inner)) note(inner['cache_control'])
+      if (Array.isArray(block['content']))
+        for (const inner of block['content'] as unknown[]) if (isJsonObject(inner)) note(inner['cache_control'])
       if (markable(block)) last = position
       position++
     }
@@ -213,11 +276,18 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
   if (options.previousTail !== undefined && options.previousTail < newest) {
     const previous = lastMarkable[options.previousTail] ?? -1
-    if (previous >= 0) candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
+    if (previous >= 0)
+      candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
   }
-  if (system.length > 0 && markable(system[system.length - 1] as Json)) candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart })
+  if (system.length > 0 && markable(system[system.length - 1] as Json))
+    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart })
   if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart })
-  const chosen = chooseBreakpoints({ existing, automatic: isJsonObject(body['cache_control']), candidates, minCacheableTokens: options.minCacheableTokens })
+  const chosen = chooseBreakpoints({
+    existing,
+    automatic: isJsonObject(body['cache_control']),
+    candidates,
+    minCacheableTokens: options.minCacheableTokens,
+  })
   if (chosen.length === 0) return false
   markPositions(body, new Set(chosen.map((candidate) => candidate.position)))
   return true
@@ -225,7 +295,8 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
 
 function markPositions(body: Json, positions: Set<number>): void {
   let position = 0
-  const mark = (block: Json): Json => (positions.has(position++) ? { ...block, cache_control: { type: 'ephemeral' } } : block)
+  const mark = (block: Json): Json =>
+    positions.has(position++) ? { ...block, cache_control: { type: 'ephemeral' } } : block
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
   body['messages'] = (body['messages'] as Json[]).map((message) => {
@@ -250,7 +321,11 @@ function markable(block: Json): boolean {
 }
 
 function thinkingAfter(messages: readonly Json[], from: number): boolean {
-  return messages.slice(Math.max(0, from)).some((message) => blocksOf(message).some((block) => block['type'] === 'thinking' || block['type'] === 'redacted_thinking'))
+  return messages
+    .slice(Math.max(0, from))
+    .some((message) =>
+      blocksOf(message).some((block) => block['type'] === 'thinking' || block['type'] === 'redacted_thinking'),
+    )
 }
 
 function thinkingEnabled(thinking: unknown): boolean {

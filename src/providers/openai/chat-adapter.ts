@@ -2,7 +2,16 @@ import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
-import { conversationFingerprint, isJsonObject, NotAChatRequest, objectEntries, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import {
+  conversationFingerprint,
+  isJsonObject,
+  NotAChatRequest,
+  objectEntries,
+  type Applied,
+  type ChatAdapter,
+  type Json,
+  type SessionHints,
+} from '../chat-adapter.ts'
 
 const perMessageTokens = 4
 const imageTokens = 1_600
@@ -11,12 +20,23 @@ const requestFramingTokens = 3
 /** OpenAI Chat Completions: leading system/developer messages are the head; tool messages answer tool_calls by id. */
 export const openaiChatAdapter: ChatAdapter = {
   view(body, estimator) {
-    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages'])) throw new NotAChatRequest('not a Chat Completions request')
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
+      throw new NotAChatRequest('not a Chat Completions request')
     const all = objectEntries(body['messages'] as unknown[], 'messages')
     const lead = leadingSystemCount(all)
-    const headTokens = requestFramingTokens + all.slice(0, lead).reduce((sum, message) => sum + perMessageTokens + partsTokens(message['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
+    const headTokens =
+      requestFramingTokens +
+      all
+        .slice(0, lead)
+        .reduce((sum, message) => sum + perMessageTokens + partsTokens(message['content'], estimator), 0) +
+      (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = all.slice(lead).map((message, index) => messageView(message, index, estimator))
-    const maxOutputTokens = typeof body['max_completion_tokens'] === 'number' ? body['max_completion_tokens'] : typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
+    const maxOutputTokens =
+      typeof body['max_completion_tokens'] === 'number'
+        ? body['max_completion_tokens']
+        : typeof body['max_tokens'] === 'number'
+          ? body['max_tokens']
+          : 0
     return { model: body['model'], headTokens, messages, maxOutputTokens }
   },
 
@@ -39,17 +59,28 @@ export const openaiChatAdapter: ChatAdapter = {
     const rest = editList(all.slice(lead), options.edits, replaceResult)
     const head = all.slice(0, lead)
     const hasNote = all.some((message) => message['content'] === options.systemNote)
-    const note = options.systemNote && !hasNote ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }] : []
+    const note =
+      options.systemNote && !hasNote
+        ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }]
+        : []
     const out: Json = { ...body, messages: [...head, ...note, ...rest] }
     const keyed = withCacheKey(body, out, options.sessionId)
-    return { body: out, headers: {}, tail: rest.length - 1, changed: options.edits.length > 0 || note.length > 0 || keyed }
+    return {
+      body: out,
+      headers: {},
+      tail: rest.length - 1,
+      changed: options.edits.length > 0 || note.length > 0 || keyed,
+    }
   },
 }
 
 export function openaiSessionHints(body: Json, view: ChatView, items: unknown): SessionHints {
-  const explicit = [body['prompt_cache_key'], body['user'], body['safety_identifier']].find((value): value is string => typeof value === 'string' && value.length > 0)
+  const explicit = [body['prompt_cache_key'], body['user'], body['safety_identifier']].find(
+    (value): value is string => typeof value === 'string' && value.length > 0,
+  )
   const list = Array.isArray(items) ? (items as unknown[]) : [items]
-  const firstUser = list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
+  const firstUser =
+    list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
   const fingerprint = conversationFingerprint(view, firstUser)
   return explicit ? { explicit, fingerprint } : { fingerprint }
 }
@@ -110,7 +141,10 @@ export function partsTokens(content: unknown, estimator: TokenEstimator): number
 export function partsText(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
-  return (content as unknown[]).filter(isJsonObject).map((part) => (typeof part['text'] === 'string' ? part['text'] : `[${String(part['type'])}]`)).join('\n')
+  return (content as unknown[])
+    .filter(isJsonObject)
+    .map((part) => (typeof part['text'] === 'string' ? part['text'] : `[${String(part['type'])}]`))
+    .join('\n')
 }
 
 function replaceResult(message: Json, replacements: ReadonlyMap<string, string>): Json {

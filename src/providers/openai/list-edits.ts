@@ -7,7 +7,8 @@ export const cacheKeyMax = 64
 /** Leading system/developer entries are the head of an OpenAI list: never edited, never dropped. */
 export function leadingSystemCount(items: readonly Json[]): number {
   let count = 0
-  while (count < items.length && (items[count]?.['role'] === 'system' || items[count]?.['role'] === 'developer')) count++
+  while (count < items.length && (items[count]?.['role'] === 'system' || items[count]?.['role'] === 'developer'))
+    count++
   return count
 }
 
@@ -15,7 +16,11 @@ export function leadingSystemCount(items: readonly Json[]): number {
  * The edits on the list after its head: results replaced in place (`replaceResult` knows the
  * format's field), then a drop that keeps the first entry with the note appended.
  */
-export function editList(rest: readonly Json[], edits: readonly Edit[], replaceResult: (item: Json, replacements: ReadonlyMap<string, string>) => Json): Json[] {
+export function editList(
+  rest: readonly Json[],
+  edits: readonly Edit[],
+  replaceResult: (item: Json, replacements: ReadonlyMap<string, string>) => Json,
+): Json[] {
   const replacements = new Map<string, string>()
   for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
   let out = replacements.size === 0 ? [...rest] : rest.map((item) => replaceResult(item, replacements))
@@ -27,7 +32,11 @@ export function editList(rest: readonly Json[], edits: readonly Edit[], replaceR
 export function withNote(first: Json, note: string): Json {
   const content = first['content']
   if (typeof content === 'string') return { ...first, content: `${content}\n\n${note}` }
-  if (Array.isArray(content)) return { ...first, content: [...content, { type: first['type'] === 'message' ? 'input_text' : 'text', text: note }] }
+  if (Array.isArray(content))
+    return {
+      ...first,
+      content: [...content, { type: first['type'] === 'message' ? 'input_text' : 'text', text: note }],
+    }
   return { ...first, content: note }
 }
 

@@ -1,13 +1,25 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
-import { NotAChatRequest, objectEntries, type Applied, type ChatAdapter, type Json, type SessionHints } from '../chat-adapter.ts'
+import {
+  NotAChatRequest,
+  objectEntries,
+  type Applied,
+  type ChatAdapter,
+  type Json,
+  type SessionHints,
+} from '../chat-adapter.ts'
 import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 
 const perItemTokens = 4
 const callTypes = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'computer_call'])
-const outputTypes = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'computer_call_output'])
+const outputTypes = new Set([
+  'function_call_output',
+  'custom_tool_call_output',
+  'local_shell_call_output',
+  'computer_call_output',
+])
 
 /**
  * OpenAI Responses: `input` is a list of items. Tool calls and their outputs are separate items
@@ -15,10 +27,15 @@ const outputTypes = new Set(['function_call_output', 'custom_tool_call_output', 
  */
 export const openaiResponsesAdapter: ChatAdapter = {
   view(body, estimator) {
-    if (typeof body['model'] !== 'string' || !Array.isArray(body['input'])) throw new NotAChatRequest('not a Responses request with an input list')
+    if (typeof body['model'] !== 'string' || !Array.isArray(body['input']))
+      throw new NotAChatRequest('not a Responses request with an input list')
     const items = objectEntries(body['input'] as unknown[], 'input')
     const lead = leadingSystemCount(items)
-    const headTokens = 3 + (typeof body['instructions'] === 'string' ? estimator.text(body['instructions']) : 0) + items.slice(0, lead).reduce((sum, item) => sum + perItemTokens + partsTokens(item['content'], estimator), 0) + (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
+    const headTokens =
+      3 +
+      (typeof body['instructions'] === 'string' ? estimator.text(body['instructions']) : 0) +
+      items.slice(0, lead).reduce((sum, item) => sum + perItemTokens + partsTokens(item['content'], estimator), 0) +
+      (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = items.slice(lead).map((item, index) => itemView(item, index, estimator))
     const maxOutputTokens = typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : 0
     return { model: body['model'], headTokens, messages, maxOutputTokens }
@@ -34,9 +51,15 @@ export const openaiResponsesAdapter: ChatAdapter = {
     const rest = editList(items.slice(lead), options.edits, replaceOutput)
     const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
-    if (options.systemNote && !instructions.endsWith(options.systemNote)) out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
+    if (options.systemNote && !instructions.endsWith(options.systemNote))
+      out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
     const keyed = withCacheKey(body, out, options.sessionId)
-    return { body: out, headers: {}, tail: rest.length - 1, changed: options.edits.length > 0 || out['instructions'] !== body['instructions'] || keyed }
+    return {
+      body: out,
+      headers: {},
+      tail: rest.length - 1,
+      changed: options.edits.length > 0 || out['instructions'] !== body['instructions'] || keyed,
+    }
   },
 }
 
@@ -48,7 +71,9 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   let tokens = perItemTokens
   if (callTypes.has(type)) {
     toolCallIds.push(String(item['call_id']))
-    tokens += estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') + estimator.text(String(item['name'] ?? ''))
+    tokens +=
+      estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') +
+      estimator.text(String(item['name'] ?? ''))
   } else if (outputTypes.has(type)) {
     role = 'tool'
     const output = item['output']

@@ -28,7 +28,8 @@ export function createOpenAIUsageReader(): UsageReader {
       const data = JSON.parse(event.data) as unknown
       if (!isRecord(data)) return
       if (isRecord(data['usage'])) last = openaiUsage(data['usage'])
-      else if (isRecord(data['response']) && isRecord(data['response']['usage'])) last = openaiUsage(data['response']['usage'])
+      else if (isRecord(data['response']) && isRecord(data['response']['usage']))
+        last = openaiUsage(data['response']['usage'])
     },
     result: () => last,
     complete: () => last !== undefined,

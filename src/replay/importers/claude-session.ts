@@ -5,7 +5,12 @@ import { standInSystemPrompt, standInTools } from './stand-ins.ts'
 type Line = Record<string, unknown>
 
 export function looksLikeClaudeSession(first: unknown, lines: readonly unknown[]): boolean {
-  return lines.some((line) => typeof line === 'object' && line !== null && 'uuid' in line && 'parentUuid' in line && 'sessionId' in line) && !(typeof first === 'object' && first !== null && 'session_id' in first)
+  return (
+    lines.some(
+      (line) =>
+        typeof line === 'object' && line !== null && 'uuid' in line && 'parentUuid' in line && 'sessionId' in line,
+    ) && !(typeof first === 'object' && first !== null && 'session_id' in first)
+  )
 }
 
 /**
@@ -14,17 +19,26 @@ export function looksLikeClaudeSession(first: unknown, lines: readonly unknown[]
  * Sidechains (sub-agents) are skipped. A compaction boundary starts a new root whose
  * `logicalParentUuid` points at the history it replaced; `uncompacted` follows it back.
  */
-export function importClaudeSession(lines: readonly Line[], source: string, options: { readonly uncompacted: boolean }): Conversation {
+export function importClaudeSession(
+  lines: readonly Line[],
+  source: string,
+  options: { readonly uncompacted: boolean },
+): Conversation {
   const byUuid = new Map<string, Line>()
   for (const line of lines) if (typeof line['uuid'] === 'string') byUuid.set(line['uuid'], line)
-  const leaf = lines.findLast((line) => (line['type'] === 'user' || line['type'] === 'assistant') && line['isSidechain'] !== true && typeof line['uuid'] === 'string')
+  const leaf = lines.findLast(
+    (line) =>
+      (line['type'] === 'user' || line['type'] === 'assistant') &&
+      line['isSidechain'] !== true &&
+      typeof line['uuid'] === 'string',
+  )
   if (!leaf) throw new ImportError(source, 'no main-chain user or assistant line found')
 
   // Walk from the leaf to the root, crossing compaction boundaries; each boundary closes a segment.
   const pathSegments: Line[][] = [[]]
   let compactions = 0
   const seen = new Set<string>()
-  for (let current: Line | undefined = leaf; current; ) {
+  for (let current: Line | undefined = leaf; current;) {
     const uuid = String(current['uuid'])
     if (seen.has(uuid)) throw new ImportError(source, `parentUuid cycle at ${uuid}`)
     seen.add(uuid)
@@ -39,7 +53,9 @@ export function importClaudeSession(lines: readonly Line[], source: string, opti
     current = typeof parent === 'string' ? byUuid.get(parent) : undefined
   }
   const ordered = pathSegments.toReversed().map((segment) => segment.toReversed())
-  const lineSegments = options.uncompacted ? [ordered.flat().filter((line) => line['isCompactSummary'] !== true)] : ordered
+  const lineSegments = options.uncompacted
+    ? [ordered.flat().filter((line) => line['isCompactSummary'] !== true)]
+    : ordered
 
   const toolNames = new Set<string>()
   let model = 'claude-sonnet-4-5'
@@ -49,7 +65,10 @@ export function importClaudeSession(lines: readonly Line[], source: string, opti
     return built.messages
   })
   const notes = ['system prompt and tool schemas are stand-ins (session files hold neither)']
-  if (compactions > 0) notes.push(`${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`)
+  if (compactions > 0)
+    notes.push(
+      `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
+    )
   return {
     id: String(leaf['sessionId'] ?? source),
     source,
@@ -61,20 +80,27 @@ export function importClaudeSession(lines: readonly Line[], source: string, opti
   }
 }
 
-function messagesOf(segmentLines: readonly Line[], toolNames: Set<string>): { messages: Message[]; model: string | undefined } {
+function messagesOf(
+  segmentLines: readonly Line[],
+  toolNames: Set<string>,
+): { messages: Message[]; model: string | undefined } {
   const messages: Message[] = []
   let model: string | undefined
   let lastAssistantId: string | undefined
   for (const line of segmentLines) {
     const message = line['message'] as Line | undefined
     if (!message || (line['type'] !== 'user' && line['type'] !== 'assistant')) continue
-    const content = typeof message['content'] === 'string' ? [textBlock(message['content'])] : ((message['content'] as Block[] | undefined) ?? [])
+    const content =
+      typeof message['content'] === 'string'
+        ? [textBlock(message['content'])]
+        : ((message['content'] as Block[] | undefined) ?? [])
     if (line['type'] === 'assistant') {
       if (typeof message['model'] === 'string' && message['model'] !== '<synthetic>') model = message['model']
       for (const block of content) if (block.type === 'tool_use') toolNames.add(block.name)
       const id = String(message['id'] ?? '')
       // Lines of one reply share its message id; a different id right after means the first reply was retried.
-      if (lastAssistantId !== undefined && id !== lastAssistantId && messages.at(-1)?.role === 'assistant') messages[messages.length - 1] = { role: 'assistant', content: [] }
+      if (lastAssistantId !== undefined && id !== lastAssistantId && messages.at(-1)?.role === 'assistant')
+        messages[messages.length - 1] = { role: 'assistant', content: [] }
       lastAssistantId = id
       appendToLast(messages, 'assistant', content)
     } else {

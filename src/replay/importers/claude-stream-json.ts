@@ -1,5 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { appendMessage, textBlock, type Block, type Conversation, type Message, type RecordedUsage } from '../conversation.ts'
+import {
+  appendMessage,
+  textBlock,
+  type Block,
+  type Conversation,
+  type Message,
+  type RecordedUsage,
+} from '../conversation.ts'
 import { ImportError } from './import-error.ts'
 import { standInSystemPrompt, standInTools } from './stand-ins.ts'
 
@@ -14,16 +21,29 @@ export interface ClaudeImportOptions {
 
 export function looksLikeClaudeStreamJson(first: unknown): boolean {
   const line = first as Line
-  return typeof line === 'object' && line !== null && 'session_id' in line && (line['type'] === 'system' || line['type'] === 'assistant' || line['type'] === 'user')
+  return (
+    typeof line === 'object' &&
+    line !== null &&
+    'session_id' in line &&
+    (line['type'] === 'system' || line['type'] === 'assistant' || line['type'] === 'user')
+  )
 }
 
 /** Claude Code `--output-format stream-json` (traces/PROVENANCE.md has the rules followed here). */
-export function importClaudeStreamJson(lines: readonly Line[], source: string, options: ClaudeImportOptions): Conversation {
+export function importClaudeStreamJson(
+  lines: readonly Line[],
+  source: string,
+  options: ClaudeImportOptions,
+): Conversation {
   const notes: string[] = []
   const init = lines.find((line) => line['type'] === 'system' && line['subtype'] === 'init')
   const toolNames = Array.isArray(init?.['tools']) ? (init['tools'] as string[]) : []
   const promptPath = options.promptFile ?? promptBeside(source)
-  if (!promptPath || !existsSync(promptPath)) throw new ImportError(source, 'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)')
+  if (!promptPath || !existsSync(promptPath))
+    throw new ImportError(
+      source,
+      'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)',
+    )
   const segments: Message[][] = [[{ role: 'user', content: [textBlock(readFileSync(promptPath, 'utf8'))] }]]
   let messages = segments[0] as Message[]
   let pendingAssistant: { id: string; content: Block[] } | undefined
@@ -63,7 +83,10 @@ export function importClaudeStreamJson(lines: readonly Line[], source: string, o
     }
     if (line['type'] === 'user') {
       flushAssistant()
-      const content = typeof message['content'] === 'string' ? [textBlock(message['content'])] : ((message['content'] as Block[] | undefined) ?? [])
+      const content =
+        typeof message['content'] === 'string'
+          ? [textBlock(message['content'])]
+          : ((message['content'] as Block[] | undefined) ?? [])
       if (dropNextSummary) {
         dropNextSummary = false
         continue
@@ -73,13 +96,18 @@ export function importClaudeStreamJson(lines: readonly Line[], source: string, o
   }
   flushAssistant()
 
-  if (compactions > 0) notes.push(`${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`)
+  if (compactions > 0)
+    notes.push(
+      `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
+    )
   if (retried > 0) notes.push(`${retried} retried response(s): kept the later one`)
   notes.push('system prompt and tool schemas are stand-ins (the log has tool names only)')
   const result = lines.findLast((line) => line['type'] === 'result')
   if (result) {
     const recorded = recordedUsageOf(result)
-    notes.push(`recorded by the agent itself: input ${recorded.inputTokens ?? '?'}, cache write ${recorded.cacheWriteTokens ?? '?'}, cache read ${recorded.cacheReadTokens ?? '?'}, output ${recorded.outputTokens ?? '?'}${recorded.costUsd === undefined ? '' : `, $${recorded.costUsd.toFixed(2)}`}`)
+    notes.push(
+      `recorded by the agent itself: input ${recorded.inputTokens ?? '?'}, cache write ${recorded.cacheWriteTokens ?? '?'}, cache read ${recorded.cacheReadTokens ?? '?'}, output ${recorded.outputTokens ?? '?'}${recorded.costUsd === undefined ? '' : `, $${recorded.costUsd.toFixed(2)}`}`,
+    )
   }
   return {
     id: String(init?.['session_id'] ?? source),
@@ -94,7 +122,11 @@ export function importClaudeStreamJson(lines: readonly Line[], source: string, o
 }
 
 function promptBeside(logPath: string): string | undefined {
-  const stem = logPath.replace(/\.jsonl$/, '').replace(/\.agent_log_raw$/, '').replace(/\.claude$/, '').replace(/\.agent_log_raw$/, '')
+  const stem = logPath
+    .replace(/\.jsonl$/, '')
+    .replace(/\.agent_log_raw$/, '')
+    .replace(/\.claude$/, '')
+    .replace(/\.agent_log_raw$/, '')
   const candidate = `${stem}.prompt.txt`
   return existsSync(candidate) ? candidate : undefined
 }
@@ -104,7 +136,9 @@ function recordedUsageOf(result: Line): RecordedUsage {
   return {
     ...(usage['input_tokens'] !== undefined ? { inputTokens: usage['input_tokens'] } : {}),
     ...(usage['cache_read_input_tokens'] !== undefined ? { cacheReadTokens: usage['cache_read_input_tokens'] } : {}),
-    ...(usage['cache_creation_input_tokens'] !== undefined ? { cacheWriteTokens: usage['cache_creation_input_tokens'] } : {}),
+    ...(usage['cache_creation_input_tokens'] !== undefined
+      ? { cacheWriteTokens: usage['cache_creation_input_tokens'] }
+      : {}),
     ...(usage['output_tokens'] !== undefined ? { outputTokens: usage['output_tokens'] } : {}),
     ...(typeof result['total_cost_usd'] === 'number' ? { costUsd: result['total_cost_usd'] } : {}),
   }

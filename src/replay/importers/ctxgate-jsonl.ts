@@ -19,7 +19,9 @@ export function importCtxgateJsonl(lines: readonly unknown[], source: string): C
       tools: (header['tools'] as Conversation['tools'] | undefined) ?? [],
       segments: segments.filter((segment) => segment.length > 0),
       notes: (header['notes'] as string[] | undefined) ?? [],
-      ...(header['recordedUsage'] ? { recordedUsage: header['recordedUsage'] as Conversation['recordedUsage'] & object } : {}),
+      ...(header['recordedUsage']
+        ? { recordedUsage: header['recordedUsage'] as Conversation['recordedUsage'] & object }
+        : {}),
     })
     segments = [[]]
   }
@@ -29,8 +31,10 @@ export function importCtxgateJsonl(lines: readonly unknown[], source: string): C
       flush()
       header = line
     } else if (line['type'] === 'message') {
-      if (line['role'] !== 'user' && line['role'] !== 'assistant') throw new ImportError(source, `line ${index + 1}: role must be user or assistant`)
-      if (!Array.isArray(line['content'])) throw new ImportError(source, `line ${index + 1}: content must be a list of blocks`)
+      if (line['role'] !== 'user' && line['role'] !== 'assistant')
+        throw new ImportError(source, `line ${index + 1}: role must be user or assistant`)
+      if (!Array.isArray(line['content']))
+        throw new ImportError(source, `line ${index + 1}: content must be a list of blocks`)
       segments.at(-1)?.push({ role: line['role'], content: line['content'] as Message['content'] })
     } else if (line['type'] === 'compaction') {
       segments.push([])

@@ -16,10 +16,20 @@ export interface LoadOptions {
   readonly promptFile?: string
 }
 
-export type RecordingFormat = 'ctxgate' | 'claude-stream-json' | 'claude-session' | 'openhands' | 'mini-swe-agent' | 'openai-messages' | 'text-trajectory'
+export type RecordingFormat =
+  | 'ctxgate'
+  | 'claude-stream-json'
+  | 'claude-session'
+  | 'openhands'
+  | 'mini-swe-agent'
+  | 'openai-messages'
+  | 'text-trajectory'
 
 /** Reads one recording, telling its format from its content; a file may hold several runs. */
-export function loadRecording(path: string, options: LoadOptions): { format: RecordingFormat; conversations: Conversation[] } {
+export function loadRecording(
+  path: string,
+  options: LoadOptions,
+): { format: RecordingFormat; conversations: Conversation[] } {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -28,37 +38,73 @@ export function loadRecording(path: string, options: LoadOptions): { format: Rec
   }
   const whole = tryParse(text)
   if (whole !== undefined) {
-    if (looksLikeMiniSweAgent(whole)) return { format: 'mini-swe-agent', conversations: [importMiniSweAgent(whole as Record<string, unknown>, path)] }
-    if (Array.isArray(whole)) return { format: whole.some(hasToolCalls) ? 'openai-messages' : 'text-trajectory', conversations: [fromMessageList(whole as Record<string, unknown>[], path)] }
+    if (looksLikeMiniSweAgent(whole))
+      return { format: 'mini-swe-agent', conversations: [importMiniSweAgent(whole as Record<string, unknown>, path)] }
+    if (Array.isArray(whole))
+      return {
+        format: whole.some(hasToolCalls) ? 'openai-messages' : 'text-trajectory',
+        conversations: [fromMessageList(whole as Record<string, unknown>[], path)],
+      }
   }
   const lines = text
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line, index) => {
       const parsed = tryParse(line)
-      if (parsed === undefined) throw new ImportError(path, `line ${index + 1} is not JSON; expected JSON Lines or one JSON document`)
+      if (parsed === undefined)
+        throw new ImportError(path, `line ${index + 1} is not JSON; expected JSON Lines or one JSON document`)
       return parsed
     })
   const first = lines[0]
   if (first === undefined) throw new ImportError(path, 'the file is empty')
   if (looksLikeCtxgateJsonl(first)) return { format: 'ctxgate', conversations: importCtxgateJsonl(lines, path) }
-  if (looksLikeOpenHands(first)) return { format: 'openhands', conversations: lines.map((run, index) => importOpenHandsRun(run as Record<string, unknown>, `${path}#${index + 1}`)) }
-  if (looksLikeClaudeStreamJson(first)) return { format: 'claude-stream-json', conversations: [importClaudeStreamJson(lines as Record<string, unknown>[], path, options)] }
-  if (looksLikeClaudeSession(first, lines)) return { format: 'claude-session', conversations: [importClaudeSession(lines as Record<string, unknown>[], path, options)] }
-  throw new ImportError(path, 'unrecognised format: expected a Claude Code stream-json log or session file, an OpenHands output.jsonl, a mini-swe-agent .traj.json, an OpenAI message list, or ctxgate JSONL')
+  if (looksLikeOpenHands(first))
+    return {
+      format: 'openhands',
+      conversations: lines.map((run, index) =>
+        importOpenHandsRun(run as Record<string, unknown>, `${path}#${index + 1}`),
+      ),
+    }
+  if (looksLikeClaudeStreamJson(first))
+    return {
+      format: 'claude-stream-json',
+      conversations: [importClaudeStreamJson(lines as Record<string, unknown>[], path, options)],
+    }
+  if (looksLikeClaudeSession(first, lines))
+    return {
+      format: 'claude-session',
+      conversations: [importClaudeSession(lines as Record<string, unknown>[], path, options)],
+    }
+  throw new ImportError(
+    path,
+    'unrecognised format: expected a Claude Code stream-json log or session file, an OpenHands output.jsonl, a mini-swe-agent .traj.json, an OpenAI message list, or ctxgate JSONL',
+  )
 }
 
 function fromMessageList(messages: Record<string, unknown>[], path: string): Conversation {
   const meta = { id: basename(path), source: path, model: 'claude-sonnet-4-5' }
   if (!messages.some(hasToolCalls)) return importTextTrajectory(messages, { ...meta, notes: ['text-only trajectory'] })
   const names = new Set<string>()
-  for (const message of messages) for (const call of (message['tool_calls'] as Record<string, Record<string, unknown>>[] | undefined) ?? []) names.add(String(call['function']?.['name'] ?? 'tool'))
-  const tools: ToolDefinition[] = [...names].map((name) => ({ name, description: `The ${name} tool.`, input_schema: { type: 'object' } }))
-  return conversationFromOpenAI({ ...meta, messages, tools, notes: ['OpenAI message list; tool schemas were not recorded, minimal ones used'] })
+  for (const message of messages)
+    for (const call of (message['tool_calls'] as Record<string, Record<string, unknown>>[] | undefined) ?? [])
+      names.add(String(call['function']?.['name'] ?? 'tool'))
+  const tools: ToolDefinition[] = [...names].map((name) => ({
+    name,
+    description: `The ${name} tool.`,
+    input_schema: { type: 'object' },
+  }))
+  return conversationFromOpenAI({
+    ...meta,
+    messages,
+    tools,
+    notes: ['OpenAI message list; tool schemas were not recorded, minimal ones used'],
+  })
 }
 
 function hasToolCalls(message: unknown): boolean {
-  return typeof message === 'object' && message !== null && Array.isArray((message as Record<string, unknown>)['tool_calls'])
+  return (
+    typeof message === 'object' && message !== null && Array.isArray((message as Record<string, unknown>)['tool_calls'])
+  )
 }
 
 function tryParse(text: string): unknown {

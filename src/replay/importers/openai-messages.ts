@@ -1,9 +1,19 @@
-import { appendMessage, textBlock, type Block, type Conversation, type Message, type ToolDefinition } from '../conversation.ts'
+import {
+  appendMessage,
+  textBlock,
+  type Block,
+  type Conversation,
+  type Message,
+  type ToolDefinition,
+} from '../conversation.ts'
 
 type Json = Record<string, unknown>
 
 /** Converts an OpenAI chat message list (system, user, assistant with tool_calls, tool) to the neutral form. */
-export function fromOpenAIMessages(openaiMessages: readonly Json[], notes: string[]): { system: string; messages: Message[] } {
+export function fromOpenAIMessages(
+  openaiMessages: readonly Json[],
+  notes: string[],
+): { system: string; messages: Message[] } {
   const systemParts: string[] = []
   const messages: Message[] = []
   let unparsedArguments = 0
@@ -28,12 +38,19 @@ export function fromOpenAIMessages(openaiMessages: readonly Json[], notes: strin
         }
         content.push({ type: 'tool_use', id: String(call['id']), name: String(fn['name'] ?? 'tool'), input })
       }
-      appendMessage(messages, { role: 'assistant', content: content.length > 0 ? content : [textBlock('(empty reply)')] })
+      appendMessage(messages, {
+        role: 'assistant',
+        content: content.length > 0 ? content : [textBlock('(empty reply)')],
+      })
     } else if (role === 'tool') {
-      appendMessage(messages, { role: 'user', content: [{ type: 'tool_result', tool_use_id: String(message['tool_call_id']), content: text }] })
+      appendMessage(messages, {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: String(message['tool_call_id']), content: text }],
+      })
     }
   }
-  if (unparsedArguments > 0) notes.push(`${unparsedArguments} tool call(s) had arguments that were not JSON; kept as a string`)
+  if (unparsedArguments > 0)
+    notes.push(`${unparsedArguments} tool call(s) had arguments that were not JSON; kept as a string`)
   return { system: systemParts.join('\n\n'), messages }
 }
 
@@ -41,13 +58,18 @@ export function fromOpenAIMessages(openaiMessages: readonly Json[], notes: strin
 export function fromOpenAITools(tools: readonly Json[]): ToolDefinition[] {
   return tools.map((tool) => {
     const fn = (tool['function'] as Json | undefined) ?? tool
-    return { name: String(fn['name'] ?? 'tool'), description: String(fn['description'] ?? ''), input_schema: (fn['parameters'] as Record<string, unknown> | undefined) ?? { type: 'object' } }
+    return {
+      name: String(fn['name'] ?? 'tool'),
+      description: String(fn['description'] ?? ''),
+      input_schema: (fn['parameters'] as Record<string, unknown> | undefined) ?? { type: 'object' },
+    }
   })
 }
 
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content
-  if (Array.isArray(content)) return (content as Json[]).map((part) => (typeof part['text'] === 'string' ? part['text'] : '')).join('')
+  if (Array.isArray(content))
+    return (content as Json[]).map((part) => (typeof part['text'] === 'string' ? part['text'] : '')).join('')
   return ''
 }
 
@@ -55,11 +77,30 @@ export function textOf(content: unknown): string {
 export const bashTool: ToolDefinition = {
   name: 'bash',
   description: 'Execute a bash command in the repository and return its exit code and output.',
-  input_schema: { type: 'object', properties: { command: { type: 'string', description: 'The command to run.' } }, required: ['command'] },
+  input_schema: {
+    type: 'object',
+    properties: { command: { type: 'string', description: 'The command to run.' } },
+    required: ['command'],
+  },
 }
 
-export function conversationFromOpenAI(parts: { id: string; source: string; model: string; messages: readonly Json[]; tools: ToolDefinition[]; notes?: string[] }): Conversation {
+export function conversationFromOpenAI(parts: {
+  id: string
+  source: string
+  model: string
+  messages: readonly Json[]
+  tools: ToolDefinition[]
+  notes?: string[]
+}): Conversation {
   const notes = parts.notes ?? []
   const { system, messages } = fromOpenAIMessages(parts.messages, notes)
-  return { id: parts.id, source: parts.source, model: parts.model, system, tools: parts.tools, segments: [messages], notes }
+  return {
+    id: parts.id,
+    source: parts.source,
+    model: parts.model,
+    system,
+    tools: parts.tools,
+    segments: [messages],
+    notes,
+  }
 }

@@ -21,12 +21,19 @@ export function importOpenHandsRun(run: Json, source: string): Conversation {
   for (const event of history.slice(1)) {
     const metadata = event['tool_call_metadata'] as Json | undefined
     if (event['source'] === 'user' && event['action'] === 'message') {
-      messages.push({ role: 'user', content: String((event['args'] as Json | undefined)?.['content'] ?? event['message'] ?? '') })
+      messages.push({
+        role: 'user',
+        content: String((event['args'] as Json | undefined)?.['content'] ?? event['message'] ?? ''),
+      })
       continue
     }
     if (!metadata) continue
     if (event['observation'] !== undefined && metadata['tool_call_id'] !== undefined) {
-      messages.push({ role: 'tool', tool_call_id: String(metadata['tool_call_id']), content: String(event['content'] ?? '') })
+      messages.push({
+        role: 'tool',
+        tool_call_id: String(metadata['tool_call_id']),
+        content: String(event['content'] ?? ''),
+      })
       continue
     }
     const response = metadata['model_response'] as Json | undefined

@@ -5,7 +5,46 @@ import type { ToolDefinition } from '../conversation.ts'
  * well over 10k tokens (traces/PROVENANCE.md). Replays use deterministic stand-ins of that size, so
  * cache and budget numbers see a realistic head.
  */
-const words = ['the', 'tool', 'reads', 'files', 'from', 'the', 'working', 'tree', 'and', 'reports', 'what', 'it', 'found', 'when', 'a', 'command', 'fails', 'explain', 'why', 'before', 'trying', 'again', 'prefer', 'small', 'focused', 'edits', 'keep', 'the', 'user', 'informed', 'about', 'progress', 'never', 'guess', 'paths', 'check', 'them', 'first']
+const words = [
+  'the',
+  'tool',
+  'reads',
+  'files',
+  'from',
+  'the',
+  'working',
+  'tree',
+  'and',
+  'reports',
+  'what',
+  'it',
+  'found',
+  'when',
+  'a',
+  'command',
+  'fails',
+  'explain',
+  'why',
+  'before',
+  'trying',
+  'again',
+  'prefer',
+  'small',
+  'focused',
+  'edits',
+  'keep',
+  'the',
+  'user',
+  'informed',
+  'about',
+  'progress',
+  'never',
+  'guess',
+  'paths',
+  'check',
+  'them',
+  'first',
+]
 
 function prose(seed: string, wordCount: number): string {
   let state = [...seed].reduce((hash, char) => (hash * 31 + char.charCodeAt(0)) >>> 0, 7)
@@ -26,6 +65,10 @@ export function standInTools(names: readonly string[]): ToolDefinition[] {
   return names.map((name) => ({
     name,
     description: `${name}: ${prose(name, 450)}`,
-    input_schema: { type: 'object', properties: { input: { type: 'string', description: prose(`${name}-input`, 40) } }, required: ['input'] },
+    input_schema: {
+      type: 'object',
+      properties: { input: { type: 'string', description: prose(`${name}-input`, 40) } },
+      required: ['input'],
+    },
   }))
 }

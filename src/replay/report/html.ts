@@ -27,9 +27,15 @@ ${sections}
 
 function runSection(result: RunResult): string {
   const name = runName(result)
-  const largest = Math.max(1, ...Object.values(result.outcomes).flatMap((list) => list.map((outcome) => outcome.promptTokens)))
+  const largest = Math.max(
+    1,
+    ...Object.values(result.outcomes).flatMap((list) => list.map((outcome) => outcome.promptTokens)),
+  )
   const charts = Object.entries(result.outcomes)
-    .map(([variant, outcomes]) => `<figure><figcaption>${escape(variant)}</figcaption>${chart(outcomes, largest, `${name} — ${variant}`)}</figure>`)
+    .map(
+      ([variant, outcomes]) =>
+        `<figure><figcaption>${escape(variant)}</figcaption>${chart(outcomes, largest, `${name} — ${variant}`)}</figure>`,
+    )
     .join('\n')
   const notes = result.notes.length > 0 ? `<p><small>${result.notes.map(escape).join(' · ')}</small></p>` : ''
   return `<section><h2>${escape(name)}</h2>${notes}${tableHtml(rowsFor(name, result.summaries))}${charts}</section>`
@@ -74,7 +80,9 @@ export function chart(outcomes: readonly RequestOutcome[], largest: number, labe
 
 function tableHtml(rows: readonly ReportRow[]): string {
   const head = reportColumns.map(([title]) => `<th>${escape(title)}</th>`).join('')
-  const body = rows.map((row) => `<tr>${reportColumns.map(([, cell]) => `<td>${escape(cell(row))}</td>`).join('')}</tr>`).join('')
+  const body = rows
+    .map((row) => `<tr>${reportColumns.map(([, cell]) => `<td>${escape(cell(row))}</td>`).join('')}</tr>`)
+    .join('')
   return `<table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`
 }
 

@@ -16,7 +16,10 @@ export function rowsFor(run: string, summaries: Readonly<Record<string, RunSumma
     run,
     variant,
     summary,
-    ratioToDirect: direct && direct.billedEquivalentInput > 0 ? summary.billedEquivalentInput / direct.billedEquivalentInput : undefined,
+    ratioToDirect:
+      direct && direct.billedEquivalentInput > 0
+        ? summary.billedEquivalentInput / direct.billedEquivalentInput
+        : undefined,
   }))
 }
 

@@ -19,9 +19,20 @@ export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
 /** A plain-text table, one row per run and variant, for the terminal. */
 export function renderTable(rows: readonly ReportRow[]): string {
   const cells = rows.map((row) => reportColumns.map(([, cell]) => cell(row)))
-  const widths = reportColumns.map(([title], index) => Math.max(title.length, ...cells.map((line) => (line[index] as string).length)))
-  const line = (values: readonly string[]): string => values.map((value, index) => (index < 2 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number))).join('  ')
-  return [line(reportColumns.map(([title]) => title)), line(widths.map((width) => '-'.repeat(width))), ...cells.map(line)].join('\n')
+  const widths = reportColumns.map(([title], index) =>
+    Math.max(title.length, ...cells.map((line) => (line[index] as string).length)),
+  )
+  const line = (values: readonly string[]): string =>
+    values
+      .map((value, index) =>
+        index < 2 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number),
+      )
+      .join('  ')
+  return [
+    line(reportColumns.map(([title]) => title)),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...cells.map(line),
+  ].join('\n')
 }
 
 /** The same table in Markdown, for BENCHMARKS.md. */
