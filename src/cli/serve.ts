@@ -14,7 +14,7 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   if (config.metrics.port !== null) {
     metricsServer = Fastify()
     app.registerAdmin(metricsServer)
-    await metricsServer.listen({ host: config.server.host, port: config.metrics.port })
+    await metricsServer.listen({ host: config.metrics.host, port: config.metrics.port })
   }
 
   logger.info(

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError } from '../errors.ts'
+import { adminExposureProblems } from './admin-exposure.ts'
 import { configSchema, type Config } from './schema.ts'
 import { parseSettingValue, settings } from './sources.ts'
 
@@ -45,7 +46,7 @@ export function loadConfig(inputs: ConfigInputs = {}): Readonly<Config> {
   const result = configSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(describeIssue(issue.path, issue.message))
-  }
+  } else problems.push(...adminExposureProblems(result.data))
   if (problems.length > 0 || !result.success) throw new ConfigError(problems)
   return deepFreeze(result.data)
 }

@@ -37,6 +37,8 @@ export const configSchema = z.strictObject({
     bodyLimitBytes: z.number().int().min(1024),
     /** On SIGTERM, how long in-flight requests and streams may take before the process exits. */
     shutdownGraceMs: millis,
+    /** Most time a client may take to send one request's headers and body (answers are not bounded by it). */
+    requestTimeoutMs: z.number().int().min(100),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -92,10 +94,20 @@ export const configSchema = z.strictObject({
     redisKeyPrefix: z.string().min(1),
     /** Largest stored state of one conversation, in bytes. */
     maxStateBytes: z.number().int().min(1_024),
+    /** Most bytes the in-memory store holds across all conversations; least recently used go first. */
+    maxTotalBytes: z.number().int().min(1_024),
+    /** Most time the Redis store may add to one request; each of its (at most four) round trips gets a quarter. */
+    storeBudgetMs: z.number().int().min(4),
+    /** Consecutive Redis failures or timeouts after which ctxgate stops calling it for a cool-down. */
+    breakerThreshold: z.number().int().min(1),
+    /** How long Redis is skipped once the breaker opened; then one request probes it. */
+    breakerCooldownMs: z.number().int().min(100),
   }),
   metrics: z.strictObject({
     /** Serve /metrics on its own port instead of the proxy port; null keeps it on the proxy port. */
     port: port.nullable(),
+    /** Address of that separate listener; loopback by default, 0.0.0.0 for a scraper on the network. */
+    host: z.string().min(1),
     /** When set, /metrics and /ctxgate/sessions need `authorization: Bearer <token>`. */
     token: z.string().min(16, 'must be at least 16 characters').nullable(),
   }),

@@ -34,6 +34,12 @@ export const settings: readonly Setting[] = [
     description: 'How long in-flight streams may run after SIGTERM.',
   },
   {
+    path: ['server', 'requestTimeoutMs'],
+    env: 'CTXGATE_REQUEST_TIMEOUT_MS',
+    type: 'integer',
+    description: 'Most time a client may take to send a request (headers and body).',
+  },
+  {
     path: ['log', 'level'],
     env: 'CTXGATE_LOG_LEVEL',
     flag: 'log-level',
@@ -97,6 +103,19 @@ export const settings: readonly Setting[] = [
     flag: 'metrics-port',
     type: 'nullable-integer',
     description: 'Serve /metrics on a separate port.',
+  },
+  {
+    path: ['metrics', 'host'],
+    env: 'CTXGATE_METRICS_HOST',
+    flag: 'metrics-host',
+    type: 'string',
+    description: 'Address of the separate metrics listener (loopback by default).',
+  },
+  {
+    path: ['sessions', 'storeBudgetMs'],
+    env: 'CTXGATE_STORE_BUDGET_MS',
+    type: 'integer',
+    description: 'Most time the Redis store may add to one request.',
   },
   {
     path: ['metrics', 'token'],

@@ -21,9 +21,25 @@ function yamlDocs(path: string): Json[] {
   })
 }
 
+function podSpecOf(doc: Json): Json | undefined {
+  return ((doc['spec'] as Json | undefined)?.['template'] as Json | undefined)?.['spec'] as Json | undefined
+}
+
+/** Init containers (native sidecars among them) and regular containers. */
 function containersOf(doc: Json): Json[] {
-  const spec = ((doc['spec'] as Json | undefined)?.['template'] as Json | undefined)?.['spec'] as Json | undefined
-  return (spec?.['containers'] as Json[] | undefined) ?? []
+  const spec = podSpecOf(doc)
+  return [
+    ...((spec?.['initContainers'] as Json[] | undefined) ?? []),
+    ...((spec?.['containers'] as Json[] | undefined) ?? []),
+  ]
+}
+
+function kubernetesDocs(): { file: string; doc: Json }[] {
+  const directory = join(root, 'deploy/kubernetes')
+  return readdirSync(directory, { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.yaml'))
+    .flatMap((file) => yamlDocs(join(directory, file)).map((doc) => ({ file, doc })))
 }
 
 function checkCtxgateContainer(container: Json, where: string): void {
@@ -40,6 +56,10 @@ function checkCtxgateContainer(container: Json, where: string): void {
   expect((container['readinessProbe'] as Json)['httpGet']).toMatchObject({ path: '/readyz' })
   expect((container['livenessProbe'] as Json)['httpGet']).toMatchObject({ path: '/healthz' })
   expect(container['resources']).toMatchObject({ requests: expect.any(Object), limits: expect.any(Object) })
+  // The kubelet refuses runAsNonRoot with the image's non-numeric user; a numeric one it can verify.
+  const security = container['securityContext'] as Json
+  expect(security, where).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true })
+  expect(Number.isInteger(security['runAsUser']) && Number(security['runAsUser']) > 0, where).toBe(true)
 }
 
 describe('deployment files', () => {
@@ -107,6 +127,27 @@ describe('deployment files', () => {
     expect(parseAllDocuments(String((configMap['data'] as Json)['ctxgate.yaml']))[0]?.errors).toEqual([])
   })
 
+  it('runs ctxgate as a native sidecar that starts before the agent and stops after it', () => {
+    const pods = kubernetesDocs().filter(({ file }) => file.startsWith('sidecar'))
+    const deployment = pods.find(({ doc }) => doc['kind'] === 'Deployment')?.doc as Json
+    const spec = podSpecOf(deployment) as Json
+    const sidecar = ((spec['initContainers'] as Json[] | undefined) ?? []).find((entry) => entry['name'] === 'ctxgate')
+    expect(sidecar?.['restartPolicy']).toBe('Always')
+    // The agent starts only once this probe passes.
+    expect((sidecar?.['startupProbe'] as Json | undefined)?.['httpGet']).toMatchObject({ path: '/healthz' })
+    expect((spec['containers'] as Json[]).map((entry) => entry['name'])).toEqual(['agent'])
+  })
+
+  it('compose publishes ports on loopback only and gives anonymous Grafana visitors no admin rights', () => {
+    const [compose] = yamlDocs(join(root, 'deploy/compose.yaml'))
+    const services = (compose as Json)['services'] as Record<string, Json>
+    for (const [name, service] of Object.entries(services))
+      for (const port of (service['ports'] as string[] | undefined) ?? [])
+        expect(port.startsWith('127.0.0.1:'), `${name}: ${port}`).toBe(true)
+    const grafana = services['grafana']?.['environment'] as Json
+    expect(grafana['GF_AUTH_ANONYMOUS_ORG_ROLE']).toBe('Viewer')
+  })
+
   it('compose parses and mounts files that exist', () => {
     const [compose] = yamlDocs(join(root, 'deploy/compose.yaml'))
     const services = (compose as Json)['services'] as Record<string, Json>
@@ -130,7 +171,8 @@ describe('deployment files', () => {
   it('the Dockerfile builds in two stages, runs as non-root with a health check on the listening port', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
     expect(dockerfile.match(/^FROM node:\d+/gm)).toHaveLength(2)
-    expect(dockerfile).toMatch(/^USER node$/m)
+    // Numeric, so Kubernetes can check runAsNonRoot; the same id the manifests name.
+    expect(dockerfile).toMatch(/^USER 1000(:1000)?$/m)
     expect(dockerfile).toMatch(/^HEALTHCHECK /m)
     expect(dockerfile).toMatch(/CTXGATE_HOST=0\.0\.0\.0/)
     expect(dockerfile).toMatch(/^EXPOSE 8787$/m)

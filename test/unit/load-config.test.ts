@@ -73,4 +73,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: { CTXGATE_METRICS_PORT: '9464' } }).metrics.port).toBe(9464)
     expect(loadConfig({ env: { CTXGATE_METRICS_PORT: 'off' } }).metrics.port).toBeNull()
   })
+
+  it('refuses client auth with admin endpoints open to anyone, and names the fix', () => {
+    const tokens = 'client-token-0123456789abcdef'
+    const open = problemsOf(() => loadConfig({ env: { CTXGATE_AUTH_TOKENS: tokens } })).join('\n')
+    expect(open).toMatch(/CTXGATE_AUTH_TOKENS.*CTXGATE_ADMIN_TOKEN.*CTXGATE_METRICS_PORT.*loopback/)
+    // A separate port on every interface is still open to the network.
+    expect(
+      problemsOf(() =>
+        loadConfig({
+          env: { CTXGATE_AUTH_TOKENS: tokens, CTXGATE_METRICS_PORT: '9464', CTXGATE_METRICS_HOST: '0.0.0.0' },
+        }),
+      ),
+    ).toHaveLength(1)
+    // Either fix is accepted.
+    expect(
+      loadConfig({ env: { CTXGATE_AUTH_TOKENS: tokens, CTXGATE_ADMIN_TOKEN: 'admin-token-0123456789' } }).auth.tokens,
+    ).toEqual([tokens])
+    expect(loadConfig({ env: { CTXGATE_AUTH_TOKENS: tokens, CTXGATE_METRICS_PORT: '9464' } }).metrics.host).toBe(
+      '127.0.0.1',
+    )
+  })
 })
