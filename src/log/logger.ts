@@ -9,6 +9,9 @@ export const redactedPaths = [
   'req.headers["x-api-key"]',
   '*.apiKey',
   '*.api_key',
+  // Node's parse errors carry the raw request bytes, headers and keys included (fastify logs them at trace).
+  'err.rawPacket',
+  'error.rawPacket',
 ]
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

@@ -22,6 +22,8 @@ export interface StackOptions {
   readonly config?: DeepPartial<Config>
   readonly mock?: MockServerOptions
   readonly prepareFor?: AppDeps['prepareFor']
+  /** pino level of the captured log (default info). */
+  readonly logLevel?: string
 }
 
 /** A fake upstream and a ctxgate pointed at it, both on real loopback ports. */
@@ -45,7 +47,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   })
   const app = await buildApp({
     config,
-    logger: createLogger('info', sink),
+    logger: createLogger(options.logLevel ?? 'info', sink),
     registry: new Registry(),
     ...(options.prepareFor ? { prepareFor: options.prepareFor } : {}),
   })
