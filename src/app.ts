@@ -16,6 +16,7 @@ import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { SessionAccounting, type SessionTotalsStore } from './session/accounting.ts'
 import { RedisSessionStore } from './session/redis-store.ts'
+import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createTokenCheck } from './security/tokens.ts'
 import {
   errorShapes,
@@ -69,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   let store: SessionStore
   const metrics = createProxyMetrics(registry, () => store.size())
   const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
+  if (shared) registerStoreCircuitGauge(registry, () => shared.circuitState())
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
   const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
   const forwardDeps: ForwardDeps = {
@@ -85,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     createRewriteHook({
       config,
       store,
-      calibration: new Calibration(shared?.calibration),
+      calibration: new Calibration(shared?.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
       estimator: new TokenEstimator(),
       logger,
     })
@@ -99,7 +101,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     exposeHeadRoutes: false,
     // Agents keep one connection for hours; load balancers idle out around 60 s.
     keepAliveTimeout: 75_000,
-    requestTimeout: 0,
+    // Bounds receiving a request (headers and body), not the answer: slow senders get 408.
+    requestTimeout: config.server.requestTimeoutMs,
     return503OnClosing: true,
   })
   const connections = trackConnections(server.server)
@@ -116,7 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   server.get('/readyz', async (_request, reply) => {
     if (closing) return reply.code(503).send({ status: 'shutting down' })
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
-    return { status: 'ready', store: store.kind, storeReachable: store.healthy() }
+    const circuit = store.circuitState?.()
+    return { status: 'ready', store: store.kind, storeReachable: store.healthy(), ...(circuit ? { circuit } : {}) }
   })
   const registerAdmin = (target: FastifyInstance): void =>
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
@@ -187,6 +191,9 @@ function createSharedStore(
     idleTtlMs: config.sessions.idleTtlMs,
     maxSessions: config.sessions.maxEntries,
     maxStateBytes: config.sessions.maxStateBytes,
+    budgetMs: config.sessions.storeBudgetMs,
+    breakerThreshold: config.sessions.breakerThreshold,
+    breakerCooldownMs: config.sessions.breakerCooldownMs,
     onError: (operation, error) => {
       metrics.storeErrors.inc({ operation })
       const now = Date.now()

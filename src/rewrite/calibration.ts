@@ -4,56 +4,100 @@ import { memoizeByName } from '../memoize-by-name.ts'
  * Per-model correction of the estimator from the prompt sizes the upstream reports (DESIGN §3.2).
  * The factor is the largest recent actual ÷ estimate ratio, so a budget check never trusts an
  * estimate that has been seen to undercount.
+ *
+ * What one request can change is bounded, because what it teaches applies to later requests:
+ * a ratio counts only within [minRatio, maxRatio]; a limit the upstream named stays between half
+ * the configured window and the window, applies only to the scope it was learned in (a tenant, or
+ * one conversation), expires, and is dropped as soon as a larger prompt is answered.
  */
 const window = 64
 /** Until a model has reported back, assume the estimate may be this far low. */
 export const defaultFactor = 1.15
+/** One observation moves the factor at most this far: the estimator is never off by more on real text. */
+export const minRatio = 0.5
+export const maxRatio = 2
+/** A learned limit never cuts the configured window by more than half. */
+export const limitFloorShare = 0.5
+/** Learned limits remembered per process; the least recently learned go first. */
+const maxLimits = 10_000
 
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
-  load(family: string): Promise<{ readonly ratios: readonly number[]; readonly limit?: number } | undefined>
+  load(
+    family: string,
+    scope: string,
+  ): Promise<{ readonly ratios: readonly number[]; readonly limit?: number } | undefined>
   pushRatio(family: string, ratio: number, keep: number): Promise<void>
-  pushLimit(family: string, limit: number): Promise<void>
+  pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void>
+  clearLimit(family: string, scope: string): Promise<void>
+}
+
+/** How long a learned limit lives, and the clock that ages it (injected: the core reads no clock). */
+export interface LimitAging {
+  readonly ttlMs: number
+  readonly now: () => number
+}
+
+interface LearnedLimit {
+  readonly limit: number
+  readonly learnedAt: number
 }
 
 export class Calibration {
   readonly #ratios = new Map<string, number[]>()
-  readonly #limits = new Map<string, number>()
+  readonly #limits = new Map<string, LearnedLimit>()
   readonly #sync: CalibrationSync | undefined
+  readonly #aging: LimitAging | undefined
 
-  constructor(sync?: CalibrationSync) {
+  /** Without `aging`, learned limits last until a larger prompt succeeds (tests and replays). */
+  constructor(sync?: CalibrationSync, aging?: LimitAging) {
     this.#sync = sync
+    this.#aging = aging
   }
 
-  /** Takes in what other replicas learned about this model; a no-op without a shared store. */
-  async refresh(model: string): Promise<void> {
+  /** Takes in what other replicas learned about this model and scope; a no-op without a shared store. */
+  async refresh(model: string, scope: string): Promise<void> {
     if (!this.#sync) return
     const family = modelFamily(model)
-    const shared = await this.#sync.load(family)
+    const shared = await this.#sync.load(family, scope)
     if (!shared) return
-    if (shared.ratios.length > 0) this.#ratios.set(family, [...shared.ratios])
-    if (shared.limit !== undefined) this.#limits.set(family, shared.limit)
+    if (shared.ratios.length > 0) this.#ratios.set(family, shared.ratios.map(clampRatio))
+    // The shared copy wins either way: another replica may have corrected or expired it.
+    if (shared.limit !== undefined) this.#remember(`${scope}\n${family}`, shared.limit)
+    else this.#limits.delete(`${scope}\n${family}`)
   }
 
-  /** The upstream named its real prompt limit for this model (in a length refusal). */
-  async recordLimit(model: string, limit: number): Promise<void> {
-    if (limit <= 0) return
-    this.#limits.set(modelFamily(model), limit)
-    await this.#sync?.pushLimit(modelFamily(model), limit)
-  }
-
-  limit(model: string): number | undefined {
-    return this.#limits.get(modelFamily(model))
-  }
-
-  async record(model: string, estimated: number, actual: number): Promise<void> {
-    if (estimated <= 0 || actual <= 0) return
+  /** The upstream named its real prompt limit for this model (in a length refusal) to a request of `scope`. */
+  async recordLimit(model: string, limit: number, scope: string, configuredWindow: number): Promise<void> {
+    if (!(limit > 0) || limit >= configuredWindow) return
+    const bounded = Math.max(Math.floor(configuredWindow * limitFloorShare), Math.floor(limit))
     const family = modelFamily(model)
+    this.#remember(`${scope}\n${family}`, bounded)
+    await this.#sync?.pushLimit(family, scope, bounded, this.#aging?.ttlMs ?? 0)
+  }
+
+  limit(model: string, scope: string): number | undefined {
+    const key = `${scope}\n${modelFamily(model)}`
+    const learned = this.#limits.get(key)
+    if (!learned) return undefined
+    if (this.#aging && this.#aging.now() - learned.learnedAt > this.#aging.ttlMs) {
+      this.#limits.delete(key)
+      return undefined
+    }
+    return learned.limit
+  }
+
+  /** A reported prompt size; one larger than a learned limit proves that limit wrong, so it goes. */
+  async record(model: string, estimated: number, actual: number, scope?: string): Promise<void> {
+    if (!(estimated > 0) || !(actual > 0)) return
+    const family = modelFamily(model)
+    const ratio = clampRatio(actual / estimated)
     const ratios = this.#ratios.get(family) ?? []
-    ratios.push(actual / estimated)
+    ratios.push(ratio)
     if (ratios.length > window) ratios.shift()
     this.#ratios.set(family, ratios)
-    await this.#sync?.pushRatio(family, actual / estimated, window)
+    const corrected = scope === undefined ? undefined : this.#correctLimit(model, family, actual, scope)
+    await Promise.all([this.#sync?.pushRatio(family, ratio, window), corrected])
   }
 
   factor(model: string): number {
@@ -65,6 +109,23 @@ export class Calibration {
   samples(model: string): number {
     return this.#ratios.get(modelFamily(model))?.length ?? 0
   }
+
+  async #correctLimit(model: string, family: string, actual: number, scope: string): Promise<void> {
+    const learned = this.limit(model, scope)
+    if (learned === undefined || actual <= learned) return
+    this.#limits.delete(`${scope}\n${family}`)
+    await this.#sync?.clearLimit(family, scope)
+  }
+
+  #remember(key: string, limit: number): void {
+    this.#limits.delete(key)
+    this.#limits.set(key, { limit, learnedAt: this.#aging?.now() ?? 0 })
+    if (this.#limits.size > maxLimits) this.#limits.delete(this.#limits.keys().next().value as string)
+  }
+}
+
+function clampRatio(ratio: number): number {
+  return Number.isFinite(ratio) ? Math.min(maxRatio, Math.max(minRatio, ratio)) : 1
 }
 
 /** Dated snapshots share a tokenizer with their family: claude-sonnet-4-5-20250929 → claude-sonnet-4-5. */

@@ -57,6 +57,7 @@ async function prepareChat(
   original: Buffer,
   incoming: IncomingHttpHeaders,
   isRefit: boolean,
+  toldLimit?: number,
 ): Promise<PrepareResult> {
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
@@ -93,15 +94,17 @@ async function prepareChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  await refreshCalibration(deps, view.model)
+  const identity = identify(incoming, adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
+  await refreshCalibration(deps, view.model, identity.limitScope)
 
   const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
   // Once the upstream has named its real limit, it wins over configuration (a window set too large).
   const configured = promptBudget(limits, view.maxOutputTokens, headerBudget)
-  const learnedLimit = deps.calibration.limit(view.model)
+  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
+  const remembered = deps.calibration.limit(view.model, identity.limitScope)
+  const learnedLimit = toldLimit === undefined ? remembered : Math.min(toldLimit, remembered ?? toldLimit)
   const budget =
     learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
-  const identity = identify(incoming, adapter.sessionHints(json, view))
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   // Counted before it is added, so adding it never breaks the budget; not twice when already there.
@@ -134,7 +137,7 @@ async function prepareChat(
   const applied = adapter.apply(json, view, {
     edits: planned.edits,
     ...(noteOn ? { systemNote: note } : {}),
-    sessionId: identity.sessionId,
+    sessionId: identity.clientSessionId,
     // After a new cut the old tail position means nothing.
     ...(state?.previousTail !== undefined && !(planned.report.newBatch && planned.report.droppedMessages > 0)
       ? { previousTail: state.previousTail }
@@ -173,14 +176,19 @@ async function prepareChat(
       ...(prefixBreak ? { prefixBreak } : {}),
     },
     onUsage: (reported) =>
-      deps.calibration.record(view.model, sentEstimate, promptTokensOf(reported)).catch(() => undefined),
+      deps.calibration
+        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
+        .catch(() => undefined),
     // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
     ...(!isRefit
       ? {
           refit: async (actualTokens: number, limit: number | undefined) => {
             await deps.calibration.record(view.model, sentEstimate, actualTokens).catch(() => undefined)
-            if (limit !== undefined) await deps.calibration.recordLimit(view.model, limit).catch(() => undefined)
-            const again = await prepareChat(deps, adapter, usage, original, incoming, true)
+            if (limit !== undefined)
+              await deps.calibration
+                .recordLimit(view.model, limit, identity.limitScope, limits.window)
+                .catch(() => undefined)
+            const again = await prepareChat(deps, adapter, usage, original, incoming, true, limit)
             return again.kind === 'forward'
               ? { ...again.prepared, log: { ...again.prepared.log, refit: true } }
               : undefined
@@ -231,9 +239,9 @@ function signature(view: ChatView, count: number): string {
   return hashText(text)
 }
 
-async function refreshCalibration(deps: RewriteHookDeps, model: string): Promise<void> {
+async function refreshCalibration(deps: RewriteHookDeps, model: string, scope: string): Promise<void> {
   try {
-    await deps.calibration.refresh(model)
+    await deps.calibration.refresh(model, scope)
   } catch {
     // The shared store is down: plan with what this replica knows.
   }

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import type { CalibrationSync } from '../rewrite/calibration.ts'
+import { CircuitBreaker, type CircuitState } from './circuit-breaker.ts'
 import { maxModelsPerSession, type SessionTotals, type SessionTotalsStore, type TurnRecord } from './accounting.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 
@@ -12,9 +13,20 @@ export interface RedisStoreOptions {
   readonly maxSessions: number
   /** Largest stored state of one conversation; older frozen decisions go first past it. */
   readonly maxStateBytes: number
+  /** Most time the store may add to one request, split over its round trips on the request path. */
+  readonly budgetMs: number
+  /** Consecutive timeouts that make ctxgate skip Redis for `breakerCooldownMs`. */
+  readonly breakerThreshold: number
+  readonly breakerCooldownMs: number
   /** Called on every failed operation (ctxgate keeps serving without the store). */
   readonly onError: (operation: string, error: Error) => void
+  readonly now?: () => number
 }
+
+const timedOut = Symbol('timed out')
+
+/** A request reads calibration and state, writes state, then writes calibration: at most four round trips. */
+export const roundTripsPerRequest = 4
 
 const counterFields = [
   'turns',
@@ -31,18 +43,25 @@ const counterFields = [
 /**
  * Conversation state, calibration and session totals in Redis, so several replicas behind a load
  * balancer make the same frozen decisions. Every call fails fast when Redis is away (no offline
- * queue) and the caller goes on without it: the store is never on the critical path of an answer.
+ * queue) and the caller goes on without it. A Redis that answers slowly or not at all (paused, not
+ * dead) costs a request at most `budgetMs`, and after a few timeouts none at all: the circuit
+ * breaker skips it for a cool-down, then lets one request probe it.
  */
 export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis'
   readonly #redis: Redis
   readonly #options: RedisStoreOptions
+  readonly #breaker: CircuitBreaker
+  readonly #timeoutMs: number
   #knownSize = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
-    load: (family) => this.#loadCalibration(family),
+    load: (family, scope) => this.#loadCalibration(family, scope),
     pushRatio: (family, ratio, keep) => this.#pushRatio(family, ratio, keep),
-    pushLimit: (family, limit) => this.#pushLimit(family, limit),
+    pushLimit: (family, scope, limit, ttlMs) => this.#pushLimit(family, scope, limit, ttlMs),
+    clearLimit: async (family, scope) => {
+      await this.#run('calibration-limit', () => this.#redis.del(`limit:${family}:${scope}`))
+    },
   }
   /** Per-session totals, shared. */
   readonly totals: SessionTotalsStore = {
@@ -54,10 +73,17 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(options: RedisStoreOptions) {
     this.#options = options
+    this.#timeoutMs = Math.max(1, Math.floor(options.budgetMs / roundTripsPerRequest))
+    this.#breaker = new CircuitBreaker({
+      threshold: options.breakerThreshold,
+      cooldownMs: options.breakerCooldownMs,
+      ...(options.now ? { now: options.now } : {}),
+    })
     this.#redis = new Redis(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2_000,
+      // ctxgate stops waiting after its own budget; this only clears commands a paused Redis never answers.
       commandTimeout: 1_000,
       // Keep trying to come back, never faster than every 2 s.
       retryStrategy: (times) => Math.min(times * 200, 2_000),
@@ -66,8 +92,13 @@ export class RedisSessionStore implements SessionStore {
     this.#redis.on('error', (error: Error) => options.onError('connection', error))
   }
 
+  /** Reachable: connected, and answering in time (the circuit is closed). */
   healthy(): boolean {
-    return this.#redis.status === 'ready'
+    return this.#redis.status === 'ready' && this.#breaker.state() === 'closed'
+  }
+
+  circuitState(): CircuitState {
+    return this.#breaker.state()
   }
 
   size(): number {
@@ -89,9 +120,12 @@ export class RedisSessionStore implements SessionStore {
     await this.#run('set', () => this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs))
   }
 
-  async #loadCalibration(family: string): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
+  async #loadCalibration(
+    family: string,
+    scope: string,
+  ): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
     const result = await this.#run('calibration-load', () =>
-      this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}`).exec(),
+      this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}:${scope}`).exec(),
     )
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
@@ -105,12 +139,15 @@ export class RedisSessionStore implements SessionStore {
         .multi()
         .lpush(`cal:${family}`, String(ratio))
         .ltrim(`cal:${family}`, 0, keep - 1)
+        .pexpire(`cal:${family}`, this.#options.idleTtlMs)
         .exec(),
     )
   }
 
-  async #pushLimit(family: string, limit: number): Promise<void> {
-    await this.#run('calibration-limit', () => this.#redis.set(`limit:${family}`, String(limit)))
+  /** Learned limits expire, so a wrong one cannot outlive its TTL even if nothing corrects it. */
+  async #pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void> {
+    const expiry = ttlMs > 0 ? ttlMs : this.#options.idleTtlMs
+    await this.#run('calibration-limit', () => this.#redis.set(`limit:${family}:${scope}`, String(limit), 'PX', expiry))
   }
 
   async #record(sessionId: string, turn: TurnRecord): Promise<void> {
@@ -172,13 +209,34 @@ export class RedisSessionStore implements SessionStore {
     await this.#redis.quit().catch(() => this.#redis.disconnect())
   }
 
-  /** Runs one operation; a failure is reported and answered with undefined, never thrown. */
+  /**
+   * Runs one round trip within its share of the request's budget; a failure or timeout is reported
+   * and answered with undefined, never thrown. With the circuit open nothing is sent at all.
+   */
   async #run<T>(operation: string, call: () => Promise<T>): Promise<T | undefined> {
+    if (!this.#breaker.tryAcquire()) return undefined
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<typeof timedOut>((resolve) => {
+      timer = setTimeout(() => resolve(timedOut), this.#timeoutMs)
+    })
+    const pending = call()
+    // A late answer or error after the deadline is dropped here, never left unhandled.
+    pending.catch(() => undefined)
     try {
-      return await call()
+      const result = await Promise.race([pending, deadline])
+      if (result !== timedOut) {
+        this.#breaker.succeeded()
+        return result
+      }
+      // Only waiting costs a request time: a refused connection fails at once and does not trip the breaker.
+      this.#breaker.failed()
+      this.#options.onError(operation, new Error(`no answer within ${this.#timeoutMs} ms`))
+      return undefined
     } catch (error) {
       this.#options.onError(operation, error as Error)
       return undefined
+    } finally {
+      clearTimeout(timer)
     }
   }
 

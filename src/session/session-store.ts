@@ -25,5 +25,7 @@ export interface SessionStore {
   size(): number
   /** False while a network store is unreachable (ctxgate keeps serving, without shared state). */
   healthy(): boolean
+  /** A network store's circuit breaker: `open` while ctxgate skips it after repeated failures. */
+  circuitState?(): 'closed' | 'open' | 'half-open'
   close?(): Promise<void>
 }

@@ -18,6 +18,7 @@ const limits = {
 }
 
 let redis: RedisServer
+// storeBudgetMs 1000: a loaded test machine may answer slower than the default budget, and this file checks bytes, not speed.
 
 beforeAll(async () => {
   redis = await startRedisServer()
@@ -52,13 +53,13 @@ describe('several replicas sharing one Redis', () => {
 
     const single = await startStack({
       mock: { window: 24_000 },
-      config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'single:' } },
+      config: { ...limits, sessions: { redisUrl: redis.url, redisKeyPrefix: 'single:', storeBudgetMs: 1000 } },
     })
     const sharedMock = await startMockServer({ window: 24_000 })
     const replicaConfig = {
       ...limits,
       upstreams: { anthropic: { url: sharedMock.url }, openai: { url: sharedMock.url } },
-      sessions: { redisUrl: redis.url, redisKeyPrefix: 'shared:' },
+      sessions: { redisUrl: redis.url, redisKeyPrefix: 'shared:', storeBudgetMs: 1000 },
     }
     const replicaA = await startStack({ config: replicaConfig })
     const replicaB = await startStack({ config: replicaConfig })

@@ -1,0 +1,102 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { Calibration, maxRatio, minRatio, type CalibrationSync } from '../../src/rewrite/calibration.ts'
+
+const model = 'claude-sonnet-4-5'
+const window = 200_000
+
+function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
+  let time = start
+  return { now: () => time, advance: (ms) => (time += ms) }
+}
+
+describe('calibration bounds what one request can teach', () => {
+  it('prevents one absurd report from moving the factor outside the sane range', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.double({ min: 1e-9, max: 1e12, noNaN: true }),
+        fc.double({ min: 1e-9, max: 1e12 }),
+        async (estimated, actual) => {
+          const calibration = new Calibration()
+          await calibration.record(model, estimated, actual)
+          expect(calibration.factor(model)).toBeGreaterThanOrEqual(minRatio * 1.02 - 1e-9)
+          expect(calibration.factor(model)).toBeLessThanOrEqual(maxRatio * 1.02 + 1e-9)
+        },
+      ),
+    )
+  })
+
+  it('prevents a named limit from cutting the window by more than half or raising it', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -10, max: 10 * window }), async (named) => {
+        const calibration = new Calibration()
+        await calibration.recordLimit(model, named, 'conversation:a', window)
+        const learned = calibration.limit(model, 'conversation:a')
+        if (learned !== undefined) {
+          expect(learned).toBeGreaterThanOrEqual(window / 2)
+          expect(learned).toBeLessThan(window)
+        }
+      }),
+    )
+  })
+
+  it('prevents a limit learned in one scope from applying to another client or conversation', async () => {
+    const calibration = new Calibration()
+    await calibration.recordLimit(model, 150_000, 'tenant:aaaa', window)
+    expect(calibration.limit(`${model}-20250929`, 'tenant:aaaa')).toBe(150_000)
+    expect(calibration.limit(model, 'tenant:bbbb')).toBeUndefined()
+    expect(calibration.limit(model, 'conversation:x/y')).toBeUndefined()
+  })
+
+  it('prevents a wrong limit from living forever: it expires after its TTL', async () => {
+    const time = clock()
+    const calibration = new Calibration(undefined, { ttlMs: 60_000, now: time.now })
+    await calibration.recordLimit(model, 120_000, 'tenant:a', window)
+    time.advance(59_000)
+    expect(calibration.limit(model, 'tenant:a')).toBe(120_000)
+    time.advance(2_000)
+    expect(calibration.limit(model, 'tenant:a')).toBeUndefined()
+  })
+
+  it('prevents a wrong limit from surviving a success: a larger answered prompt clears it', async () => {
+    const calibration = new Calibration()
+    await calibration.recordLimit(model, 120_000, 'tenant:a', window)
+    // A refusal's size (no scope) is not a success and leaves the limit alone.
+    await calibration.record(model, 130_000, 130_000)
+    expect(calibration.limit(model, 'tenant:a')).toBe(120_000)
+    await calibration.record(model, 100_000, 110_000, 'tenant:a')
+    expect(calibration.limit(model, 'tenant:a')).toBe(120_000)
+    await calibration.record(model, 125_000, 125_000, 'tenant:a')
+    expect(calibration.limit(model, 'tenant:a')).toBeUndefined()
+  })
+
+  it('shares the bounded values, scoped and with a TTL, and takes in a correction made elsewhere', async () => {
+    const shared = new Map<string, number>()
+    const pushed: unknown[] = []
+    const sync: CalibrationSync = {
+      load: async (family, scope) => {
+        const limit = shared.get(`${family}|${scope}`)
+        return limit === undefined ? { ratios: [50] } : { ratios: [50], limit }
+      },
+      pushRatio: async (family, ratio) => void pushed.push({ family, ratio }),
+      pushLimit: async (family, scope, limit, ttlMs) => {
+        pushed.push({ family, scope, limit, ttlMs })
+        shared.set(`${family}|${scope}`, limit)
+      },
+      clearLimit: async (family, scope) => void shared.delete(`${family}|${scope}`),
+    }
+    const calibration = new Calibration(sync, { ttlMs: 5_000, now: () => 0 })
+    await calibration.recordLimit(model, 1_000, 'tenant:a', window)
+    await calibration.record(model, 1, 1_000_000)
+    expect(pushed).toEqual([
+      { family: model, scope: 'tenant:a', limit: window / 2, ttlMs: 5_000 },
+      { family: model, ratio: maxRatio },
+    ])
+    // A shared ratio written before this bound is clamped when read.
+    await calibration.refresh(model, 'tenant:a')
+    expect(calibration.factor(model)).toBeCloseTo(maxRatio * 1.02)
+    shared.clear()
+    await calibration.refresh(model, 'tenant:a')
+    expect(calibration.limit(model, 'tenant:a')).toBeUndefined()
+  })
+})
