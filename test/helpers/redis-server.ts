@@ -7,6 +7,9 @@ export interface RedisServer {
   readonly port: number
   stop(): Promise<void>
   start(): Promise<void>
+  /** SIGSTOP / SIGCONT: the server keeps its connections but answers nothing until resumed. */
+  pause(): void
+  resume(): void
 }
 
 /** A throwaway redis-server on a free loopback port, with persistence off. .ci/run installs it. */
@@ -53,7 +56,14 @@ export async function startRedisServer(): Promise<RedisServer> {
     })
   }
   await start()
-  return { url: `redis://127.0.0.1:${port}`, port, stop, start }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+  }
 }
 
 function freePort(): Promise<number> {
