@@ -1,17 +1,30 @@
 import type { ConversationState, SessionStore } from './session-store.ts'
+import { estimateStateBytes, keepNewestDecisions } from './state-size.ts'
 
 export interface MemoryStoreOptions {
   readonly maxEntries: number
   readonly idleTtlMs: number
+  /** Largest estimated state of one conversation; its oldest frozen decisions go first past it. */
+  readonly maxStateBytes?: number
+  /** Largest estimated total across conversations; least recently used conversations go first past it. */
+  readonly maxTotalBytes?: number
   readonly now?: () => number
+  /** Told when a conversation's state had to lose decisions to fit. */
+  readonly onTrim?: (kept: number, dropped: number) => void
 }
 
-/** An in-process LRU with idle expiry: Map keeps insertion order, so re-inserting on use makes the oldest entry first. */
+interface Entry {
+  readonly state: ConversationState
+  readonly bytes: number
+}
+
+/** An in-process LRU with idle expiry and byte caps: Map keeps insertion order, so re-inserting on use makes the oldest entry first. */
 export class MemorySessionStore implements SessionStore {
   readonly kind = 'memory'
-  readonly #entries = new Map<string, ConversationState>()
+  readonly #entries = new Map<string, Entry>()
   readonly #options: MemoryStoreOptions
   readonly #now: () => number
+  #bytes = 0
 
   constructor(options: MemoryStoreOptions) {
     this.#options = options
@@ -19,29 +32,62 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async get(key: string): Promise<ConversationState | undefined> {
-    const state = this.#entries.get(key)
-    if (!state) return undefined
-    if (this.#now() - state.lastSeen > this.#options.idleTtlMs) {
-      this.#entries.delete(key)
+    const entry = this.#entries.get(key)
+    if (!entry) return undefined
+    this.#entries.delete(key)
+    if (this.#now() - entry.state.lastSeen > this.#options.idleTtlMs) {
+      this.#bytes -= entry.bytes
       return undefined
     }
-    this.#entries.delete(key)
-    this.#entries.set(key, state)
-    return state
+    this.#entries.set(key, entry)
+    return entry.state
   }
 
   async set(key: string, state: ConversationState): Promise<void> {
-    this.#entries.delete(key)
-    this.#entries.set(key, state)
-    while (this.#entries.size > this.#options.maxEntries)
-      this.#entries.delete(this.#entries.keys().next().value as string)
+    const previous = this.#entries.get(key)
+    if (previous) {
+      this.#entries.delete(key)
+      this.#bytes -= previous.bytes
+    }
+    const entry = this.#bounded(state)
+    this.#entries.set(key, entry)
+    this.#bytes += entry.bytes
+    const maxTotal = this.#options.maxTotalBytes ?? Infinity
+    // The newest entry stays even alone over the total: it is already under the per-state cap.
+    while (this.#entries.size > 1 && (this.#entries.size > this.#options.maxEntries || this.#bytes > maxTotal)) {
+      const oldest = this.#entries.keys().next().value as string
+      this.#bytes -= this.#entries.get(oldest)?.bytes ?? 0
+      this.#entries.delete(oldest)
+    }
   }
 
   size(): number {
     return this.#entries.size
   }
 
+  /** Estimated bytes held across all conversations. */
+  bytes(): number {
+    return this.#bytes
+  }
+
   healthy(): boolean {
     return true
+  }
+
+  /** Halves the kept decisions until the state fits its cap, newest kept (like the Redis store). */
+  #bounded(state: ConversationState): Entry {
+    const limit = this.#options.maxStateBytes ?? Infinity
+    let bytes = estimateStateBytes(state)
+    if (bytes <= limit) return { state, bytes }
+    const total = Object.keys(state.decisions.results).length
+    let keep = total
+    let kept = state
+    while (bytes > limit && keep > 0) {
+      keep = Math.floor(keep / 2)
+      kept = keepNewestDecisions(state, keep)
+      bytes = estimateStateBytes(kept)
+    }
+    this.#options.onTrim?.(keep, total - keep)
+    return { state: kept, bytes }
   }
 }

@@ -3,6 +3,7 @@ import type { CalibrationSync } from '../rewrite/calibration.ts'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.ts'
 import { maxModelsPerSession, type SessionTotals, type SessionTotalsStore, type TurnRecord } from './accounting.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
+import { keepNewestDecisions } from './state-size.ts'
 
 export interface RedisStoreOptions {
   readonly url: string
@@ -244,14 +245,10 @@ export class RedisSessionStore implements SessionStore {
   #bounded(state: ConversationState): string {
     let json = JSON.stringify(state)
     if (json.length <= this.#options.maxStateBytes) return json
-    const entries = Object.entries(state.decisions.results)
-    let keep = entries.length
+    let keep = Object.keys(state.decisions.results).length
     while (json.length > this.#options.maxStateBytes && keep > 0) {
       keep = Math.floor(keep / 2)
-      json = JSON.stringify({
-        ...state,
-        decisions: { ...state.decisions, results: Object.fromEntries(entries.slice(entries.length - keep)) },
-      })
+      json = JSON.stringify(keepNewestDecisions(state, keep))
     }
     this.#options.onError(
       'state-trimmed',
