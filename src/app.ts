@@ -103,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     keepAliveTimeout: 75_000,
     // Bounds receiving a request (headers and body), not the answer: slow senders get 408.
     requestTimeout: config.server.requestTimeoutMs,
+    http: receiveLimits(config.server.requestTimeoutMs),
     return503OnClosing: true,
   })
   const connections = trackConnections(server.server)
@@ -225,6 +226,14 @@ function forwardModelCall(
     body,
     ...(prepare ? { prepare } : {}),
   })
+}
+
+/** Node checks request deadlines on an interval (30 s by default): check often enough for short limits too. */
+function receiveLimits(requestTimeoutMs: number): { connectionsCheckingInterval: number; headersTimeout: number } {
+  return {
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(requestTimeoutMs / 4))),
+    headersTimeout: Math.min(60_000, requestTimeoutMs),
+  }
 }
 
 function hasBody(request: FastifyRequest): boolean {
