@@ -57,7 +57,12 @@ export class ResponsesSocket {
     clientMessage: (data, isBinary) => this.#fromClient(data, isBinary),
     upstreamMessage: (data, isBinary) => this.#fromUpstream(data, isBinary),
     upstreamClosed: (code) => this.#upstreamGone(code),
-    clientClosed: () => this.#turn?.end(this.#deps, { status: 499, outcome: 'client_closed' }),
+    // As on HTTP: a client that leaves before any event has status 0, after one the upstream's 200.
+    clientClosed: () =>
+      this.#turn?.end(this.#deps, {
+        status: this.#turn.firstEventAt === undefined ? 0 : 200,
+        outcome: 'client_closed',
+      }),
   }
 
   async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
