@@ -33,6 +33,7 @@ import { TokenEstimator } from './rewrite/estimate.ts'
 import { MemorySessionStore } from './session/memory-store.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type UpstreamId, type Upstreams } from './upstream/dispatcher.ts'
+import { attachWebSockets } from './websocket/attach.ts'
 
 export interface AppDeps {
   readonly config: Readonly<Config>
@@ -115,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await closeUpstreams(upstreams)
     await store.close?.()
   })
+
+  attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
 
   server.get('/healthz', async () => ({ status: 'ok' }))
   server.get('/readyz', async (_request, reply) => {

@@ -13,6 +13,8 @@ export function trackConnections(server: Server): { drain: () => void } {
     active.set(socket, 0)
     socket.once('close', () => active.delete(socket))
   })
+  // An upgraded socket belongs to the WebSocket layer, which closes it itself at shutdown.
+  server.on('upgrade', (request: { socket: Socket }) => active.delete(request.socket))
   server.on('request', (request, response) => {
     const socket = request.socket
     active.set(socket, (active.get(socket) ?? 0) + 1)

@@ -7,6 +7,7 @@ export async function mock(flags: Record<string, string | undefined>): Promise<v
     port: Number(flags['port'] ?? 8788),
     ...(flags['window'] ? { window: Number(flags['window']) } : {}),
     ...(flags['min-cacheable'] ? { minCacheableTokens: Number(flags['min-cacheable']) } : {}),
+    ...(flags['agent-steps'] ? { agentSteps: Number(flags['agent-steps']) } : {}),
   })
   process.stdout.write(`ctxgate mock upstream listening on ${server.url}\n`)
   const stop = (): void => void server.close().then(() => process.exit(0))

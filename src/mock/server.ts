@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { anthropicCountTokens, anthropicError, anthropicMessages } from './anthropic-messages.ts'
 import { faultFromHeader, FaultQueue, faultSchema, type Fault } from './faults.ts'
-import { openaiChat, openaiError, openaiResponses } from './openai-chat.ts'
+import { openaiChat, openaiError } from './openai-chat.ts'
+import { openaiResponses } from './openai-responses.ts'
+import { attachResponsesSocket } from './openai-responses-socket.ts'
 import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
 
@@ -17,6 +19,8 @@ export interface MockServerOptions {
   /** How many requests the log keeps (default 500). */
   readonly logLimit?: number
   readonly now?: () => number
+  /** Shell tool calls per user turn before a final answer, when a Responses request offers a shell tool (default 30). */
+  readonly agentSteps?: number
 }
 
 export interface RecordedRequest {
@@ -55,6 +59,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
   }
   let sequence = 0
+  const responsesTurn = { options: mockOptions, cache: openaiCache, agentSteps: options.agentSteps ?? 30 }
 
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -93,6 +98,25 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
         )
       })
     })
+  })
+
+  const responsesSockets = attachResponsesSocket(server, {
+    turn: responsesTurn,
+    faults,
+    record: (handshake, body) => {
+      const record: RecordedRequest = {
+        sequence: ++sequence,
+        method: 'WS',
+        url: handshake.url ?? '/',
+        headers: handshake.headers,
+        body,
+        closedEarly: false,
+        finished: false,
+      }
+      requests.push(record)
+      if (requests.length > logLimit) requests.splice(0, requests.length - logLimit)
+      return { sequence: record.sequence, finished: () => void (record.finished = true) }
+    },
   })
 
   const handle = async (record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -152,7 +176,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions'))
       return openaiChat(body, mockOptions, openaiCache, replyKind, number)
     if (method === 'POST' && (path === '/v1/responses' || path === '/responses'))
-      return openaiResponses(body, mockOptions, number)
+      return openaiResponses(body, { ...responsesTurn, replyKind, sequence: number })
     if (method === 'GET' && (path === '/v1/models' || path === '/models')) {
       return {
         status: 200,
@@ -209,6 +233,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     reset,
     close: () =>
       new Promise<void>((resolve) => {
+        responsesSockets.terminateAll()
         server.closeAllConnections()
         server.close(() => resolve())
       }),

@@ -1,0 +1,183 @@
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import { WebSocket, WebSocketServer } from 'ws'
+import type { Config } from '../config/schema.ts'
+import { CtxgateError } from '../errors.ts'
+import type { RecordDeps } from '../metrics/record-request.ts'
+import { errorShapes, upstreamForPassthrough, upstreamPath } from '../providers/routes.ts'
+import type { PrepareBody } from '../routes/prepare.ts'
+import { createTokenCheck } from '../security/tokens.ts'
+import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
+import { relayFrames } from './frame-relay.ts'
+import {
+  clientHandshakeLines,
+  offeredProtocols,
+  refuseUpgrade,
+  relayRefusal,
+  socketUrl,
+  upstreamHandshakeHeaders,
+} from './handshake.ts'
+import { ResponsesSocket } from './responses-socket.ts'
+
+export interface WebSocketDeps extends RecordDeps {
+  readonly config: Readonly<Config>
+  readonly upstreams: Upstreams
+  readonly logger: Logger
+  /** How `response.create` messages are prepared: the same function as `POST /v1/responses`. */
+  readonly prepare: PrepareBody | undefined
+}
+
+/** The paths the OpenAI route table lists for the Responses API. */
+const responsesPaths = new Set(['/v1/responses', '/responses'])
+
+interface OpenSocket {
+  readonly responses: ResponsesSocket | undefined
+  close(code: number, reason: string): void
+}
+
+/**
+ * WebSocket upgrades: on the Responses paths each socket is bridged to the OpenAI upstream with
+ * every `response.create` prepared like a POST; on any other path it is bridged untouched to the
+ * upstream the path belongs to. Client authentication applies as on HTTP.
+ */
+export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): void {
+  const clientAllowed = createTokenCheck(deps.config.auth.tokens)
+  const accepted = new WeakMap<IncomingMessage, { lines: string[]; protocol: string }>()
+  const server = new WebSocketServer({
+    noServer: true,
+    autoPong: false,
+    maxPayload: deps.config.server.bodyLimitBytes,
+    handleProtocols: (_offered, request) => accepted.get(request)?.protocol || false,
+  })
+  server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
+  const open = new Set<OpenSocket>()
+  let closing = false
+  let sockets = 0
+
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy())
+    const refusal = refusalFor(request, deps, clientAllowed, closing)
+    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.body)
+    const context = { request, socket, head, server, accepted, open, socketId: `ws${++sockets}` }
+    connectUpstream(deps, context)
+  })
+  app.addHook('preClose', async () => {
+    closing = true
+    // Idle sockets close now; one with a response in flight closes when that response ends.
+    for (const entry of open)
+      void (entry.responses?.idle() ?? Promise.resolve()).then(() => entry.close(1001, 'ctxgate is shutting down'))
+  })
+}
+
+function upstreamOf(request: IncomingMessage): UpstreamId {
+  const path = pathOf(request)
+  return responsesPaths.has(path) ? 'openai' : upstreamForPassthrough(request.url ?? '/', request.headers)
+}
+
+function refusalFor(
+  request: IncomingMessage,
+  deps: WebSocketDeps,
+  clientAllowed: (token: string | undefined) => boolean,
+  closing: boolean,
+): { status: number; body: string } | undefined {
+  const shape = errorShapes[upstreamOf(request)]
+  const refuse = (error: CtxgateError, status = error.status) => ({
+    status,
+    body: shape.body(error.kind, error.message),
+  })
+  if (closing) return refuse(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', 'ctxgate is shutting down'), 503)
+  // Only origin-form targets: an absolute URI must never choose the host (upstreams come from config).
+  if (!(request.url ?? '').startsWith('/'))
+    return refuse(new CtxgateError('CTXGATE_INVALID_REQUEST', 'ctxgate accepts only origin-form request targets'))
+  if (deps.config.auth.tokens.length === 0) return undefined
+  const presented = request.headers['x-ctxgate-auth']
+  if (clientAllowed(Array.isArray(presented) ? presented[0] : presented)) return undefined
+  return refuse(
+    new CtxgateError('CTXGATE_UNAUTHORIZED', 'ctxgate requires a valid x-ctxgate-auth header on this deployment'),
+  )
+}
+
+interface UpgradeContext {
+  readonly request: IncomingMessage
+  readonly socket: Duplex
+  readonly head: Buffer
+  readonly server: WebSocketServer
+  readonly accepted: WeakMap<IncomingMessage, { lines: string[]; protocol: string }>
+  readonly open: Set<OpenSocket>
+  readonly socketId: string
+}
+
+/** Opens the upstream socket first, so its answer to the handshake (even a refusal) is the client's answer. */
+function connectUpstream(deps: WebSocketDeps, context: UpgradeContext): void {
+  const { request, socket } = context
+  const upstreamId = upstreamOf(request)
+  const upstream = deps.upstreams[upstreamId]
+  const target = socketUrl(upstream.origin, upstreamPath(upstreamId, upstream.basePath, request.url ?? '/'))
+  const upstreamSocket = new WebSocket(target, offeredProtocols(request.headers), {
+    headers: upstreamHandshakeHeaders(request.headers) as Record<string, string>,
+    autoPong: false,
+    followRedirects: false,
+    handshakeTimeout: deps.config.upstream.connectTimeoutMs,
+  })
+  let upgradeResponse: IncomingMessage | undefined
+  upstreamSocket.once('upgrade', (response) => (upgradeResponse = response))
+  upstreamSocket.once('unexpected-response', (_request, response) => relayRefusal(socket, response))
+  upstreamSocket.on('error', (error) => {
+    if (upstreamSocket.readyState === upstreamSocket.OPEN) return
+    const failure = new CtxgateError(
+      'CTXGATE_UPSTREAM_UNREACHABLE',
+      `ctxgate could not open a WebSocket to the ${upstreamId} API: ${error.message}`,
+    )
+    refuseUpgrade(socket, failure.status, errorShapes[upstreamId].body(failure.kind, failure.message))
+  })
+  // The client went away while ctxgate was still connecting.
+  socket.once('close', () => {
+    if (upstreamSocket.readyState === upstreamSocket.CONNECTING) upstreamSocket.terminate()
+  })
+  upstreamSocket.once('open', () => {
+    upstreamSocket.pause()
+    context.accepted.set(request, {
+      lines: upgradeResponse ? clientHandshakeLines(upgradeResponse) : [],
+      protocol: upstreamSocket.protocol,
+    })
+    context.server.handleUpgrade(request, socket, context.head, (client) =>
+      bridge(deps, context, client, upstreamSocket),
+    )
+  })
+}
+
+function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket, upstream: WebSocket): void {
+  const path = pathOf(context.request)
+  const responses = responsesPaths.has(path)
+    ? new ResponsesSocket(
+        { ...deps, socketId: context.socketId, path, maxConversationBytes: deps.config.server.bodyLimitBytes },
+        context.request.headers,
+      )
+    : undefined
+  const relay = relayFrames(client, upstream, responses?.hooks)
+  responses?.bind(relay)
+  const entry: OpenSocket = { responses, close: relay.close }
+  context.open.add(entry)
+  const opened = performance.now()
+  client.once('close', (code: number) => {
+    context.open.delete(entry)
+    deps.logger.info(
+      {
+        reqId: context.socketId,
+        method: 'WS',
+        path,
+        turns: responses?.turns,
+        closeCode: code,
+        durationMs: Math.round(performance.now() - opened),
+      },
+      'websocket closed',
+    )
+  })
+  upstream.resume()
+}
+
+function pathOf(request: IncomingMessage): string {
+  return (request.url ?? '/').split('?')[0] ?? '/'
+}

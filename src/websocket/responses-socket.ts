@@ -1,0 +1,193 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import { CtxgateError } from '../errors.ts'
+import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
+import type { PrepareBody } from '../routes/prepare.ts'
+import { SocketConversation } from './conversation.ts'
+import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
+import type { FrameRelay, RelayHooks } from './frame-relay.ts'
+import { SocketTurn, type TurnDeps } from './turn.ts'
+
+type Json = Record<string, unknown>
+
+export interface ResponsesSocketDeps extends TurnDeps {
+  /** The same preparation as `POST /v1/responses` (rewrite, session, accounting); undefined forwards as sent. */
+  readonly prepare: PrepareBody | undefined
+  /** Largest conversation (JSON bytes) kept per socket; past it the socket's messages go as sent. */
+  readonly maxConversationBytes: number
+}
+
+/** Events that may change what the socket's conversation is; anything else is only relayed and counted. */
+const interesting = /"type"\s*:\s*"(response\.(completed|incomplete|failed|output_item\.done)|error)"/
+const terminal = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error'])
+
+/**
+ * The Responses API on one socket: each `response.create` is prepared like a POST (rewritten when
+ * over budget, with the socket's whole conversation), one at a time, and its events are read for
+ * usage and for the output the next message may continue with `previous_response_id`.
+ */
+export class ResponsesSocket {
+  readonly #deps: ResponsesSocketDeps
+  readonly #handshake: IncomingHttpHeaders
+  readonly #conversation: SocketConversation
+  #relay: FrameRelay | undefined
+  #turn: SocketTurn | undefined
+  #turns = 0
+  #warnedBound = false
+
+  constructor(deps: ResponsesSocketDeps, handshake: IncomingHttpHeaders) {
+    this.#deps = deps
+    this.#handshake = handshake
+    this.#conversation = new SocketConversation(deps.maxConversationBytes)
+  }
+
+  get turns(): number {
+    return this.#turns
+  }
+
+  /** Resolves when no response is in flight. */
+  idle(): Promise<void> {
+    return this.#turn && !this.#turn.done ? this.#turn.finished : Promise.resolve()
+  }
+
+  bind(relay: FrameRelay): void {
+    this.#relay = relay
+  }
+
+  readonly hooks: RelayHooks = {
+    clientMessage: (data, isBinary) => this.#fromClient(data, isBinary),
+    upstreamMessage: (data, isBinary) => this.#fromUpstream(data, isBinary),
+    upstreamClosed: (code) => this.#upstreamGone(code),
+    // As on HTTP: a client that leaves before any event has status 0, after one the upstream's 200.
+    clientClosed: () =>
+      this.#turn?.end(this.#deps, {
+        status: this.#turn.firstEventAt === undefined ? 0 : 200,
+        outcome: 'client_closed',
+      }),
+  }
+
+  async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
+    const relay = this.#relay as FrameRelay
+    const message = isBinary ? undefined : parseObject(data)
+    if (message?.['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
+    // The service answers one response at a time per socket; the next waits for this one's end.
+    await this.idle()
+    const turn = new SocketTurn(++this.#turns, data.length)
+    this.#turn = turn
+    turn.plan = this.#conversation.plan(message)
+    if (turn.plan.kind === 'not-found') {
+      turn.accounting = { model: String(message['model'] ?? 'unknown'), refusalAvoided: false }
+      relay.toClient(previousResponseNotFound(turn.plan.id), false)
+      return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
+    }
+    if (turn.plan.kind === 'untracked') turn.failOpen = 'websocket_history'
+    const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
+    if (send === undefined) return
+    turn.usage ??= createOpenAIUsageReader()
+    turn.sentAs ??= 'as-sent'
+    turn.sentAt = performance.now()
+    relay.toUpstream(send, false)
+  }
+
+  /** Runs the rewrite on the whole conversation; returns what to send, or undefined when ctxgate answered. */
+  async #prepare(turn: SocketTurn, message: Json, original: Buffer): Promise<Buffer | undefined> {
+    if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
+    const { type: _type, previous_response_id: _previous, ...fields } = message
+    const body = Buffer.from(JSON.stringify({ ...fields, input: turn.plan.input }))
+    try {
+      const result = await this.#deps.prepare(body, this.#handshake)
+      turn.log = result.kind === 'reject' ? result.log : result.prepared.log
+      turn.accounting = result.kind === 'reject' ? result.accounting : result.prepared.accounting
+      if (result.kind === 'reject') {
+        ;(this.#relay as FrameRelay).toClient(ctxgateErrorEvent(result.error), false)
+        turn.end(this.#deps, { status: result.error.status, outcome: 'rejected', error: result.error.code })
+        return undefined
+      }
+      turn.prepared = result.prepared
+      turn.usage = result.prepared.usageReader?.()
+      // Unchanged: the client's own message goes on, previous_response_id and all.
+      if (result.prepared.body === body || result.prepared.body.equals(body)) return original
+      turn.sentAs = 'full-input'
+      return asCreateMessage(result.prepared.body)
+    } catch (error) {
+      turn.failOpen = 'prepare'
+      turn.error = error instanceof Error ? error.message : String(error)
+      return original
+    }
+  }
+
+  #fromUpstream(data: Buffer, isBinary: boolean): void {
+    const turn = this.#turn
+    if (!turn || turn.done || isBinary) return
+    turn.firstEventAt ??= performance.now()
+    turn.bytesOut += data.length
+    const text = data.toString('utf8')
+    try {
+      turn.usage?.onEvent({ data: text })
+    } catch {
+      // Usage is read from a copy; an event it cannot read changes nothing for the client.
+    }
+    if (!interesting.test(text)) return
+    const event = parseObject(data)
+    const type = event?.['type']
+    if (!event || typeof type !== 'string') return
+    if (type === 'response.output_item.done') turn.output.push(event['item'])
+    if (terminal.has(type)) this.#endTurn(turn, type, event)
+  }
+
+  #endTurn(turn: SocketTurn, type: string, event: Json): void {
+    if (type === 'error') {
+      const status = typeof event['status'] === 'number' ? event['status'] : 200
+      const error = (event['error'] as Json | undefined)?.['code'] ?? event['code']
+      return turn.end(this.#deps, { status, outcome: 'upstream_error', error: String(error ?? 'error') })
+    }
+    const response = (event['response'] ?? {}) as Json
+    const output = Array.isArray(response['output']) && response['output'].length > 0 ? response['output'] : turn.output
+    if (typeof response['id'] === 'string') this.#remember(turn, response['id'], output)
+    const outcome =
+      type === 'response.completed' ? 'complete' : type === 'response.failed' ? 'upstream_error' : 'incomplete'
+    turn.end(this.#deps, { status: 200, outcome })
+  }
+
+  #remember(turn: SocketTurn, responseId: string, output: readonly unknown[]): void {
+    const kept = this.#conversation.commit(turn.plan, responseId, output)
+    if (kept !== 'over-bound' || this.#warnedBound) return
+    this.#warnedBound = true
+    this.#deps.logger.warn(
+      { reqId: `${this.#deps.socketId}:${turn.number}`, maxConversationBytes: this.#deps.maxConversationBytes },
+      'websocket conversation over its bound; this socket is forwarded as sent until the client sends a full input',
+    )
+  }
+
+  #upstreamGone(code: number): void {
+    const turn = this.#turn
+    if (!turn || turn.done || turn.sentAt === undefined) return
+    const message =
+      `The openai API closed the connection (code ${code}) before the response completed. ` +
+      'ctxgate does not resend a request once it has been sent; send it again on a new connection.'
+    ;(this.#relay as FrameRelay).toClient(
+      ctxgateErrorEvent(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', message)),
+      false,
+    )
+    turn.end(this.#deps, {
+      status: turn.firstEventAt === undefined ? 502 : 200,
+      outcome: 'upstream_failed',
+      error: `close ${code}`,
+    })
+  }
+}
+
+function parseObject(data: Buffer): Json | undefined {
+  try {
+    const value: unknown = JSON.parse(data.toString('utf8'))
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** `{"type":"response.create", …body}` without re-serializing the body. */
+function asCreateMessage(body: Buffer): Buffer {
+  const inner = body.subarray(1)
+  const separator = inner.toString('utf8', 0, 1) === '}' ? '' : ','
+  return Buffer.concat([Buffer.from(`{"type":"response.create"${separator}`), inner])
+}

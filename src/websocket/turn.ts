@@ -1,0 +1,120 @@
+import type { Logger } from 'pino'
+import { recordRequest, type RecordDeps } from '../metrics/record-request.ts'
+import { promptTokensOf, type Usage, type UsageReader } from '../providers/usage.ts'
+import type { Accounting, Prepared } from '../routes/prepare.ts'
+import type { ConversationPlan } from './conversation.ts'
+
+/** Route label of model calls made over a Responses socket (HTTP ones are `openai-responses`). */
+export const socketRoute = 'openai-responses-ws'
+
+/** One `response.create` on a socket, from the client's message to the response's last event. */
+export class SocketTurn {
+  readonly number: number
+  readonly started = performance.now()
+  readonly bytesIn: number
+  readonly output: unknown[] = []
+  plan: ConversationPlan = { kind: 'untracked' }
+  prepared: Prepared | undefined
+  accounting: Accounting | undefined
+  log: Readonly<Record<string, unknown>> | undefined
+  usage: UsageReader | undefined
+  /** `as-sent` (the client's bytes) or `full-input` (ctxgate's edited request without previous_response_id). */
+  sentAs: 'as-sent' | 'full-input' | undefined
+  sentAt: number | undefined
+  firstEventAt: number | undefined
+  bytesOut = 0
+  failOpen: string | undefined
+  error: string | undefined
+  readonly #finished: Promise<void>
+  #finish!: () => void
+  #done = false
+
+  constructor(number: number, bytesIn: number) {
+    this.number = number
+    this.bytesIn = bytesIn
+    this.#finished = new Promise((resolve) => (this.#finish = resolve))
+  }
+
+  get done(): boolean {
+    return this.#done
+  }
+
+  /** Resolves once the turn has ended, whichever way. */
+  get finished(): Promise<void> {
+    return this.#finished
+  }
+
+  /** Ends the turn once: metrics, session totals, calibration and its log line. */
+  end(deps: TurnDeps, ending: TurnEnding): void {
+    if (this.#done) return
+    this.#done = true
+    this.#finish()
+    const usage = ending.usage ?? this.usage?.result()
+    if (usage && ending.status === 200) void Promise.resolve(this.prepared?.onUsage?.(usage)).catch(() => undefined)
+    const now = performance.now()
+    const record = {
+      route: socketRoute,
+      provider: 'openai',
+      status: ending.status,
+      outcome: ending.outcome,
+      ...(this.firstEventAt !== undefined ? { upstreamStatus: 200 } : {}),
+      attempts: this.sentAt === undefined ? 0 : 1,
+      retries: [],
+      ...(this.failOpen ? { failOpen: this.failOpen } : {}),
+      durationMs: now - this.started,
+      ...(this.sentAt !== undefined ? { requestOverheadMs: this.sentAt - this.started } : {}),
+      ...(this.sentAt !== undefined && this.firstEventAt !== undefined
+        ? { ttfbMs: this.firstEventAt - this.sentAt }
+        : {}),
+      ...(usage && ending.status === 200 ? { usage } : {}),
+      ...(this.accounting ? { accounting: this.accounting } : {}),
+    }
+    try {
+      recordRequest(deps, record)
+    } catch (error) {
+      deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
+    }
+    this.#writeLog(deps, ending, record.durationMs, usage)
+  }
+
+  #writeLog(deps: TurnDeps, ending: TurnEnding, durationMs: number, usage: Usage | undefined): void {
+    if (!deps.logger.isLevelEnabled('info')) return
+    deps.logger.info(
+      {
+        reqId: `${deps.socketId}:${this.number}`,
+        method: 'WS',
+        path: deps.path,
+        route: socketRoute,
+        upstream: 'openai',
+        status: ending.status,
+        durationMs: Math.round(durationMs * 100) / 100,
+        bytesIn: this.bytesIn,
+        bytesOut: this.bytesOut,
+        outcome: ending.outcome,
+        sentAs: this.sentAs,
+        failOpen: this.failOpen,
+        promptTokens: usage ? promptTokensOf(usage) : undefined,
+        outputTokens: usage?.outputTokens,
+        tokens: usage,
+        prefixBreak: this.accounting?.prefixBreak,
+        ...this.log,
+        error: ending.error ?? this.error,
+      },
+      'request',
+    )
+  }
+}
+
+export interface TurnDeps extends RecordDeps {
+  readonly logger: Logger
+  readonly socketId: string
+  readonly path: string
+}
+
+export interface TurnEnding {
+  readonly status: number
+  /** complete, incomplete, upstream_error, rejected, client_closed, upstream_failed. */
+  readonly outcome: string
+  readonly usage?: Usage
+  readonly error?: string
+}

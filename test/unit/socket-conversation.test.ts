@@ -1,0 +1,72 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { SocketConversation } from '../../src/websocket/conversation.ts'
+
+const user = (text: string) => ({ type: 'message', role: 'user', content: text })
+const answer = (text: string) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] })
+
+describe('SocketConversation', () => {
+  it('continues the latest response with the whole history', () => {
+    const conversation = new SocketConversation(1_000_000)
+    const first = conversation.plan({ input: 'hi' })
+    expect(first).toMatchObject({ kind: 'full', input: 'hi' })
+    expect(conversation.commit(first, 'resp_1', [answer('hello')])).toBe('kept')
+    const next = conversation.plan({ previous_response_id: 'resp_1', input: [user('more')] })
+    expect(next.kind === 'full' && next.input).toEqual([user('hi'), answer('hello'), user('more')])
+  })
+
+  it('knows only the latest response: an older id is not found when store is false, untracked otherwise', () => {
+    const conversation = new SocketConversation(1_000_000)
+    conversation.commit(conversation.plan({ input: [] }), 'resp_1', [])
+    conversation.commit(conversation.plan({ previous_response_id: 'resp_1', input: [] }), 'resp_2', [])
+    expect(conversation.plan({ previous_response_id: 'resp_1', store: false, input: [] })).toEqual({
+      kind: 'not-found',
+      id: 'resp_1',
+    })
+    expect(conversation.plan({ previous_response_id: 'resp_1', input: [] })).toEqual({ kind: 'untracked' })
+  })
+
+  it('drops the history past its bound and picks it up again from a full input', () => {
+    const conversation = new SocketConversation(200)
+    const big = conversation.plan({ input: [user('x'.repeat(300))] })
+    expect(conversation.commit(big, 'resp_1', [])).toBe('over-bound')
+    expect(conversation.plan({ previous_response_id: 'resp_1', input: [] })).toEqual({ kind: 'untracked' })
+    const fresh = conversation.plan({ input: [user('short')] })
+    expect(conversation.commit(fresh, 'resp_2', [])).toBe('kept')
+    expect(conversation.plan({ previous_response_id: 'resp_2', input: [] }).kind).toBe('full')
+  })
+
+  it('never holds more than its bound, whatever the messages', () => {
+    const item = fc.record({ type: fc.constant('message'), role: fc.constant('user'), content: fc.string() })
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 2_000 }),
+        fc.array(
+          fc.record({
+            chain: fc.boolean(),
+            input: fc.array(item, { maxLength: 4 }),
+            output: fc.array(item, { maxLength: 3 }),
+          }),
+          { maxLength: 20 },
+        ),
+        (bound, steps) => {
+          const conversation = new SocketConversation(bound)
+          steps.forEach((step, index) => {
+            const previous = step.chain ? conversation.latestResponseId : undefined
+            const plan = conversation.plan({
+              ...(previous ? { previous_response_id: previous } : {}),
+              input: step.input,
+            })
+            conversation.commit(plan, `resp_${index}`, step.output)
+            expect(conversation.bytes).toBeLessThanOrEqual(bound)
+            // What is kept ends with the output of the response just committed.
+            if (plan.kind === 'full' && conversation.tracked && step.output.length > 0) {
+              const kept = conversation.plan({ previous_response_id: `resp_${index}`, input: [] })
+              expect(kept.kind === 'full' && kept.items.slice(-step.output.length)).toEqual(step.output)
+            }
+          })
+        },
+      ),
+    )
+  })
+})
