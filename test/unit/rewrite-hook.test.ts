@@ -28,7 +28,7 @@ const results = (body: Json): { id: string; content: unknown }[] =>
       .map((block) => ({ id: String(block['tool_use_id']), content: block['content'] })),
   )
 
-describe('the rewrite pipeline on Anthropic Messages', () => {
+describe('the rewrite hook on Anthropic Messages', () => {
   it('changes nothing but cache breakpoints when the request fits', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const messages = buildMessages([round(2_000), round(2_000)])
