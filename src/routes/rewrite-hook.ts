@@ -6,7 +6,7 @@ import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
 import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { NotAChatRequest, isJsonObject, type ChatAdapter, type Json } from '../providers/chat-adapter.ts'
+import { NotAChatRequest, isJsonObject, type Applied, type ChatAdapter, type Json } from '../providers/chat-adapter.ts'
 import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
 import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
 import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
@@ -15,7 +15,7 @@ import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
-import { runPipeline } from '../rewrite/pipeline.ts'
+import { runPipeline, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
@@ -98,16 +98,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       log,
       accounting: { ...accounting, refusalAvoided: false },
     }
-  const applied = format.adapter.apply(json, view, {
-    edits: outcome.edits,
-    ...(outcome.noteOn && note !== undefined ? { systemNote: note } : {}),
-    sessionId: identity.sessionId,
-    ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
-    minCacheableTokens: limits.minCacheableTokens,
-    thinkingBound: limits.thinkingBoundToPrefix,
-    firstEditedMessage: outcome.report.firstEditedMessage,
-    estimator: deps.estimator,
-  })
+  const applied = writeBack(request, read.chat, outcome, identity.sessionId)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
@@ -133,6 +124,23 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   }
   return { kind: 'forward', prepared }
 }
+
+/** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
+function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, sessionId: string): Applied {
+  const { json, view, limits } = chat
+  return request.format.adapter.apply(json, view, {
+    edits: outcome.edits,
+    ...(outcome.noteOn ? { systemNote } : {}),
+    sessionId,
+    ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
+    minCacheableTokens: limits.minCacheableTokens,
+    thinkingBound: limits.thinkingBoundToPrefix,
+    firstEditedMessage: outcome.report.firstEditedMessage,
+    estimator: request.deps.estimator,
+  })
+}
+
+type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 
 /** Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry. */
 function refitFor(request: HookRequest, model: string, sentEstimate: number): NonNullable<Prepared['refit']> {
