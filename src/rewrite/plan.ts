@@ -69,7 +69,9 @@ class PlanState {
   #dropFresh = false
   #dropNoteTokens = 0
   #clientEdited = false
-  #kept: Record<string, FrozenResult>
+  /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
+  readonly #frozen: ReadonlyMap<string, FrozenResult>
+  readonly #kept: Map<string, FrozenResult>
 
   constructor(input: PlanInput) {
     this.#input = input
@@ -77,7 +79,8 @@ class PlanState {
     this.#messageTokens = messages.map((message) => message.tokens)
     this.#results = messages.flatMap((message) => message.toolResults)
     this.#total = input.view.headTokens + this.#messageTokens.reduce((sum, tokens) => sum + tokens, 0)
-    this.#kept = { ...input.decisions.results }
+    this.#frozen = frozenResults(input.decisions)
+    this.#kept = new Map(this.#frozen)
     messages.forEach((message, index) => {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
@@ -111,11 +114,11 @@ class PlanState {
 
   reapplyFrozen(): void {
     for (const result of this.#results) {
-      const frozen = this.#input.decisions.results[result.id]
+      const frozen = this.#frozen.get(result.id)
       if (!frozen) continue
       if (frozen.hash !== result.hash) {
         // The client changed this result since: the decision no longer describes these bytes.
-        delete this.#kept[result.id]
+        this.#kept.delete(result.id)
         this.#clientEdited = true
         continue
       }
@@ -182,9 +185,11 @@ class PlanState {
   }
 
   decisions(): FrozenDecisions {
-    const results = { ...this.#kept }
+    const kept = new Map(this.#kept)
     for (const { edit, result } of this.#replacements.values())
-      results[edit.id] = { hash: result.hash, action: edit.action }
+      kept.set(edit.id, { hash: result.hash, action: edit.action })
+    // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
+    const results: Record<string, FrozenResult> = Object.fromEntries(kept)
     if (this.#dropTo <= 1) return { results }
     const keep = this.#input.view.messages[this.#dropTo]
     return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }
@@ -316,4 +321,11 @@ class PlanState {
     }
     return protectedIds
   }
+}
+
+/** The stored decisions as a Map of own entries; a malformed store entry counts as none. */
+function frozenResults(decisions: FrozenDecisions): Map<string, FrozenResult> {
+  const results: unknown = decisions.results
+  if (typeof results !== 'object' || results === null) return new Map()
+  return new Map(Object.entries(results as Record<string, FrozenResult>))
 }

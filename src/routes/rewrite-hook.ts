@@ -2,11 +2,11 @@ import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
-import type { Config } from '../config/schema.ts'
+import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
 import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { NotAChatRequest, isJsonObject, type ChatAdapter } from '../providers/chat-adapter.ts'
+import { NotAChatRequest, isJsonObject, type Applied, type ChatAdapter, type Json } from '../providers/chat-adapter.ts'
 import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
 import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
 import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
@@ -15,9 +15,8 @@ import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
-import { planRewrite } from '../rewrite/plan.ts'
-import { hashText } from '../rewrite/hash.ts'
-import { noDecisions, type ChatView, type RewriteReport } from '../rewrite/types.ts'
+import { runPipeline, type PipelineOutcome } from '../rewrite/pipeline.ts'
+import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
@@ -31,9 +30,6 @@ export interface RewriteHookDeps {
   readonly now?: () => number
 }
 
-/** The note as it appears inside a JSON string, to tell whether a body already carries it. */
-const noteBytes = Buffer.from(JSON.stringify(systemNote).slice(1, -1))
-
 /** Each rewritable wire format: its adapter and how to read its usage. */
 const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
   'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
@@ -46,47 +42,162 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
   return (format) => {
     const entry = formats[format]
     if (!entry) return undefined
-    return (body, incoming) => prepareChat(deps, entry.adapter, entry.usage, body, incoming, false)
+    return (body, incoming) => prepareChat({ deps, format: entry, original: body, incoming, isRefit: false })
   }
 }
 
-async function prepareChat(
-  deps: RewriteHookDeps,
-  adapter: ChatAdapter,
-  usage: () => UsageReader,
-  original: Buffer,
-  incoming: IncomingHttpHeaders,
-  isRefit: boolean,
-  toldLimit?: number,
-): Promise<PrepareResult> {
+type FormatEntry = NonNullable<(typeof formats)[WireFormat]>
+
+/** One request through the hook; a refit is the same request planned again with what the upstream said. */
+interface HookRequest {
+  readonly deps: RewriteHookDeps
+  readonly format: FormatEntry
+  readonly original: Buffer
+  readonly incoming: IncomingHttpHeaders
+  readonly isRefit: boolean
+  /** On a refit: the limit the upstream just named, planned with for this one request. */
+  readonly toldLimit?: number
+}
+
+/** A chat request this hook can rewrite, parsed and viewed. */
+interface ReadChat {
+  readonly json: Json
+  readonly view: ChatView
+  readonly limits: ModelLimits
+  readonly large: boolean
+}
+
+async function prepareChat(request: HookRequest): Promise<PrepareResult> {
+  const { deps, format, incoming } = request
+  const read = await readChat(request)
+  if (read.kind === 'untouched') return read.result
+  const { json, view, limits, large } = read.chat
+  const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
+  await refreshCalibration(deps, view.model, identity.limitScope)
+  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
+  const remembered = deps.calibration.limit(view.model, identity.limitScope)
+  const told = request.toldLimit
+  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  const state = await loadState(deps, identity.conversationKey)
+  const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  const factor = deps.calibration.factor(view.model)
+  const outcome = runPipeline({
+    view,
+    memory: state,
+    limits: {
+      window: limits.window,
+      budget: promptBudget(limits, view.maxOutputTokens, parseBudget(headerValue(incoming, 'x-ctxgate-budget'))),
+      ...(learnedLimit === undefined ? {} : { learnedLimit }),
+    },
+    policy: deps.config.rewrite,
+    factor,
+    estimator: deps.estimator,
+    note:
+      note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, read.chat, note, deps) },
+  })
+  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: outcome.report }
+  const accounting = { model: view.model, sessionId: identity.sessionId, report: outcome.report }
+  if (outcome.kind === 'too-long')
+    return {
+      kind: 'reject',
+      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', outcome.message),
+      log,
+      accounting: { ...accounting, refusalAvoided: false },
+    }
+  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId)
+  const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
+  if (large && applied.changed) await yieldToOtherRequests()
+  const requests = (state?.requests ?? 0) + 1
+  const lastSeen = (deps.now ?? Date.now)()
+  await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
+  const sentEstimate = outcome.report.estimatedAfter / factor
+  const body = applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : request.original
+  const prepared: Prepared = {
+    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
+    body,
+    headers: applied.headers,
+    log,
+    usageReader: format.usage,
+    hideUsageChunk,
+    accounting: {
+      ...accounting,
+      refusalAvoided: outcome.refusalAvoided,
+      ...(outcome.prefixBreak ? { prefixBreak: outcome.prefixBreak } : {}),
+    },
+    onUsage: (reported) =>
+      deps.calibration
+        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
+        .catch(() => undefined),
+    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
+  }
+  return { kind: 'forward', prepared }
+}
+
+/** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
+function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, sessionId: string): Applied {
+  const { json, view, limits } = chat
+  return request.format.adapter.apply(json, view, {
+    edits: outcome.edits,
+    ...(outcome.noteOn ? { systemNote } : {}),
+    sessionId,
+    ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
+    minCacheableTokens: limits.minCacheableTokens,
+    thinkingBound: limits.thinkingBoundToPrefix,
+    firstEditedMessage: outcome.report.firstEditedMessage,
+    estimator: request.deps.estimator,
+  })
+}
+
+type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
+
+/** Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry. */
+function refitFor(
+  request: HookRequest,
+  chat: ReadChat,
+  scope: string,
+  sentEstimate: number,
+): NonNullable<Prepared['refit']> {
+  const { calibration } = request.deps
+  const model = chat.view.model
+  return async (actualTokens, limit) => {
+    await calibration.record(model, sentEstimate, actualTokens, scope).catch(() => undefined)
+    if (limit !== undefined)
+      await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
+    const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })
+    return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
+  }
+}
+
+/** Parse and view the body, or say why it goes on as sent (still read for usage and counted under its model). */
+async function readChat(
+  request: HookRequest,
+): Promise<{ kind: 'untouched'; result: PrepareResult } | { kind: 'chat'; chat: ReadChat }> {
+  const { deps, format, original, incoming } = request
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
-  let json: unknown
-  try {
-    json = decodable ? JSON.parse(original.toString('utf8')) : undefined
-  } catch {
-    json = undefined
-  }
+  const json = decodable ? parseJson(original) : undefined
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
   const large = original.length > yieldAboveBytes
   if (large) await yieldToOtherRequests()
-  // Sent as is, but still read for usage and counted under its model.
-  const untouched = (reason: string): PrepareResult => ({
-    kind: 'forward',
-    prepared: {
-      body: original,
-      usageReader: usage,
-      log: { rewrite: reason },
-      accounting: { model, refusalAvoided: false },
+  const untouched = (reason: string) => ({
+    kind: 'untouched' as const,
+    result: {
+      kind: 'forward' as const,
+      prepared: {
+        body: original,
+        usageReader: format.usage,
+        log: { rewrite: reason },
+        accounting: { model, refusalAvoided: false },
+      },
     },
   })
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
-  let view
+  let view: ChatView
   try {
-    view = adapter.view(json, deps.estimator)
+    view = format.adapter.view(json, deps.estimator)
   } catch (error) {
     if (error instanceof NotAChatRequest) return untouched('not-a-chat-request')
     throw error
@@ -94,109 +205,35 @@ async function prepareChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  const identity = identify(incoming, adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
-  await refreshCalibration(deps, view.model, identity.limitScope)
+  return { kind: 'chat', chat: { json, view, limits, large } }
+}
 
-  const headerBudget = parseBudget(headerValue(incoming, 'x-ctxgate-budget'))
-  // Once the upstream has named its real limit, it wins over configuration (a window set too large).
-  const configured = promptBudget(limits, view.maxOutputTokens, headerBudget)
-  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
-  const remembered = deps.calibration.limit(view.model, identity.limitScope)
-  const learnedLimit = toldLimit === undefined ? remembered : Math.min(toldLimit, remembered ?? toldLimit)
-  const budget =
-    learnedLimit === undefined ? configured : Math.min(configured, learnedLimit * 0.97 - view.maxOutputTokens)
-  const state = await loadState(deps, identity.conversationKey)
-  const note = deps.config.rewrite.systemNote ? systemNote : undefined
-  // Counted before it is added, so adding it never breaks the budget; not twice when already there.
-  // (Counted as one more text block: the same as the view counts it once written.)
-  const noteTokens = note && original.indexOf(noteBytes) === -1 ? deps.estimator.text(note) + 3 : 0
-  const factor = deps.calibration.factor(view.model)
-  const planned = planRewrite({
-    view: { ...view, headTokens: view.headTokens + noteTokens },
-    decisions: state?.decisions ?? noDecisions,
-    budget,
-    policy: deps.config.rewrite,
-    factor,
+function parseJson(original: Buffer): unknown {
+  try {
+    return JSON.parse(original.toString('utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Tokens the system note adds to the head, as the adapter writes it (a block, a message, a paragraph;
+ * a string system prompt may become a list): measured on the request cut to its first message, so the
+ * planner never undercounts it. 0 when the body already carries it.
+ */
+function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, deps: RewriteHookDeps): number {
+  const { json, view } = chat
+  const count = view.messages.length
+  const probe = adapter.apply(json, view, {
+    edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
+    systemNote: note,
+    sessionId: '',
+    minCacheableTokens: Number.POSITIVE_INFINITY,
+    thinkingBound: false,
+    firstEditedMessage: -1,
     estimator: deps.estimator,
   })
-  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: planned.report }
-  const report = planned.report
-  const refusalAvoided = report.estimatedBefore + view.maxOutputTokens > limits.window
-  if (planned.kind === 'too-long')
-    return {
-      kind: 'reject',
-      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', planned.message),
-      log,
-      accounting: { model: view.model, sessionId: identity.sessionId, report, refusalAvoided: false },
-    }
-
-  // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
-  const noteOn =
-    note !== undefined && (state?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
-  const prefixBreak = detectPrefixBreak(state, view, report, noteOn)
-  const applied = adapter.apply(json, view, {
-    edits: planned.edits,
-    ...(noteOn ? { systemNote: note } : {}),
-    sessionId: identity.clientSessionId,
-    // After a new cut the old tail position means nothing.
-    ...(state?.previousTail !== undefined && !(planned.report.newBatch && planned.report.droppedMessages > 0)
-      ? { previousTail: state.previousTail }
-      : {}),
-    minCacheableTokens: limits.minCacheableTokens,
-    thinkingBound: limits.thinkingBoundToPrefix,
-    firstEditedMessage: planned.report.firstEditedMessage,
-    estimator: deps.estimator,
-  })
-  const hideUsageChunk = adapter.requestUsage?.(applied.body) ?? false
-  if (large && applied.changed) await yieldToOtherRequests()
-  const next: ConversationState = {
-    decisions: planned.decisions,
-    previousTail: applied.tail,
-    requests: (state?.requests ?? 0) + 1,
-    lastSeen: (deps.now ?? Date.now)(),
-    noteOn,
-    messageCount: view.messages.length,
-    prefixSignature: signature(view, view.messages.length),
-  }
-  await saveState(deps, identity.conversationKey, next)
-
-  const sentEstimate = planned.report.estimatedAfter / factor
-  const prepared: Prepared = {
-    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
-    body: applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : original,
-    headers: applied.headers,
-    log,
-    usageReader: usage,
-    hideUsageChunk,
-    accounting: {
-      model: view.model,
-      sessionId: identity.sessionId,
-      report,
-      refusalAvoided,
-      ...(prefixBreak ? { prefixBreak } : {}),
-    },
-    onUsage: (reported) =>
-      deps.calibration
-        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
-        .catch(() => undefined),
-    // Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry.
-    ...(!isRefit
-      ? {
-          refit: async (actualTokens: number, limit: number | undefined) => {
-            await deps.calibration.record(view.model, sentEstimate, actualTokens).catch(() => undefined)
-            if (limit !== undefined)
-              await deps.calibration
-                .recordLimit(view.model, limit, identity.limitScope, limits.window)
-                .catch(() => undefined)
-            const again = await prepareChat(deps, adapter, usage, original, incoming, true, limit)
-            return again.kind === 'forward'
-              ? { ...again.prepared, log: { ...again.prepared.log, refit: true } }
-              : undefined
-          },
-        }
-      : {}),
-  }
-  return { kind: 'forward', prepared }
+  return Math.max(0, adapter.view(probe.body, deps.estimator).headTokens - view.headTokens)
 }
 
 /** Bodies this large take milliseconds per phase (parse, view, serialize): other streams get the event loop between phases. */
@@ -204,39 +241,6 @@ const yieldAboveBytes = 256 * 1024
 
 function yieldToOtherRequests(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
-}
-
-/**
- * Whether this request's prefix fails to extend the previous one of the conversation: the client
- * rewrote its history (fewer messages, different ones, a result ctxgate had frozen), or ctxgate
- * started a new batch of edits inside what was sent before.
- */
-function detectPrefixBreak(
-  state: ConversationState | undefined,
-  view: ChatView,
-  report: RewriteReport,
-  noteOn: boolean,
-): 'client_edit' | 'ctxgate_batch' | undefined {
-  if (!state || state.messageCount === undefined) return undefined
-  if (
-    report.clientEdited ||
-    view.messages.length < state.messageCount ||
-    signature(view, state.messageCount) !== state.prefixSignature
-  )
-    return 'client_edit'
-  if ((report.firstNewEdit >= 0 && report.firstNewEdit < state.messageCount) || (noteOn && state.noteOn !== true))
-    return 'ctxgate_batch'
-  return undefined
-}
-
-/** Role and estimated size of each of the first `count` messages: cheap, and changes when their content does. */
-function signature(view: ChatView, count: number): string {
-  let text = ''
-  for (let index = 0; index < count; index++) {
-    const message = view.messages[index]
-    text += `${message?.role}:${message?.tokens};`
-  }
-  return hashText(text)
 }
 
 async function refreshCalibration(deps: RewriteHookDeps, model: string, scope: string): Promise<void> {

@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { request } from 'undici'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Fault } from '../../src/mock/faults.ts'
+import { holdTimeouts, settle } from '../helpers/held-timeouts.ts'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack
@@ -43,18 +44,25 @@ describe('upstream faults before the first byte', () => {
   })
 
   it('waits the retry-after seconds of a 429 before trying again', async () => {
+    const backoff = holdTimeouts(1_000)
     queue({ kind: 'status', status: 429, retryAfter: '1' })
-    const started = Date.now()
-    await expect(ask()).resolves.toMatchObject({ type: 'message' })
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950)
+    const answer = ask()
+    await backoff.started()
+    await settle()
+    expect(stack.mock.requests).toHaveLength(1)
+    backoff.release()
+    await expect(answer).resolves.toMatchObject({ type: 'message' })
     expect(stack.mock.requests).toHaveLength(2)
   })
 
   it('honours retry-after-ms over retry-after', async () => {
+    const backoff = holdTimeouts(50)
     queue({ kind: 'status', status: 429, retryAfter: '30', retryAfterMs: 50 })
-    const started = Date.now()
-    await expect(ask()).resolves.toMatchObject({ type: 'message' })
-    expect(Date.now() - started).toBeLessThan(2_000)
+    const answer = ask()
+    await backoff.started()
+    backoff.release()
+    await expect(answer).resolves.toMatchObject({ type: 'message' })
+    expect(backoff.asked(30_000)).toBe(false)
   })
 
   it('gives up after its attempts, returns the upstream error and tells the SDK not to retry', async () => {
@@ -82,10 +90,9 @@ describe('upstream faults before the first byte', () => {
     expect(stack.mock.requests).toHaveLength(1)
   })
 
-  it('answers a hung upstream with a timeout error in the Anthropic shape within the configured limit', async () => {
-    const started = Date.now()
+  // Undici's own timers end these two; the stack's 600 ms limits are the real wait they cost.
+  it('answers a hung upstream with a timeout error in the Anthropic shape', async () => {
     const failure = await ask({ headers: { 'x-mock-fault': 'hang' } }).catch((error: unknown) => error)
-    expect(Date.now() - started).toBeLessThan(2_000)
     expect(failure).toMatchObject({ status: 504, error: { type: 'error', error: { type: 'timeout_error' } } })
     expect(stack.mock.requests).toHaveLength(1)
   })
@@ -150,9 +157,8 @@ describe('failures after the first byte', () => {
       { model: 'claude-sonnet-5', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] },
       { headers: { 'x-mock-fault': 'stall-mid-stream' } },
     )
-    const started = Date.now()
     await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIError)
-    expect(Date.now() - started).toBeLessThan(3_000)
+    expect(stack.mock.requests).toHaveLength(1)
   })
 })
 
@@ -172,6 +178,7 @@ describe('client behaviour', () => {
   })
 
   it('stops retrying when the client leaves during the backoff', async () => {
+    const backoff = holdTimeouts(400)
     queue({ kind: 'status', status: 529, retryAfterMs: 400 })
     const controller = new AbortController()
     const pending = request(`${stack.proxyUrl}/v1/messages`, {
@@ -180,10 +187,13 @@ describe('client behaviour', () => {
       body: '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"x"}]}',
       signal: controller.signal,
     }).catch(() => undefined)
-    await eventually(() => expect(stack.mock.requests).toHaveLength(1))
+    await backoff.started()
     controller.abort()
     await pending
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    await vi.waitFor(() => expect(backoff.allCancelled()).toBe(true))
+    // Had the backoff not been cancelled, its end would send a second attempt.
+    backoff.release()
+    await settle()
     expect(stack.mock.requests).toHaveLength(1)
     await eventually(() => expect(requestLogs(stack).at(-1)).toMatchObject({ outcome: 'client_closed' }))
   })

@@ -1,0 +1,64 @@
+import type { ChatView, MessageView, RewritePolicy } from '../../src/rewrite/types.ts'
+
+/** One step of a hand-written conversation view: a tool round (call + results) or a user turn. */
+export type ViewStep =
+  | { readonly kind: 'round'; readonly ids: readonly string[]; readonly resultTokens: number; readonly text?: string }
+  | { readonly kind: 'turn' }
+
+/** A round of calls whose results are `resultTokens` each. */
+export const viewRound = (resultTokens: number, ...ids: string[]): ViewStep => ({ kind: 'round', ids, resultTokens })
+export const viewTurn: ViewStep = { kind: 'turn' }
+
+const message = (fields: Partial<MessageView> & Pick<MessageView, 'role' | 'tokens' | 'hash'>): MessageView => ({
+  startsUserTurn: false,
+  toolCallIds: [],
+  toolResults: [],
+  hasThinking: false,
+  ...fields,
+})
+
+/**
+ * A provider-neutral view built by hand, so planner and pipeline tests need no adapter: the task
+ * (20 tokens), then each step; a result's hash is its id and size, so changing a size is a client edit.
+ */
+export function viewOf(steps: readonly ViewStep[], options: { headTokens?: number; maxOutputTokens?: number } = {}) {
+  const messages: MessageView[] = [message({ role: 'user', tokens: 20, hash: 'task', startsUserTurn: true })]
+  steps.forEach((step, index) => {
+    if (step.kind === 'turn') {
+      messages.push(message({ role: 'assistant', tokens: 10, hash: `done-${index}` }))
+      messages.push(message({ role: 'user', tokens: 10, hash: `next-${index}`, startsUserTurn: true }))
+      return
+    }
+    messages.push(message({ role: 'assistant', tokens: 15, hash: `calls-${index}`, toolCallIds: step.ids }))
+    const at = messages.length
+    const text = step.text ?? 'exit status 0\nbuild ok\n'.repeat(Math.ceil(step.resultTokens / 4))
+    const toolResults = step.ids.map((id) => ({
+      id,
+      message: at,
+      tokens: step.resultTokens,
+      hash: `${id}:${step.resultTokens}`,
+      text,
+    }))
+    const tokens = 4 + step.ids.length * (3 + step.resultTokens)
+    messages.push(message({ role: 'user', tokens, hash: `results-${index}-${step.resultTokens}`, toolResults }))
+  })
+  const view: ChatView = {
+    model: 'test-model',
+    headTokens: options.headTokens ?? 100,
+    messages,
+    maxOutputTokens: options.maxOutputTokens ?? 0,
+  }
+  return view
+}
+
+/** Total estimated tokens of a view (head and messages). */
+export const viewTokens = (view: ChatView): number =>
+  view.headTokens + view.messages.reduce((sum, entry) => sum + entry.tokens, 0)
+
+export const testPolicy: RewritePolicy = {
+  strategy: 'clear-only',
+  keepRecentRounds: 3,
+  foldMinTokens: 300,
+  clearBatch: 4,
+  lowWater: 0.6,
+}
