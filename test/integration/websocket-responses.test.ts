@@ -203,11 +203,12 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
       config: {
         upstreams: { anthropic: { url: upstream.url }, openai: { url: upstream.url } },
         auth: { tokens: ['client-token-0123456789'] },
+        metrics: { token: 'admin-token-0123456789' },
       },
     })
   })
   afterAll(async () => {
-    await stack.close()
+    await stack?.close()
     await upstream.close()
   })
   afterEach(() => {
