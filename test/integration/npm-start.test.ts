@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { eventually } from '../helpers/stack.ts'
+
+// `npm start` runs the build that `npm ci` made (the prepare script); without it there is nothing to start.
+const built = existsSync(new URL('../../dist/cli.js', import.meta.url))
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** `npm start` as a process manager would run it; resolves once the proxy accepts connections. */
+async function npmStart(port: number) {
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: new URL('../..', import.meta.url),
+    env: { ...process.env, CTXGATE_PORT: String(port), CTXGATE_LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  })
+  const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()))
+  await eventually(async () => expect(await accepts(port)).toBe(true), 15_000)
+  return { npm, exited }
+}
+
+describe('npm start under a process manager', () => {
+  it('has a build to start (npm ci runs the prepare script)', () => {
+    expect(built, 'dist/cli.js is missing: run npm ci or npm run build').toBe(true)
+  })
+
+  it('stops ctxgate when npm gets SIGTERM, instead of leaving it running', async () => {
+    const port = await freePort()
+    const { npm, exited } = await npmStart(port)
+    npm.kill('SIGTERM')
+    await exited
+    await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+  })
+
+  it('stops ctxgate when npm itself is killed outright', async () => {
+    const port = await freePort()
+    const { npm, exited } = await npmStart(port)
+    npm.kill('SIGKILL')
+    await exited
+    await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+  })
+})
