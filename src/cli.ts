@@ -90,6 +90,12 @@ function stringsOf(values: Record<string, unknown>): Record<string, string | und
   return flags
 }
 
+// `ctxgate replay --export - | head` closes the pipe early: the reader is done, which is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError || error instanceof ImportError) {
     process.stderr.write(`ctxgate: ${error.message}\n`)

@@ -1,8 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startMockServer, type MockServer } from '../../src/mock/server.ts'
+import { toJsonl } from '../../src/replay/conversation.ts'
+import { syntheticRuns } from '../../src/replay/synthetic.ts'
 
 const cli = ['--import', 'tsx', 'src/cli.ts']
 let mock: MockServer
@@ -44,6 +49,23 @@ async function waitForListening(output: () => string): Promise<void> {
 }
 
 describe('ctxgate CLI', () => {
+  it('ends quietly when the reader of --export - closes the pipe early (| head)', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'ctxgate-cli-'))
+    const file = join(directory, 'run.jsonl')
+    writeFileSync(file, syntheticRuns().map(toJsonl).join(''))
+    const child = spawn(process.execPath, [...cli, 'replay', '--export', '-', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let errors = ''
+    child.stderr.on('data', (data: Buffer) => (errors += data.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    // Like `head -1`: read one chunk, then close our end.
+    await new Promise((resolve) => child.stdout.once('data', resolve))
+    child.stdout.destroy()
+    expect(await exited).toBe(0)
+    expect(errors).toBe('')
+  })
+
   it('starts from environment variables, serves health, proxies, and drains a stream on SIGTERM', async () => {
     const port = await freePort()
     const proxy = run([], {
