@@ -26,8 +26,8 @@ export function nearestOption(typed: string, known: readonly string[]): string |
 
 /** Levenshtein distance with adjacent transpositions counted as one edit. */
 export function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_row, i) =>
+    Array.from({ length: b.length + 1 }, (_column, j) => (i === 0 ? j : j === 0 ? i : 0)),
   )
   const at = (i: number, j: number): number => rows[i]?.[j] ?? Number.POSITIVE_INFINITY
   for (let i = 1; i <= a.length; i++) {
