@@ -30,7 +30,7 @@ export function looksLikeClaudeStreamJson(first: unknown): boolean {
   )
 }
 
-/** Claude Code `--output-format stream-json` (traces/PROVENANCE.md has the rules followed here). */
+/** Claude Code `--output-format stream-json`: one JSON object per line, replies split over lines by content block. */
 export function importClaudeStreamJson(
   lines: readonly Line[],
   source: string,
