@@ -5,10 +5,15 @@
  */
 export function stopWhenParentExits(
   onParentExit: () => void,
-  options: { readonly currentParent?: () => number; readonly intervalMs?: number } = {},
+  options: {
+    /** The parent as first seen, read before start-up work so a parent lost meanwhile still counts. */
+    readonly originalParent: number
+    readonly currentParent?: () => number
+    readonly intervalMs?: number
+  },
 ): () => void {
   const currentParent = options.currentParent ?? (() => process.ppid)
-  const original = currentParent()
+  const original = options.originalParent
   const timer = setInterval(() => {
     if (currentParent() === original) return
     clearInterval(timer)

@@ -8,6 +8,7 @@ import { startedByPackageScript, stopWhenParentExits } from './parent-watch.ts'
 
 /** Starts the proxy (and a separate metrics listener if configured); drains on SIGTERM/SIGINT. */
 export async function serve(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Promise<void> {
+  const originalParent = process.ppid
   const config = loadConfig({ env, flags })
   const logger = createLogger(config.log.level)
   const app = await buildApp({ config, logger })
@@ -55,5 +56,5 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
-  if (startedByPackageScript(env)) stopWhenParentExits(() => stop('parent exited'))
+  if (startedByPackageScript(env)) stopWhenParentExits(() => stop('parent exited'), { originalParent })
 }

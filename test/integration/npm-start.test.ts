@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
@@ -36,7 +36,21 @@ async function npmStart(port: number) {
   })
   const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()))
   await eventually(async () => expect(await accepts(port)).toBe(true), 15_000)
-  return { npm, exited }
+  // npm's child is ctxgate itself (the start script execs node); known so a failed test leaves no orphan.
+  const ctxgate = Number(
+    execFileSync('pgrep', ['-P', String(npm.pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0],
+  )
+  return { npm, exited, ctxgate }
+}
+
+function killLeftover(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // Already gone: the expected case.
+  }
 }
 
 describe('npm start under a process manager', () => {
@@ -46,17 +60,25 @@ describe('npm start under a process manager', () => {
 
   it('stops ctxgate when npm gets SIGTERM, instead of leaving it running', async () => {
     const port = await freePort()
-    const { npm, exited } = await npmStart(port)
-    npm.kill('SIGTERM')
-    await exited
-    await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+    const { npm, exited, ctxgate } = await npmStart(port)
+    try {
+      npm.kill('SIGTERM')
+      await exited
+      await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+    } finally {
+      killLeftover(ctxgate)
+    }
   })
 
   it('stops ctxgate when npm itself is killed outright', async () => {
     const port = await freePort()
-    const { npm, exited } = await npmStart(port)
-    npm.kill('SIGKILL')
-    await exited
-    await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+    const { npm, exited, ctxgate } = await npmStart(port)
+    try {
+      npm.kill('SIGKILL')
+      await exited
+      await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+    } finally {
+      killLeftover(ctxgate)
+    }
   })
 })

@@ -62,12 +62,20 @@ describe('stopWhenParentExits', () => {
     vi.useFakeTimers()
     let parent = 100
     const exits: number[] = []
-    stopWhenParentExits(() => exits.push(parent), { currentParent: () => parent, intervalMs: 500 })
+    stopWhenParentExits(() => exits.push(parent), { originalParent: 100, currentParent: () => parent, intervalMs: 500 })
     vi.advanceTimersByTime(2_000)
     expect(exits).toEqual([])
     parent = 1
     vi.advanceTimersByTime(500)
     vi.advanceTimersByTime(5_000)
     expect(exits).toEqual([1])
+  })
+
+  it('also notices a parent lost before the watch began', () => {
+    vi.useFakeTimers()
+    const exits: string[] = []
+    stopWhenParentExits(() => exits.push('stopped'), { originalParent: 4321, currentParent: () => 1, intervalMs: 500 })
+    vi.advanceTimersByTime(500)
+    expect(exits).toEqual(['stopped'])
   })
 })
