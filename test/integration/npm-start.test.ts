@@ -31,9 +31,12 @@ function accepts(port: number): Promise<boolean> {
 async function npmStart(port: number) {
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: new URL('../..', import.meta.url),
-    env: { ...process.env, CTXGATE_PORT: String(port), CTXGATE_LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
+    env: { ...process.env, CTXGATE_PORT: String(port), CTXGATE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'ignore'],
   })
+  let output = ''
+  // ctxgate inherits npm's stdout, so its log lines keep arriving after npm itself is gone.
+  npm.stdout.on('data', (data: Buffer) => (output += data.toString()))
   const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()))
   await eventually(async () => expect(await accepts(port)).toBe(true), 15_000)
   // npm's child is ctxgate itself (the start script execs node); known so a failed test leaves no orphan.
@@ -42,7 +45,7 @@ async function npmStart(port: number) {
       .trim()
       .split('\n')[0],
   )
-  return { npm, exited, ctxgate }
+  return { npm, exited, ctxgate, output: () => output }
 }
 
 function killLeftover(pid: number): void {
@@ -60,11 +63,13 @@ describe('npm start under a process manager', () => {
 
   it('stops ctxgate when npm gets SIGTERM, instead of leaving it running', async () => {
     const port = await freePort()
-    const { npm, exited, ctxgate } = await npmStart(port)
+    const { npm, exited, ctxgate, output } = await npmStart(port)
     try {
       npm.kill('SIGTERM')
       await exited
       await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+      // The signal itself reached ctxgate (the script execs node), so it drained as on any SIGTERM.
+      await eventually(() => expect(output()).toContain('"signal":"SIGTERM"'))
     } finally {
       killLeftover(ctxgate)
     }
@@ -72,11 +77,12 @@ describe('npm start under a process manager', () => {
 
   it('stops ctxgate when npm itself is killed outright', async () => {
     const port = await freePort()
-    const { npm, exited, ctxgate } = await npmStart(port)
+    const { npm, exited, ctxgate, output } = await npmStart(port)
     try {
       npm.kill('SIGKILL')
       await exited
       await eventually(async () => expect(await accepts(port)).toBe(false), 5_000)
+      await eventually(() => expect(output()).toContain('"signal":"parent exited"'))
     } finally {
       killLeftover(ctxgate)
     }
