@@ -14,6 +14,7 @@ import { trackConnections } from './connection-drain.ts'
 import { CtxgateError } from './errors.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
+import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { SessionAccounting, type SessionTotalsStore } from './session/accounting.ts'
 import { RedisSessionStore } from './session/redis-store.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const upstreams = deps.upstreams ?? createUpstreams(config)
   let store: SessionStore
   const metrics = createProxyMetrics(registry, () => store.size())
+  reportUnknownModels(config, metrics, logger)
   const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
   if (shared) registerStoreCircuitGauge(registry, () => shared.circuitState())
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)

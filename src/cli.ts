@@ -4,7 +4,9 @@ import { ConfigError } from './errors.ts'
 import { demo } from './cli/demo.ts'
 import { mock } from './cli/mock.ts'
 import { replay, replayOptions, replayUsage, UsageError } from './cli/replay.ts'
+import { StartupError } from './cli/listen.ts'
 import { serve } from './cli/serve.ts'
+import { explainParseError } from './cli/suggest-option.ts'
 import { ImportError } from './replay/importers/import-error.ts'
 
 const usage = `Usage: ctxgate [serve] [options]      start the proxy (default)
@@ -78,7 +80,8 @@ async function main(argv: string[]): Promise<void> {
       allowPositionals: true,
     }) as typeof parsed
   } catch (error) {
-    process.stderr.write(`ctxgate: ${(error as Error).message}\n\n${usage}`)
+    const known = Object.keys(command.options ?? {})
+    process.stderr.write(`ctxgate: ${explainParseError(error, known)}\n(ctxgate --help lists every option)\n`)
     process.exitCode = 2
     return
   }
@@ -95,10 +98,20 @@ function stringsOf(values: Record<string, unknown>): Record<string, string | und
   return flags
 }
 
+// `ctxgate replay --export - | head` closes the pipe early: the reader is done, which is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError || error instanceof ImportError) {
     process.stderr.write(`ctxgate: ${error.message}\n`)
     process.exit(2)
+  }
+  if (error instanceof StartupError) {
+    process.stderr.write(`ctxgate: ${error.message}\n`)
+    process.exit(1)
   }
   process.stderr.write(`ctxgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
   process.exit(1)

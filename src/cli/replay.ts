@@ -1,11 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { ClientCache } from '../replay/build-requests.ts'
 import { toJsonl, type Conversation } from '../replay/conversation.ts'
 import { loadRecording } from '../replay/importers/load-recording.ts'
 import { renderHtml } from '../replay/report/html.ts'
-import { rowsFor, runName, type ReportRow } from '../replay/report/rows.ts'
-import { renderMarkdownTable, renderTable } from '../replay/report/table.ts'
+import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
+import { renderTextReport } from '../replay/report/text.ts'
+import { renderMarkdownTable } from '../replay/report/table.ts'
 import {
   directLabel,
   replayConversation,
@@ -13,7 +14,6 @@ import {
   type RunResult,
   type Variant,
 } from '../replay/run-replay.ts'
-import { combine } from '../replay/summarize.ts'
 
 export const replayUsage = `Usage: ctxgate replay FILE... [options]
 
@@ -53,15 +53,7 @@ export const replayOptions = {
   export: { type: 'string' },
 } as const
 
-export interface ReplayReport {
-  readonly options: Omit<ReplayOptions, 'variants'> & { readonly variants: readonly string[] }
-  readonly runs: readonly {
-    readonly name: string
-    readonly notes: readonly string[]
-    readonly rows: readonly ReportRow[]
-  }[]
-  readonly totals: readonly ReportRow[]
-}
+export type { ReplayReport }
 
 type Values = {
   [K in keyof typeof replayOptions]?: (typeof replayOptions)[K] extends { multiple: true }
@@ -75,6 +67,7 @@ export async function replay(
   values: Values,
   files: readonly string[],
   write: (text: string) => void = (text) => process.stdout.write(text),
+  inform: (text: string) => void = (text) => process.stderr.write(text),
 ): Promise<ReplayReport | undefined> {
   if (files.length === 0) throw new UsageError('replay needs at least one recording file')
   const conversations: Conversation[] = files.flatMap(
@@ -93,34 +86,35 @@ export async function replay(
   const results: RunResult[] = []
   for (const conversation of conversations) results.push(await replayConversation(conversation, options))
 
-  const labels = options.variants.map((variant) => variant.label)
-  const totalSummaries = Object.fromEntries(
-    labels.map((label) => [
-      label,
-      combine(results.map((result) => result.summaries[label]).filter((summary) => summary !== undefined)),
-    ]),
-  )
-  const totals = rowsFor('all runs', totalSummaries)
-  const runs = results.map((result) => ({
-    name: runName(result),
-    notes: result.notes,
-    rows: rowsFor(runName(result), result.summaries),
-  }))
-  const report: ReplayReport = { options: { ...options, variants: labels }, runs, totals }
-
-  if (values.html)
-    writeFileSync(
-      values.html,
-      renderHtml(
-        results,
-        totals,
-        `ctxgate replay — window ${options.window.toLocaleString('en-US')}, client cache ${options.clientCache}`,
-      ),
-    )
+  const report = buildReport(results, options)
+  if (values.html) writeHtmlReport(values.html, results, report, inform)
   if (values.json) write(`${JSON.stringify(report, null, 2)}\n`)
-  else if (values.markdown) write(`${renderMarkdownTable([...runs.flatMap((run) => run.rows), ...totals])}\n`)
-  else write(`${renderTable([...runs.flatMap((run) => run.rows), ...totals])}\n`)
+  else if (values.markdown)
+    write(`${renderMarkdownTable([...report.runs.flatMap((run) => run.rows), ...report.totals])}\n`)
+  else write(renderTextReport(report))
   return report
+}
+
+/** Writes the HTML page, creating its folder, and says where (on stderr, so --json stays clean). */
+function writeHtmlReport(
+  file: string,
+  results: readonly RunResult[],
+  report: ReplayReport,
+  inform: (text: string) => void,
+): void {
+  const { window, clientCache } = report.options
+  const html = renderHtml(
+    results,
+    report.totals,
+    `ctxgate replay — window ${window.toLocaleString('en-US')}, client cache ${clientCache}`,
+  )
+  try {
+    mkdirSync(dirname(resolve(file)), { recursive: true })
+    writeFileSync(file, html)
+  } catch (error) {
+    throw new UsageError(`--html ${file}: cannot write (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  inform(`wrote ${resolve(file)}\n`)
 }
 
 export class UsageError extends Error {}

@@ -2,19 +2,29 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
+import { registerProcessMetrics } from '../metrics/process-metrics.ts'
+import { listenOrExplain } from './listen.ts'
+import { startedByPackageScript, stopWhenParentExits } from './parent-watch.ts'
 
 /** Starts the proxy (and a separate metrics listener if configured); drains on SIGTERM/SIGINT. */
 export async function serve(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Promise<void> {
+  const originalParent = process.ppid
   const config = loadConfig({ env, flags })
   const logger = createLogger(config.log.level)
   const app = await buildApp({ config, logger })
-  await app.server.listen({ host: config.server.host, port: config.server.port })
-
+  registerProcessMetrics(app.registry)
   let metricsServer: FastifyInstance | undefined
-  if (config.metrics.port !== null) {
-    metricsServer = Fastify()
-    app.registerAdmin(metricsServer)
-    await metricsServer.listen({ host: config.metrics.host, port: config.metrics.port })
+  try {
+    await listenOrExplain(app.server, { host: config.server.host, port: config.server.port }, 'server.port')
+    if (config.metrics.port !== null) {
+      metricsServer = Fastify()
+      app.registerAdmin(metricsServer)
+      await listenOrExplain(metricsServer, { host: config.metrics.host, port: config.metrics.port }, 'metrics.port')
+    }
+  } catch (error) {
+    // Whatever did start is closed, so the process can exit without a half-open listener.
+    await Promise.allSettled([app.server.close(), metricsServer?.close()])
+    throw error
   }
 
   logger.info(
@@ -46,4 +56,5 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  if (startedByPackageScript(env)) stopWhenParentExits(() => stop('parent exited'), { originalParent })
 }

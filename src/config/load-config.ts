@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError } from '../errors.ts'
 import { adminExposureProblems } from './admin-exposure.ts'
+import { mergeModelLists } from './merge-models.ts'
 import { configSchema, type Config } from './schema.ts'
 import { parseSettingValue, settings } from './sources.ts'
 
@@ -31,7 +32,12 @@ export function loadConfig(inputs: ConfigInputs = {}): Readonly<Config> {
 
   const merged = readYamlFile(defaultConfigPath, problems)
   const extraPath = flags['config'] ?? env['CTXGATE_CONFIG']
-  if (extraPath) deepMerge(merged, readYamlFile(extraPath, problems))
+  if (extraPath) {
+    const { models, ...rest } = readYamlFile(extraPath, problems)
+    deepMerge(merged, rest)
+    // A user's model list adds to the defaults instead of replacing them (see merge-models.ts).
+    if (models !== undefined) merged['models'] = mergeModelLists(merged['models'], models, problems)
+  }
 
   for (const setting of settings) {
     const fromEnv = env[setting.env]
@@ -46,9 +52,19 @@ export function loadConfig(inputs: ConfigInputs = {}): Readonly<Config> {
   const result = configSchema.safeParse(merged)
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(describeIssue(issue.path, issue.message))
-  } else problems.push(...adminExposureProblems(result.data))
+  }
+  if (result.success) problems.push(...crossChecks(result.data), ...adminExposureProblems(result.data))
   if (problems.length > 0 || !result.success) throw new ConfigError(problems)
   return deepFreeze(result.data)
+}
+
+/** Problems no single field shows: two listeners on one port. */
+function crossChecks(config: Config): string[] {
+  const { port } = config.server
+  if (config.metrics.port === null || config.metrics.port === 0 || config.metrics.port !== port) return []
+  return [
+    `metrics.port (env CTXGATE_METRICS_PORT, flag --metrics-port) is ${port}, the same as server.port; choose another port, or leave it unset to serve /metrics on the proxy port`,
+  ]
 }
 
 function describeIssue(path: readonly PropertyKey[], message: string): string {

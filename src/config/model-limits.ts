@@ -1,17 +1,32 @@
 import { memoizeByName } from '../memoize-by-name.ts'
 import type { Config, ModelLimits } from './schema.ts'
 
-/** The first configured entry whose glob matches the model name. */
+/**
+ * The first configured entry whose glob matches the model name. A name that only the catch-all
+ * `*` entry (or nothing) matches is reported to the handler set with `onUnknownModel`, every time.
+ */
 export function limitsFor(config: Readonly<Config>, model: string): ModelLimits | undefined {
   let lookup = lookups.get(config)
   if (!lookup) {
     lookup = memoizeByName((name) => config.models.find((entry) => globToRegExp(entry.match).test(name)))
     lookups.set(config, lookup)
   }
-  return lookup(model)
+  const limits = lookup(model)
+  if (limits === undefined || limits.match === catchAll)
+    for (const handler of missHandlers.get(config) ?? []) handler(model)
+  return limits
+}
+
+/** The pattern of the fallback entry: a model served only by it has no limits of its own. */
+export const catchAll = '*'
+
+/** Tells the app about models the configuration does not know (a warning and a metric), without the routes knowing. */
+export function onUnknownModel(config: Readonly<Config>, handler: (model: string) => void): void {
+  missHandlers.set(config, [...(missHandlers.get(config) ?? []), handler])
 }
 
 const lookups = new WeakMap<Readonly<Config>, (model: string) => ModelLimits | undefined>()
+const missHandlers = new WeakMap<Readonly<Config>, readonly ((model: string) => void)[]>()
 
 const compiled = new Map<string, RegExp>()
 

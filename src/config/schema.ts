@@ -10,9 +10,17 @@ const httpUrl = z
   )
 
 const upstreamSchema = z.strictObject({
-  /** Origin plus optional path prefix; ctxgate appends the request path. */
-  url: httpUrl,
+  /**
+   * Origin plus optional path prefix; ctxgate appends the request path, which already starts with
+   * /v1, so a URL written the SDK way (ending in /v1, as vLLM, Ollama and LiteLLM document theirs)
+   * loses that /v1 here instead of becoming /v1/v1.
+   */
+  url: httpUrl.transform(withoutTrailingVersion),
 })
+
+export function withoutTrailingVersion(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/v1$/, '')
+}
 
 const modelSchema = z.strictObject({
   /** Glob on the request's model name (`*` any run of characters); the first match wins. */
@@ -21,9 +29,9 @@ const modelSchema = z.strictObject({
   window: z.number().int().positive(),
   /** Tokens ctxgate keeps prompts under: a fraction of the window (≤ 1) or an absolute count; max_tokens comes off too. */
   budget: z.number().positive(),
-  /** Shortest prefix the provider caches (model-apis §2.2); no breakpoint goes on a shorter one. */
+  /** Shortest prefix the provider caches; no breakpoint goes on a shorter one. */
   minCacheableTokens: z.number().int().min(0),
-  /** Thinking signatures are bound to their prefix (model-apis §1.5, Fable 5.1 and later). */
+  /** The provider binds thinking signatures to the prefix they were written after (Claude Fable 5.1 and later). */
   thinkingBoundToPrefix: z.boolean(),
 })
 
@@ -33,7 +41,7 @@ export const configSchema = z.strictObject({
   server: z.strictObject({
     host: z.string().min(1),
     port,
-    /** Largest request body ctxgate reads; the Messages API refuses more than 32 MB (model-apis §5.1). */
+    /** Largest request body ctxgate reads; the Messages API itself refuses more than 32 MB. */
     bodyLimitBytes: z.number().int().min(1024),
     /** On SIGTERM, how long in-flight requests and streams may take before the process exits. */
     shutdownGraceMs: millis,
@@ -49,7 +57,7 @@ export const configSchema = z.strictObject({
   }),
   upstream: z.strictObject({
     connectTimeoutMs: millis,
-    /** Time to response headers; non-streaming calls may think for up to 10 minutes (model-apis §5.3). */
+    /** Time to response headers; the SDKs let a non-streaming call run for up to 10 minutes. */
     headersTimeoutMs: millis,
     /** Longest silence between two body chunks. */
     bodyTimeoutMs: millis,

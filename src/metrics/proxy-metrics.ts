@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
+import { modelRoutes } from '../providers/routes.ts'
 import type { Usage } from '../providers/usage.ts'
 import { modelFamily } from '../rewrite/calibration.ts'
 
@@ -11,6 +12,12 @@ const tokenBuckets = [1, 4, 16, 64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_
 
 /** The proxy's metrics, registered on an injected registry (never prom-client's global one). */
 export function createProxyMetrics(registry: Registry, sessionCount: () => number = () => 0) {
+  const metrics = defineProxyMetrics(registry, sessionCount)
+  initialiseKnownSeries(metrics)
+  return metrics
+}
+
+function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
   const registers = [registry]
   return {
     requests: new Counter({
@@ -125,6 +132,12 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
       buckets: tokenBuckets,
       registers,
     }),
+    unknownModelRequests: new Counter({
+      name: 'ctxgate_unknown_model_requests_total',
+      help: 'Model calls whose model matched no models: entry but the catch-all, so they got its limits.',
+      labelNames: ['model'] as const,
+      registers,
+    }),
     storeErrors: new Counter({
       name: 'ctxgate_store_errors_total',
       help: 'Session store operations that failed (ctxgate kept serving without the store).',
@@ -143,6 +156,45 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>
+
+const providers = ['anthropic', 'openai'] as const
+const routeProviders = [
+  ...new Set([
+    ...modelRoutes.map((route) => `${route.format} ${route.upstream}`),
+    ...providers.map((p) => `passthrough ${p}`),
+  ]),
+].map((pair) => pair.split(' ') as [string, string])
+const retryReasons = [
+  'connection',
+  'status_408',
+  'status_409',
+  'status_429',
+  'status_5xx',
+  'status_529',
+  'should_retry_header',
+]
+
+/**
+ * Every bounded label set starts at zero, so rate() and alerts see a series from the first scrape
+ * rather than from the first failure. The zero request series carry no model label (the model is
+ * only known once one is asked for).
+ */
+function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): void {
+  for (const [route, provider] of routeProviders)
+    for (const status_class of ['2xx', '4xx', '5xx'])
+      metrics.requests.inc({ route, provider, model: '', status_class }, 0)
+  for (const provider of providers) {
+    metrics.upstreamAttempts.inc({ provider }, 0)
+    for (const reason of retryReasons) metrics.upstreamRetries.inc({ provider, reason }, 0)
+    metrics.failOpen.inc({ provider, stage: 'prepare' }, 0)
+    for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
+      metrics.streamAborts.inc({ provider, phase }, 0)
+    for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
+    for (const cause of ['ctxgate_batch', 'client_edit']) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    metrics.contextTooLong.inc({ provider }, 0)
+  }
+  metrics.storeErrors.inc({ operation: 'connection' }, 0)
+}
 
 export function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
@@ -164,7 +216,7 @@ export class ModelLabels {
   }
 
   #label(model: string): string {
-    const family = modelFamily(model)
+    const family = withoutOpenAIDate(modelFamily(model))
       .toLowerCase()
       .replace(/[^a-z0-9._:/-]/g, '_')
       .slice(0, 64)
@@ -173,6 +225,11 @@ export class ModelLabels {
     this.#seen.add(family)
     return family
   }
+}
+
+/** OpenAI dates its snapshots `-YYYY-MM-DD` (and older ones `-MMDD`); the family is the name before. */
+export function withoutOpenAIDate(model: string): string {
+  return model.replace(/-\d{4}-\d{2}-\d{2}$/, '').replace(/^(gpt-[\w.-]+?)-(0[1-9]|1[0-2])\d{2}$/, '$1')
 }
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */

@@ -2,7 +2,7 @@ import { promptTokensOf, zeroUsage, type Usage } from '../providers/usage.ts'
 
 export { zeroUsage, type Usage }
 
-/** Prices relative to uncached input (model-apis §2.3): 5-minute write 1.25×, 1-hour write 2×, read 0.1×. */
+/** Prices relative to uncached input, as Anthropic publishes them: 5-minute write 1.25×, 1-hour write 2×, read 0.1×. */
 export const priceFactors = { input: 1, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 } as const
 
 /** Input tokens as if every one were billed at the uncached price. */

@@ -20,7 +20,7 @@ export interface ReplayRequest {
 
 /**
  * The requests the agent sent: request k holds everything before the k-th assistant reply of its
- * segment (traces/PROVENANCE.md), in the Anthropic Messages wire format.
+ * segment, in the Anthropic Messages wire format.
  */
 export function buildAnthropicRequests(conversation: Conversation, options: RequestOptions): ReplayRequest[] {
   const requests: ReplayRequest[] = []

@@ -71,7 +71,7 @@ export function appendMessage(messages: Message[], message: Message): void {
   const last = messages[messages.length - 1]
   if (last && last.role === message.role) {
     const content = [...last.content, ...message.content]
-    // Tool results go first in a user message (model-apis §1.3).
+    // Tool results go first in a user message, as the Messages API requires.
     if (message.role === 'user')
       content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'))
     messages[messages.length - 1] = { role: last.role, content }

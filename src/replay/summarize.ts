@@ -14,6 +14,10 @@ export interface RunSummary {
   readonly prefixBreaks: number
   /** Prompt tokens the upstream counted for the direct run minus this run, summed over requests. */
   readonly tokensRemoved: number
+  /** Requests the upstream answered (a refused or failed request bills nothing). */
+  readonly served: number
+  /** Billed-equivalent input per answered request: the fair comparison when one side was refused. */
+  readonly billedPerServed: number
 }
 
 export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly RequestOutcome[]): RunSummary {
@@ -41,7 +45,21 @@ export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly
     cacheReadShare: cacheReadShare(usage),
     prefixBreaks,
     tokensRemoved,
+    ...servedShare(usage, outcomes.filter((outcome) => outcome.status === 200).length),
   }
+}
+
+/**
+ * The run as the agent would have lived it without ctxgate: it stops at the first request the
+ * model refuses for length. Undefined when nothing was refused.
+ */
+export function untilFirstRefusal(outcomes: readonly RequestOutcome[]): RunSummary | undefined {
+  const first = outcomes.findIndex((outcome) => outcome.refusedForLength)
+  return first === -1 ? undefined : summarize(outcomes.slice(0, first))
+}
+
+function servedShare(usage: Usage, served: number): { served: number; billedPerServed: number } {
+  return { served, billedPerServed: served === 0 ? 0 : billedEquivalentInput(usage) / served }
 }
 
 export function combine(summaries: readonly RunSummary[]): RunSummary {
@@ -56,6 +74,10 @@ export function combine(summaries: readonly RunSummary[]): RunSummary {
     cacheReadShare: cacheReadShare(usage),
     prefixBreaks: sum(summaries, (summary) => summary.prefixBreaks),
     tokensRemoved: sum(summaries, (summary) => summary.tokensRemoved),
+    ...servedShare(
+      usage,
+      sum(summaries, (summary) => summary.served),
+    ),
   }
 }
 

@@ -35,12 +35,16 @@ describe('buildAnthropicRequests', () => {
 describe('ctxgate replay', () => {
   it('replays runs straight and through ctxgate, counting refusals at a small window and cache reads with rolling marks', async () => {
     const output: string[] = []
-    const htmlFile = join(directory, 'report.html')
+    const informed: string[] = []
+    // A folder that does not exist yet: replay makes it.
+    const htmlFile = join(directory, 'new-folder', 'report.html')
     const report = await replay(
       { window: '64000', 'client-cache': 'rolling', stream: true, html: htmlFile },
       [mainFile, subFile],
       (text) => output.push(text),
+      (text) => informed.push(text),
     )
+    expect(informed).toEqual([`wrote ${htmlFile}\n`])
     expect(report?.runs.map((run) => run.name)).toEqual(['main-agent', 'sub-agent'])
     const [directTotal, ctxgateTotal] = report?.totals ?? []
     expect(directTotal?.variant).toBe('direct')
@@ -53,7 +57,25 @@ describe('ctxgate replay', () => {
     expect(ctxgateTotal?.summary.refusedForLength).toBe(0)
     expect(ctxgateTotal?.summary.largestPromptTokens).toBeLessThanOrEqual(64_000)
     expect(ctxgateTotal?.summary.tokensRemoved).toBeGreaterThan(0)
-    expect(output.join('')).toMatch(/all runs\s+direct\s+105/)
+    const text = output.join('')
+    expect(text).toMatch(/all runs\s+direct\s+105/)
+    // Direct bills less in total only because refused requests bill nothing: the text says so, per served request.
+    const direct = directTotal?.summary
+    const through = ctxgateTotal?.summary
+    expect(direct?.served).toBe((direct?.requests ?? 0) - (direct?.refusedForLength ?? 0) - (direct?.failed ?? 0))
+    expect(through?.billedPerServed).toBeCloseTo((through?.billedEquivalentInput ?? 0) / (through?.served ?? 1))
+    expect(text).toContain(`Direct had ${direct?.refusedForLength} of 105 requests refused for length.`)
+    expect(text).toMatch(
+      /per served request: direct [\d,]+, ctxgate [\d,]+ \(÷ direct \d\.\d{3}\); ctxgate served 105 of 105\./,
+    )
+    const stopped = report?.directUntilFirstRefusal
+    expect(stopped?.refusedForLength).toBe(0)
+    expect(stopped?.requests).toBeLessThan(105)
+    expect(text).toContain(
+      `Stopped at its first refusal, as an agent would, direct serves ${stopped?.served} of 105 requests`,
+    )
+    expect(text).toContain('removed/req')
+    expect(text).toContain('summed over a run it exceeds the run’s input')
 
     const html = readFileSync(htmlFile, 'utf8')
     expect(html.startsWith('<!doctype html>')).toBe(true)
@@ -83,6 +105,16 @@ describe('ctxgate replay', () => {
     const exported: string[] = []
     await replay({ export: '-' }, [mainFile], (text) => exported.push(text))
     expect(exported.join('')).toBe(readFileSync(mainFile, 'utf8'))
+  })
+
+  it('shows each run’s notes under the table, not only in --json', async () => {
+    const notedFile = join(directory, 'noted.jsonl')
+    writeFileSync(notedFile, toJsonl({ ...sub!, notes: ['system prompt and tool schemas are stand-ins'] }))
+    const output: string[] = []
+    await replay({}, [notedFile], (text) => output.push(text))
+    expect(output.join('')).toMatch(
+      /Notes on the recordings:\n\S+:\n {2}- system prompt and tool schemas are stand-ins\n/,
+    )
   })
 
   it('rejects bad options with a message', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -167,5 +167,76 @@ describe('ctxgate JSONL', () => {
     expect(() => loadRecording(path, { uncompacted: false })).toThrow(/unrecognised format/)
     writeFileSync(path, '{"a":1}\nnot json\n')
     expect(() => loadRecording(path, { uncompacted: false })).toThrow(/line 2 is not JSON/)
+    writeFileSync(path, '{"a":1}\n\nnot json\n{"b":2}\n')
+    expect(() => loadRecording(path, { uncompacted: false })).toThrow(/line 3 is not JSON/)
+  })
+
+  it('skips a last line cut short (a recording still being written), with a note', () => {
+    const whole = readFileSync(fixture('claude-session.jsonl'), 'utf8')
+    const path = join(mkdtempSync(join(tmpdir(), 'ctxgate-replay-')), 'cut.jsonl')
+    writeFileSync(path, `${whole.trimEnd()}\n{"uuid": "u99", "parentUuid": "a3", "sessionId": "s-2", "type": "us`)
+    const cut = only(path).conversation
+    const intact = only(fixture('claude-session.jsonl')).conversation
+    expect(cut.segments).toEqual(intact.segments)
+    expect(cut.notes.at(-1)).toBe(
+      `line ${whole.trimEnd().split('\n').length + 1} was cut short (the recording was still being written?) and was skipped`,
+    )
+  })
+})
+
+describe('Claude Code synthetic API errors', () => {
+  const line = (fields: Record<string, unknown>) =>
+    JSON.stringify({ sessionId: 's-9', isSidechain: false, timestamp: '2026-11-01T00:00:00Z', ...fields })
+  const apiError = {
+    id: 'syn1',
+    role: 'assistant',
+    model: '<synthetic>',
+    content: [{ type: 'text', text: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}' }],
+  }
+
+  it('skips the assistant message Claude Code writes for a failed call, in session files', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'ctxgate-replay-')), 'session.jsonl')
+    const lines = [
+      line({ uuid: 'u1', parentUuid: null, type: 'user', message: { role: 'user', content: 'Fix it.' } }),
+      line({ uuid: 'e1', parentUuid: 'u1', type: 'assistant', isApiErrorMessage: true, message: apiError }),
+      line({ uuid: 'u2', parentUuid: 'e1', type: 'user', message: { role: 'user', content: 'Try again.' } }),
+      line({
+        uuid: 'a1',
+        parentUuid: 'u2',
+        type: 'assistant',
+        message: { id: 'm1', role: 'assistant', model: 'claude-opus-4-8', content: [{ type: 'text', text: 'Done.' }] },
+      }),
+    ]
+    writeFileSync(path, `${lines.join('\n')}\n`)
+    const { conversation } = only(path)
+    expect(JSON.stringify(conversation.segments)).not.toContain('API Error')
+    expect(roles(conversation)).toEqual(['user', 'assistant'])
+    expect(conversation.model).toBe('claude-opus-4-8')
+    expect(conversation.notes.join(' ')).toMatch(/1 synthetic "API Error" message\(s\)/)
+  })
+
+  it('skips it in stream-json logs too', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'ctxgate-replay-'))
+    const path = join(directory, 'run.agent_log_raw.jsonl')
+    writeFileSync(join(directory, 'run.prompt.txt'), 'Fix it.')
+    const lines = [
+      { type: 'system', subtype: 'init', model: 'claude-sonnet-4-5', tools: ['Bash'], session_id: 'x' },
+      { type: 'assistant', message: apiError, session_id: 'x' },
+      {
+        type: 'assistant',
+        message: {
+          id: 'm1',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [{ type: 'text', text: 'Done.' }],
+        },
+        session_id: 'x',
+      },
+    ]
+    writeFileSync(path, `${lines.map((entry) => JSON.stringify(entry)).join('\n')}\n`)
+    const { conversation } = only(path)
+    expect(JSON.stringify(conversation.segments)).not.toContain('API Error')
+    expect(conversation.model).toBe('claude-sonnet-4-5')
+    expect(conversation.notes.join(' ')).toMatch(/1 synthetic "API Error" message\(s\)/)
   })
 })

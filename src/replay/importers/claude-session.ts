@@ -1,6 +1,7 @@
 import { appendMessage, textBlock, type Block, type Conversation, type Message } from '../conversation.ts'
 import { ImportError } from './import-error.ts'
 import { standInSystemPrompt, standInTools } from './stand-ins.ts'
+import { isSyntheticApiError, syntheticErrorNote } from './synthetic-error.ts'
 
 type Line = Record<string, unknown>
 
@@ -53,9 +54,9 @@ export function importClaudeSession(
     current = typeof parent === 'string' ? byUuid.get(parent) : undefined
   }
   const ordered = pathSegments.toReversed().map((segment) => segment.toReversed())
-  const lineSegments = options.uncompacted
-    ? [ordered.flat().filter((line) => line['isCompactSummary'] !== true)]
-    : ordered
+  const synthetic = ordered.flat().filter(isSyntheticApiError).length
+  const kept = ordered.map((segment) => segment.filter((line) => !isSyntheticApiError(line)))
+  const lineSegments = options.uncompacted ? [kept.flat().filter((line) => line['isCompactSummary'] !== true)] : kept
 
   const toolNames = new Set<string>()
   let model = 'claude-sonnet-4-5'
@@ -69,6 +70,7 @@ export function importClaudeSession(
     notes.push(
       `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
     )
+  if (synthetic > 0) notes.push(syntheticErrorNote(synthetic))
   return {
     id: String(leaf['sessionId'] ?? source),
     source,

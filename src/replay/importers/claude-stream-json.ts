@@ -8,6 +8,7 @@ import {
   type RecordedUsage,
 } from '../conversation.ts'
 import { ImportError } from './import-error.ts'
+import { isSyntheticApiError, syntheticErrorNote } from './synthetic-error.ts'
 import { standInSystemPrompt, standInTools } from './stand-ins.ts'
 
 type Line = Record<string, unknown>
@@ -29,7 +30,7 @@ export function looksLikeClaudeStreamJson(first: unknown): boolean {
   )
 }
 
-/** Claude Code `--output-format stream-json` (traces/PROVENANCE.md has the rules followed here). */
+/** Claude Code `--output-format stream-json`: one JSON object per line, replies split over lines by content block. */
 export function importClaudeStreamJson(
   lines: readonly Line[],
   source: string,
@@ -57,8 +58,13 @@ export function importClaudeStreamJson(
     pendingAssistant = undefined
   }
 
+  let synthetic = 0
   for (const line of lines) {
     if (line['parent_tool_use_id']) continue // a sub-agent's own traffic
+    if (isSyntheticApiError(line)) {
+      synthetic++
+      continue
+    }
     if (line['type'] === 'system' && line['subtype'] === 'compact_boundary') {
       flushAssistant()
       compactions++
@@ -101,6 +107,7 @@ export function importClaudeStreamJson(
       `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
     )
   if (retried > 0) notes.push(`${retried} retried response(s): kept the later one`)
+  if (synthetic > 0) notes.push(syntheticErrorNote(synthetic))
   notes.push('system prompt and tool schemas are stand-ins (the log has tool names only)')
   const result = lines.findLast((line) => line['type'] === 'result')
   if (result) {

@@ -46,17 +46,52 @@ export function loadRecording(
         conversations: [fromMessageList(whole as Record<string, unknown>[], path)],
       }
   }
-  const lines = text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line, index) => {
-      const parsed = tryParse(line)
-      if (parsed === undefined)
-        throw new ImportError(path, `line ${index + 1} is not JSON; expected JSON Lines or one JSON document`)
-      return parsed
-    })
+  const { records: lines, skipped } = parseJsonLines(text, path)
   const first = lines[0]
   if (first === undefined) throw new ImportError(path, 'the file is empty')
+  const loaded = importLines(lines, path, options)
+  if (skipped === undefined) return loaded
+  const note = `line ${skipped} was cut short (the recording was still being written?) and was skipped`
+  return {
+    ...loaded,
+    conversations: loaded.conversations.map((conversation) => ({
+      ...conversation,
+      notes: [...conversation.notes, note],
+    })),
+  }
+}
+
+/**
+ * One JSON value per line. Only the last line may fail to parse: a recording copied while its
+ * agent was still writing ends mid-line, and everything before it is still good.
+ */
+function parseJsonLines(text: string, path: string): { records: unknown[]; skipped?: number } {
+  const numbered = text
+    .split('\n')
+    .map((line, index) => ({ line, number: index + 1 }))
+    .filter(({ line }) => line.trim() !== '')
+  const records: unknown[] = []
+  for (const [position, { line, number }] of numbered.entries()) {
+    const parsed = tryParse(line)
+    if (parsed !== undefined) records.push(parsed)
+    else if (position === numbered.length - 1 && position > 0 && looksCutShort(line, text))
+      return { records, skipped: number }
+    else throw new ImportError(path, `line ${number} is not JSON; expected JSON Lines or one JSON document`)
+  }
+  return { records }
+}
+
+/** A JSON value that stops mid-way (no closing newline, or an opening brace never closed). */
+function looksCutShort(line: string, text: string): boolean {
+  return !text.endsWith('\n') || /^\s*[[{]/.test(line)
+}
+
+function importLines(
+  lines: unknown[],
+  path: string,
+  options: LoadOptions,
+): { format: RecordingFormat; conversations: Conversation[] } {
+  const first = lines[0]
   if (looksLikeCtxgateJsonl(first)) return { format: 'ctxgate', conversations: importCtxgateJsonl(lines, path) }
   if (looksLikeOpenHands(first))
     return {

@@ -73,7 +73,7 @@ export function textOf(content: unknown): string {
   return ''
 }
 
-/** mini-swe-agent's built-in tool (traces/PROVENANCE.md). */
+/** mini-swe-agent's built-in tool: bash, with one string parameter, command. */
 export const bashTool: ToolDefinition = {
   name: 'bash',
   description: 'Execute a bash command in the repository and return its exit code and output.',

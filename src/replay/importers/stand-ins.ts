@@ -2,7 +2,7 @@ import type { ToolDefinition } from '../conversation.ts'
 
 /**
  * Claude Code logs name its tools but not their schemas or the system prompt, which together run
- * well over 10k tokens (traces/PROVENANCE.md). Replays use deterministic stand-ins of that size, so
+ * well over 10k tokens. Replays use deterministic stand-ins of that size, so
  * cache and budget numbers see a realistic head.
  */
 const words = [

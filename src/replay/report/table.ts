@@ -10,9 +10,14 @@ export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
   ['cache write', (row) => thousands(row.summary.usage.cacheWrite5mTokens + row.summary.usage.cacheWrite1hTokens)],
   ['cache read', (row) => thousands(row.summary.usage.cacheReadTokens)],
   ['billed-eq input', (row) => thousands(Math.round(row.summary.billedEquivalentInput))],
+  ['per served', (row) => thousands(row.summary.billedPerServed)],
   ['read share', (row) => `${(row.summary.cacheReadShare * 100).toFixed(1)}%`],
   ['prefix breaks', (row) => String(row.summary.prefixBreaks)],
-  ['removed', (row) => thousands(row.summary.tokensRemoved)],
+  // Per request: the sum over a run's requests exceeds its input, since every request resends the history.
+  [
+    'removed/req',
+    (row) => (row.summary.requests === 0 ? '0' : thousands(row.summary.tokensRemoved / row.summary.requests)),
+  ],
   ['÷ direct', (row) => (row.ratioToDirect === undefined ? '—' : row.ratioToDirect.toFixed(3))],
 ]
 

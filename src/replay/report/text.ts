@@ -1,0 +1,20 @@
+import type { ReplayReport } from './build-report.ts'
+import { columnNotes, explainTotals } from './explain.ts'
+import { renderTable } from './table.ts'
+
+/** The terminal report: the table, what its columns mean, why totals differ, and each run's notes. */
+export function renderTextReport(report: ReplayReport): string {
+  const table = renderTable([...report.runs.flatMap((run) => run.rows), ...report.totals])
+  const explanation = explainTotals(report.totals, report.directUntilFirstRefusal)
+  const notes = report.runs
+    .filter((run) => run.notes.length > 0)
+    .flatMap((run) => [`${run.name}:`, ...run.notes.map((note) => `  - ${note}`)])
+  return [
+    table,
+    '',
+    ...columnNotes,
+    ...(explanation.length > 0 ? ['', ...explanation] : []),
+    ...(notes.length > 0 ? ['', 'Notes on the recordings:', ...notes] : []),
+    '',
+  ].join('\n')
+}
