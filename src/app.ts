@@ -27,6 +27,8 @@ import {
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
+import { createLiveRecorder } from './live/live-recorder.ts'
+import { registerLiveRoutes } from './live/live-routes.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import { MemorySessionStore } from './session/memory-store.ts'
@@ -71,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const shared = deps.store ? undefined : createSharedStore(config, metrics, logger)
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
   const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
+  const live = createLiveRecorder(config, registry)
   const forwardDeps: ForwardDeps = {
     config,
     upstreams,
@@ -79,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sessions,
     logger,
     sharedState: store.kind !== 'memory',
+    live,
   }
   const prepareFor =
     deps.prepareFor ??
@@ -110,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   server.addHook('onClose', async () => {
     await closeUpstreams(upstreams)
     await store.close?.()
+    await live.close()
   })
 
   server.get('/healthz', async () => ({ status: 'ok' }))
@@ -118,8 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
     return { status: 'ready', store: store.kind, storeReachable: store.healthy() }
   })
-  const registerAdmin = (target: FastifyInstance): void =>
+  const registerAdmin = (target: FastifyInstance): void => {
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
+    registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
+  }
   if (config.metrics.port === null) registerAdmin(server)
 
   // Client authentication, when configured, guards every proxied route (not health or admin).
