@@ -2,7 +2,7 @@
 export function livePageHtml(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>ctxgate — live</title>
+<title>ctxgate — live</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="assets/uplot.css"><link rel="stylesheet" href="assets/live-page.css">
 <script defer src="assets/uplot.js"></script><script defer src="assets/token-chart.js"></script><script defer src="assets/live-page.js"></script>
 </head><body>
@@ -38,7 +38,7 @@ const numbersExplained = `<footer><h2>What the numbers mean</h2><dl>
 /** Asks for the admin token; it is exchanged for a cookie that opens this page only. */
 export function loginPageHtml(message: string | undefined): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ctxgate — sign in</title><link rel="stylesheet" href="assets/live-page.css"></head>
+<html lang="en"><head><meta charset="utf-8"><title>ctxgate — sign in</title><link rel="icon" href="data:,"><link rel="stylesheet" href="assets/live-page.css"></head>
 <body><form class="login" method="post" action="login">
 <h1>ctxgate live</h1><p>This page needs the admin token (<code>CTXGATE_ADMIN_TOKEN</code>).</p>
 ${message ? `<p class="error">${message}</p>` : ''}
