@@ -115,6 +115,7 @@ export async function replay(
         results,
         totals,
         `ctxgate replay — window ${options.window.toLocaleString('en-US')}, client cache ${options.clientCache}`,
+        options.window,
       ),
     )
   if (values.json) write(`${JSON.stringify(report, null, 2)}\n`)

@@ -44,12 +44,18 @@ async function openLivePage(): Promise<{ page: Page; streamsOpened: () => number
   })
   await page.goto(`${stack.proxyUrl}/ctxgate/?token=${adminToken}`)
   expect(new URL(page.url()).search).toBe('')
-  await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live')
+  await page.waitForFunction(isLive)
   return { page, streamsOpened: () => streams }
 }
 
+/** Page-side conditions are strings: the tests are type-checked without the DOM library. */
+const isLive = `document.getElementById('status')?.textContent === 'live'`
+
 const drawnBars = (page: Page): Promise<string | undefined> =>
-  page.$eval('#chart', (chart) => (chart as HTMLElement).dataset['drawnBars'])
+  page
+    .locator('#chart')
+    .getAttribute('data-drawn-bars')
+    .then((value) => value ?? undefined)
 
 describe('live page', () => {
   it('refuses without the admin token, and signs in with it', async () => {
@@ -78,7 +84,7 @@ describe('live page', () => {
     expect(await tab.locator('#sessions').count()).toBe(0)
     await tab.fill('input[name="token"]', adminToken)
     await tab.click('button[type="submit"]')
-    await tab.waitForFunction(() => document.getElementById('status')?.textContent === 'live')
+    await tab.waitForFunction(isLive)
     const cookie = (await context.cookies()).find((entry) => entry.name === 'ctxgate_live')
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/ctxgate' })
     expect(cookie?.value).not.toContain(adminToken)
@@ -98,9 +104,7 @@ describe('live page', () => {
       headers: { 'x-ctxgate-session': sessionHeader },
       // Each answer reaches the open page over its event stream, before the next request is sent.
       afterEach: (sent) =>
-        page
-          .waitForFunction((n) => document.getElementById('chart')?.dataset['drawnBars'] === String(n), sent)
-          .then(() => undefined),
+        page.waitForFunction(`document.getElementById('chart')?.dataset.drawnBars === '${sent}'`).then(() => undefined),
     })
     expect(await drawnBars(page)).toBe(String(steps))
     expect(await page.locator('#log tbody tr').count()).toBe(steps)
@@ -108,7 +112,7 @@ describe('live page', () => {
 
     const openai = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: openaiKey, maxRetries: 0 })
     await openai.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: `Hi ${marker}` }] })
-    await page.waitForFunction(() => document.querySelectorAll('#sessions tbody tr').length === 2)
+    await page.waitForFunction(`document.querySelectorAll('#sessions tbody tr').length === 2`)
 
     const anthropicRow = page.locator('#sessions tbody tr', { hasText: 'claude-sonnet-4-5' })
     const cells = await anthropicRow.locator('td').allTextContents()
@@ -129,7 +133,7 @@ describe('live page', () => {
 
   it('shows no request body, key or header value in the page or its event stream', async () => {
     const { page } = await openLivePage()
-    await page.waitForFunction(() => document.querySelectorAll('#sessions tbody tr').length === 2)
+    await page.waitForFunction(`document.querySelectorAll('#sessions tbody tr').length === 2`)
     const html = await page.content()
     const stream = await firstFrames(`${stack.proxyUrl}/ctxgate/events`)
     expect(stream).toContain('event: snapshot')
