@@ -127,10 +127,12 @@
         var width = ctx.measureText(text).width
         // Labels that would overlap the previous one are left to the legend and the log.
         if (x + 3 * pixel < lastLabelEnd) return
+        // Near the right edge the label goes to the left of its line.
+        var left = x + width + 12 * pixel > u.bbox.left + u.bbox.width ? x - width - 8 * pixel : x + 2 * pixel
         ctx.fillStyle = 'rgba(255,255,255,0.85)'
-        ctx.fillRect(x + 2 * pixel, u.bbox.top + 2 * pixel, width + 6 * pixel, 15 * pixel)
+        ctx.fillRect(left, u.bbox.top + 14 * pixel, width + 6 * pixel, 15 * pixel)
         ctx.fillStyle = colours.mark
-        ctx.fillText(text, x + 5 * pixel, u.bbox.top + 13 * pixel)
+        ctx.fillText(text, left + 3 * pixel, u.bbox.top + 25 * pixel)
         lastLabelEnd = x + width + 12 * pixel
       })
       ctx.restore()
