@@ -25,7 +25,7 @@ const stack = await startStack({
 const browser = await launchChromium()
 const page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1 })
 await page.goto(`${stack.proxyUrl}/ctxgate/`)
-await page.waitForFunction(`document.getElementById('status')?.textContent === 'live'`)
+await page.locator('#status.live').waitFor()
 
 const claudeCode = (session: string): Anthropic =>
   new Anthropic({
@@ -69,9 +69,7 @@ await runAgentSession({
   marker: 'main',
   afterEach: async (request) => {
     const answered = performance.now()
-    await page.waitForFunction(`document.getElementById('chart')?.dataset.drawnBars === '${request}'`, undefined, {
-      polling: 1,
-    })
+    await page.locator(`#chart[data-drawn-bars="${request}"]`).waitFor()
     latencies.push(performance.now() - answered)
   },
 })

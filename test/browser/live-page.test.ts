@@ -44,12 +44,12 @@ async function openLivePage(): Promise<{ page: Page; streamsOpened: () => number
   })
   await page.goto(`${stack.proxyUrl}/ctxgate/?token=${adminToken}`)
   expect(new URL(page.url()).search).toBe('')
-  await page.waitForFunction(isLive)
+  await page.locator(live).waitFor()
   return { page, streamsOpened: () => streams }
 }
 
-/** Page-side conditions are strings: the tests are type-checked without the DOM library. */
-const isLive = `document.getElementById('status')?.textContent === 'live'`
+/** Conditions are selectors, waited on by playwright outside the page (its CSP forbids evaluated strings). */
+const live = '#status.live'
 
 const drawnBars = (page: Page): Promise<string | undefined> =>
   page
@@ -84,7 +84,7 @@ describe('live page', () => {
     expect(await tab.locator('#sessions').count()).toBe(0)
     await tab.fill('input[name="token"]', adminToken)
     await tab.click('button[type="submit"]')
-    await tab.waitForFunction(isLive)
+    await tab.locator(live).waitFor()
     const cookie = (await context.cookies()).find((entry) => entry.name === 'ctxgate_live')
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/ctxgate' })
     expect(cookie?.value).not.toContain(adminToken)
@@ -103,8 +103,7 @@ describe('live page', () => {
       marker,
       headers: { 'x-ctxgate-session': sessionHeader },
       // Each answer reaches the open page over its event stream, before the next request is sent.
-      afterEach: (sent) =>
-        page.waitForFunction(`document.getElementById('chart')?.dataset.drawnBars === '${sent}'`).then(() => undefined),
+      afterEach: (sent) => page.locator(`#chart[data-drawn-bars="${sent}"]`).waitFor(),
     })
     expect(await drawnBars(page)).toBe(String(steps))
     expect(await page.locator('#log tbody tr').count()).toBe(steps)
@@ -112,7 +111,7 @@ describe('live page', () => {
 
     const openai = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: openaiKey, maxRetries: 0 })
     await openai.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: `Hi ${marker}` }] })
-    await page.waitForFunction(`document.querySelectorAll('#sessions tbody tr').length === 2`)
+    await page.locator('#sessions tbody tr').nth(1).waitFor()
 
     const anthropicRow = page.locator('#sessions tbody tr', { hasText: 'claude-sonnet-4-5' })
     const cells = await anthropicRow.locator('td').allTextContents()
@@ -133,7 +132,7 @@ describe('live page', () => {
 
   it('shows no request body, key or header value in the page or its event stream', async () => {
     const { page } = await openLivePage()
-    await page.waitForFunction(`document.querySelectorAll('#sessions tbody tr').length === 2`)
+    await page.locator('#sessions tbody tr').nth(1).waitFor()
     const html = await page.content()
     const stream = await firstFrames(`${stack.proxyUrl}/ctxgate/events`)
     expect(stream).toContain('event: snapshot')
