@@ -29,6 +29,8 @@ import {
 import { forward, writeError, type ForwardDeps, type PrepareBody } from './routes/forward.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
+import { createLiveRecorder } from './live/live-recorder.ts'
+import { registerLiveRoutes } from './live/live-routes.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import { MemorySessionStore } from './session/memory-store.ts'
@@ -76,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (shared) registerStoreCircuitGauge(registry, () => shared.circuitState())
   store = deps.store ?? shared ?? new MemorySessionStore(config.sessions)
   const sessions: SessionTotalsStore = shared?.totals ?? new SessionAccounting(config.sessions.maxEntries)
+  const live = createLiveRecorder(config, registry)
   const forwardDeps: ForwardDeps = {
     config,
     upstreams,
@@ -84,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sessions,
     logger,
     sharedState: store.kind !== 'memory',
+    live,
   }
   const prepareFor =
     deps.prepareFor ??
@@ -117,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   server.addHook('onClose', async () => {
     await closeUpstreams(upstreams)
     await store.close?.()
+    await live.close()
   })
 
   attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
@@ -128,8 +133,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     const circuit = store.circuitState?.()
     return { status: 'ready', store: store.kind, storeReachable: store.healthy(), ...(circuit ? { circuit } : {}) }
   })
-  const registerAdmin = (target: FastifyInstance): void =>
+  const registerAdmin = (target: FastifyInstance): void => {
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
+    registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
+  }
   if (config.metrics.port === null) registerAdmin(server)
 
   // Client authentication, when configured, guards every proxied route (not health or admin).

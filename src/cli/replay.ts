@@ -107,6 +107,7 @@ function writeHtmlReport(
     results,
     report.totals,
     `ctxgate replay — window ${window.toLocaleString('en-US')}, client cache ${clientCache}`,
+    window,
   )
   try {
     mkdirSync(dirname(resolve(file)), { recursive: true })

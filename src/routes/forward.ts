@@ -23,6 +23,7 @@ import {
 import { promptTokensOf, type Usage } from '../providers/usage.ts'
 import type { Accounting, PrepareBody, Prepared } from './prepare.ts'
 import { refitIfTooLong } from './refit.ts'
+import type { LiveRecorder } from '../live/live-recorder.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -33,6 +34,8 @@ export interface ForwardDeps {
   readonly logger: Logger
   /** State lives in a store other replicas read: what an answer reports must land before the client has it. */
   readonly sharedState: boolean
+  /** The live page (/ctxgate/): told about every finished request. */
+  readonly live?: LiveRecorder
 }
 
 export type { PrepareBody }
@@ -103,6 +106,7 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   const provider = input.upstream
   try {
     recordRequest(deps, { route: input.route, provider, durationMs, ...outcome })
+    deps.live?.recordRequest({ route: input.route, durationMs, ...outcome }, request.headers['user-agent'])
   } catch (error) {
     deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
   }

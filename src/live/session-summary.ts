@@ -1,0 +1,110 @@
+import { promptTokensOf } from '../providers/usage.ts'
+import { billedEquivalentInput } from '../replay/billing.ts'
+import type { LiveEvent } from './live-event.ts'
+import { dollarsFor, priceFor } from './prices.ts'
+
+/** Additive totals of one session; every field sums over its requests. */
+export const counterFields = [
+  'requests',
+  'errors',
+  'inputTokens',
+  'cacheWrite5mTokens',
+  'cacheWrite1hTokens',
+  'cacheReadTokens',
+  'outputTokens',
+  'billedTokens',
+  'uneditedBilledTokens',
+  'dollars',
+  'uneditedDollars',
+  'unpricedRequests',
+  'tokensRemoved',
+  'editBatches',
+  'refusalsAvoided',
+  'compactionsAvoided',
+] as const
+
+export type CounterField = (typeof counterFields)[number]
+export type Counters = Readonly<Record<CounterField, number>>
+
+/** What the sessions list shows for one session. */
+export interface SessionSummary extends Counters {
+  readonly session: string
+  readonly client: string
+  readonly model: string
+  readonly firstSeen: number
+  readonly lastSeen: number
+  /** The newest unedited prompt was past the client's own compaction point (1) or not (0). */
+  readonly pastCompactPoint: number
+}
+
+/**
+ * Where a client compacts on its own: Claude Code does at window − min(max output, 20,000) − 13,000;
+ * with its usual large max output that is window − 33,000.
+ */
+export function compactPointOf(window: number | undefined): number | undefined {
+  return window === undefined || window <= 33_000 ? undefined : window - 33_000
+}
+
+/** How much one request adds to its session's totals, given whether the session was already past its compaction point. */
+export function countersOf(event: LiveEvent, wasPastCompactPoint: boolean): Counters {
+  const usage = event.usage
+  const billed = usage ? billedEquivalentInput(usage) : 0
+  const before = event.estimatedBefore ?? 0
+  const after = event.estimatedAfter ?? 0
+  // Unedited, the prompt side would have been this much larger (ctxgate's own estimates, before ÷ after).
+  const scale = before > after && after > 0 ? before / after : 1
+  const price = priceFor(event.model)
+  const served = event.status === 200
+  return {
+    requests: 1,
+    errors: served ? 0 : 1,
+    inputTokens: usage?.inputTokens ?? 0,
+    cacheWrite5mTokens: usage?.cacheWrite5mTokens ?? 0,
+    cacheWrite1hTokens: usage?.cacheWrite1hTokens ?? 0,
+    cacheReadTokens: usage?.cacheReadTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    billedTokens: billed,
+    uneditedBilledTokens: billed * scale,
+    dollars: usage && price ? dollarsFor(price, usage) : 0,
+    uneditedDollars: usage && price ? dollarsFor(price, usage, scale) : 0,
+    unpricedRequests: usage && !price ? 1 : 0,
+    tokensRemoved: event.tokensRemoved,
+    editBatches: event.newBatch ? 1 : 0,
+    refusalsAvoided: event.refusalAvoided ? 1 : 0,
+    compactionsAvoided: compactionAvoided(event, wasPastCompactPoint) ? 1 : 0,
+  }
+}
+
+/** The request took the unedited prompt past the client's compaction point while what ctxgate sent stayed below it. */
+function compactionAvoided(event: LiveEvent, wasPastCompactPoint: boolean): boolean {
+  const point = compactPointOf(event.window)
+  if (point === undefined || event.status !== 200 || wasPastCompactPoint) return false
+  const sent = event.usage ? promptTokensOf(event.usage) : (event.estimatedAfter ?? 0)
+  return (event.estimatedBefore ?? 0) >= point && sent < point
+}
+
+/** Whether, after this request, the session's unedited prompt is past its compaction point. */
+export function pastCompactPointAfter(event: LiveEvent, wasPastCompactPoint: boolean): boolean {
+  const point = compactPointOf(event.window)
+  if (point === undefined || event.estimatedBefore === undefined) return wasPastCompactPoint
+  return event.estimatedBefore >= point
+}
+
+export const zeroCounters: Counters = Object.fromEntries(counterFields.map((field) => [field, 0])) as Counters
+
+/** The session's summary after one more request. */
+export function addEvent(previous: SessionSummary | undefined, event: LiveEvent): SessionSummary {
+  const wasPast = (previous?.pastCompactPoint ?? 0) === 1
+  const added = countersOf(event, wasPast)
+  const base = previous ?? zeroCounters
+  const counters = Object.fromEntries(counterFields.map((field) => [field, base[field] + added[field]])) as Counters
+  return {
+    ...counters,
+    session: event.session,
+    client: event.client,
+    model: event.model,
+    firstSeen: previous?.firstSeen ?? event.at,
+    lastSeen: Math.max(previous?.lastSeen ?? 0, event.at),
+    pastCompactPoint: pastCompactPointAfter(event, wasPast) ? 1 : 0,
+  }
+}
