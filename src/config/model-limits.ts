@@ -6,15 +6,20 @@ import type { Config, ModelLimits } from './schema.ts'
  * `*` entry (or nothing) matches is reported to the handler set with `onUnknownModel`, every time.
  */
 export function limitsFor(config: Readonly<Config>, model: string): ModelLimits | undefined {
+  const limits = lookupLimits(config, model)
+  if (limits === undefined || limits.match === catchAll)
+    for (const handler of missHandlers.get(config) ?? []) handler(model)
+  return limits
+}
+
+/** The same lookup without reporting a miss: for readers (the live page) that must not count a request twice. */
+export function lookupLimits(config: Readonly<Config>, model: string): ModelLimits | undefined {
   let lookup = lookups.get(config)
   if (!lookup) {
     lookup = memoizeByName((name) => config.models.find((entry) => globToRegExp(entry.match).test(name)))
     lookups.set(config, lookup)
   }
-  const limits = lookup(model)
-  if (limits === undefined || limits.match === catchAll)
-    for (const handler of missHandlers.get(config) ?? []) handler(model)
-  return limits
+  return lookup(model)
 }
 
 /** The pattern of the fallback entry: a model served only by it has no limits of its own. */

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client'
 import type { Config } from '../config/schema.ts'
-import { limitsFor } from '../config/model-limits.ts'
+import { lookupLimits } from '../config/model-limits.ts'
 import { liveEventFrom, type LiveEvent, type LiveSource } from './live-event.ts'
 import { defaultHistoryBounds, LiveHistory, type HistoryBounds, type LiveSnapshot } from './live-history.ts'
 import { RedisLiveMirror, type RemoteRequest } from './redis-mirror.ts'
@@ -107,7 +107,7 @@ export function createLiveRecorder(config: Readonly<Config>, registry: Registry)
           onError: (operation) => storeErrors.inc({ operation }),
         })
   return new LiveRecorder({
-    windowOf: (model) => limitsFor(config, model)?.window,
+    windowOf: (model) => lookupLimits(config, model)?.window,
     ...(mirror ? { mirror } : {}),
   })
 }
