@@ -43,10 +43,11 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
     coldNow: cold,
     coldLater: conversation.cacheTtl === '1h' ? input.cadence.pausesOver1h : input.cadence.pausesOver5m,
   })
-  const expectedNetSaving = path.wait - path.batchNow
+  // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over not editing.
+  const expectedNetSaving = path.never - path.batchNow
   const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved } as const
   if (overBudget) return { ...base, reason: 'over_budget', oneTimeCost: path.oneTimeCost, expectedNetSaving }
-  if (expectedNetSaving <= 0 || expectedNetSaving < policy.margin * path.oneTimeCost)
+  if (path.wait < path.batchNow || expectedNetSaving <= 0 || expectedNetSaving < policy.margin * path.oneTimeCost)
     return { kind: 'none', reason: 'waiting_pays_more' }
   return { ...base, reason: cold ? 'cold_cache' : 'pays_back', oneTimeCost: path.oneTimeCost, expectedNetSaving }
 }

@@ -36,6 +36,8 @@ export interface PathPrices {
   readonly batchNow: number
   /** Cost of the best plan that does not batch now. */
   readonly wait: number
+  /** Cost of making no below-budget batch at all over the horizon. */
+  readonly never: number
   /** One-time cost of the batch now (rewriting what follows its edit point). */
   readonly oneTimeCost: number
 }
@@ -49,6 +51,7 @@ export function pricePath(input: PathInput): PathPrices {
   return {
     batchNow: oneTimeCost + path.cheapestFrom(0, input.sizeAfter, input.sizeAfter - input.protectedTail),
     wait: path.cheapestFrom(0, input.size, input.keptPrefix),
+    never: path.withoutBatches(input.size),
     oneTimeCost,
   }
 }
@@ -92,6 +95,10 @@ class PathPricer {
       if (cost < cheapest) cheapest = cost
     }
     return cheapest
+  }
+
+  withoutBatches(size: number): number {
+    return this.#segment(size, 0, this.#steps + 1)
   }
 
   /** What is left after a batch at a later step: what could not be cleared now, plus the unclearable part of the growth. */

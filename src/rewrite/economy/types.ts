@@ -52,7 +52,7 @@ export type EconomyDecision =
       readonly tokensRemoved: number
       /** What this batch costs once, in uncached-input tokens (rewriting the prefix after the edit point). */
       readonly oneTimeCost: number
-      /** Expected saving of batching now over the best plan that waits, in uncached-input tokens. */
+      /** Expected saving of this batch (and the later ones it plans) over not editing, in uncached-input tokens. */
       readonly expectedNetSaving: number
     }
   | { readonly kind: 'none'; readonly reason: NoBatchReason }
@@ -68,7 +68,7 @@ export interface EconomyPolicy {
   readonly shortSessionRequests: number
   /** Over budget: the batch brings the request at least down to this fraction of the budget. */
   readonly lowWater: number
-  /** A below-budget batch must save at least this share of its own one-time cost over waiting. */
+  /** A below-budget batch must save at least this share of its own one-time cost over not editing. */
   readonly margin: number
   /** Requests ahead the path is priced over, at most (bounds the work per request). */
   readonly horizonCap: number
