@@ -53,17 +53,16 @@ const thousands = (value: number): string => Math.round(value).toLocaleString('e
 
 const reference = simulate(direct, 'rolling', 200_000)
 const referenceTotal = billedEquivalent(total(reference))
-const lengths = conversations.map(
-  (conversation, index) => (bodies.none[index] as Json[]).length + 0 * conversation.segments.length,
-)
+const lengths = bodies.none.map((runBodies) => runBodies.length)
 const leaveOneOut = (index: number): RemainingEstimate => ({ finished: lengths.filter((_, other) => other !== index) })
 
+const policiesAt = (window: number): Policy[] => [
+  budgetOnly(),
+  triggerTarget(Math.min(100_000, 0.9 * window - maxTokens), 40_000),
+  cachePriced({}),
+]
+
 function mainTable(): void {
-  const policies = (window: number): Policy[] => [
-    budgetOnly(),
-    triggerTarget(Math.min(100_000, 0.9 * window - maxTokens), 40_000),
-    cachePriced({}),
-  ]
   console.log(
     `careful agent (rolling marks) sent direct at the full window: ${thousands(referenceTotal)} billed-eq input\n`,
   )
@@ -71,7 +70,7 @@ function mainTable(): void {
   console.log('|---|---|---|---:|---:|---:|---:|---:|')
   for (const window of [200_000, 64_000])
     for (const clientCache of ['none', 'rolling'] as const)
-      for (const policy of [direct, ...policies(window)]) {
+      for (const policy of [direct, ...policiesAt(window)]) {
         const runs = simulate(policy, clientCache, window)
         const sum = total(runs)
         console.log(

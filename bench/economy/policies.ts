@@ -73,7 +73,9 @@ export function cadenceFor(context: PolicyContext, remaining: RemainingEstimate)
     gapsMs: [],
     finishedLengths: typeof remaining === 'object' ? remaining.finished : [],
   })
-  return remaining === 'exact' ? { ...cadence, expectedRemaining: context.requestsInRun - context.request } : cadence
+  if (remaining === 'exact') return { ...cadence, expectedRemaining: context.requestsInRun - context.request }
+  const floor = typeof remaining === 'object' ? ((remaining as { floor?: number }).floor ?? 0) : 0
+  return { ...cadence, expectedRemaining: Math.max(floor, cadence.expectedRemaining) }
 }
 
 export function cachePriced(
