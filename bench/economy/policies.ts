@@ -62,7 +62,8 @@ export function triggerTarget(start: number, target: number, note: Policy['note'
   }
 }
 
-export type RemainingEstimate = 'lindy' | 'exact' | { readonly finished: readonly number[] }
+/** Lindy (the session's own length), the run's true remaining count, or finished sessions' lengths with an optional floor. */
+export type RemainingEstimate = 'lindy' | 'exact' | { readonly finished: readonly number[]; readonly floor?: number }
 
 export function cadenceFor(context: PolicyContext, remaining: RemainingEstimate): Cadence {
   const sizes = context.originalSizes
@@ -74,7 +75,7 @@ export function cadenceFor(context: PolicyContext, remaining: RemainingEstimate)
     finishedLengths: typeof remaining === 'object' ? remaining.finished : [],
   })
   if (remaining === 'exact') return { ...cadence, expectedRemaining: context.requestsInRun - context.request }
-  const floor = typeof remaining === 'object' ? ((remaining as { floor?: number }).floor ?? 0) : 0
+  const floor = typeof remaining === 'object' ? (remaining.floor ?? 0) : 0
   return { ...cadence, expectedRemaining: Math.max(floor, cadence.expectedRemaining) }
 }
 
