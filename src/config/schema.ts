@@ -22,6 +22,30 @@ export function withoutTrailingVersion(url: string): string {
   return url.replace(/\/+$/, '').replace(/\/v1$/, '')
 }
 
+/** Dollars per million tokens (null: unknown); cache prices as multiples of the input price. */
+const priceSchema = z.strictObject({
+  /** Glob on the request's model name; the first match wins. */
+  match: z.string().min(1),
+  input: z.number().min(0).nullable(),
+  output: z.number().min(0).nullable(),
+  cacheWrite5m: z.number().min(0),
+  cacheWrite1h: z.number().min(0),
+  cacheRead: z.number().min(0),
+})
+
+/** The cache-priced economy: edits below budget only when they pay, never past the quality floor. */
+const economySchema = z.strictObject({
+  prices: z.array(priceSchema),
+  /** Below-budget edits start only once a request is this many tokens (the provider's own context editing starts at 100k). */
+  startTokens: z.number().int().min(0),
+  /** The newest N tool rounds always stay whole. */
+  keepRecentRounds: z.number().int().min(0),
+  /** Results of these tools are never cleared or folded below budget. */
+  excludeTools: z.array(z.string().min(1)),
+  /** Sessions with fewer requests than this are never edited below budget. */
+  shortSessionRequests: z.number().int().min(0),
+})
+
 const modelSchema = z.strictObject({
   /** Glob on the request's model name (`*` any run of characters); the first match wins. */
   match: z.string().min(1),
@@ -88,6 +112,7 @@ export const configSchema = z.strictObject({
     systemNote: z.boolean(),
   }),
   models: z.array(modelSchema).min(1),
+  economy: economySchema,
   sessions: z.strictObject({
     /** Conversations whose frozen decisions are kept in memory (least recently used go first). */
     maxEntries: z.number().int().min(1),

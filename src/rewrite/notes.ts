@@ -16,12 +16,45 @@ export function dropNote(scope: 'turns' | 'rounds', dropped: number): string {
 
 /** A short summary of a long tool output: its size, exit status if it shows one, and its first meaningful line. */
 export function foldSummary(text: string): string {
+  const wrapped = unwrapCommandOutput(text)
+  if (wrapped) return wrappedFoldSummary(wrapped)
   const lines = text.split('\n')
   const exit = /(?:exit(?:ed)?(?: with)?(?: code| status)?|returncode>?)\s*[:=]?\s*(-?\d+)/i.exec(text)
-  const first =
-    lines.map((line) => line.trim()).find((line) => line.length > 0 && !/^[-=#*_`~<>|+\s]+$/.test(line)) ?? ''
-  const shown = first.length > 160 ? `${first.slice(0, 157)}...` : first
+  const first = meaningfulLines(lines, 1)[0] ?? ''
   const parts = [`${text.length.toLocaleString('en-US')} characters`, `${lines.length.toLocaleString('en-US')} lines`]
   if (exit) parts.push(`exit status ${exit[1]}`)
-  return `[ctxgate folded this tool output (${parts.join(', ')}). It began: ${JSON.stringify(shown)}. Run the tool again if you need the full output.]`
+  return `[ctxgate folded this tool output (${parts.join(', ')}). It began: ${JSON.stringify(first)}. Run the tool again if you need the full output.]`
+}
+
+/**
+ * Codex wraps every command result in a header (Chunk ID, Wall time, "Process exited with code N",
+ * Original token count, then "Output:"); the summary must quote the output, not the header.
+ */
+function unwrapCommandOutput(text: string): { exit: string | undefined; output: string } | undefined {
+  const header = /^Chunk ID: [^\n]*\n(?:[^\n]*\n)*?Output:\n?/.exec(text)
+  if (!header) return undefined
+  const exit = /^Process exited with code (-?\d+)$/m.exec(header[0])?.[1]
+  return { exit, output: text.slice(header[0].length) }
+}
+
+function wrappedFoldSummary(wrapped: { exit: string | undefined; output: string }): string {
+  const lines = wrapped.output.split('\n')
+  const parts = [
+    `${wrapped.output.length.toLocaleString('en-US')} characters`,
+    `${lines.length.toLocaleString('en-US')} lines of output`,
+  ]
+  if (wrapped.exit !== undefined) parts.push(`exit code ${wrapped.exit}`)
+  const first = meaningfulLines(lines, 3)
+  const began =
+    first.length > 0 ? `It began: ${first.map((line) => JSON.stringify(line)).join(' / ')}` : 'It printed nothing'
+  return `[ctxgate folded this command output (${parts.join(', ')}). ${began}. Run the command again if you need the full output.]`
+}
+
+/** The first `count` lines with something in them besides rules and box drawing, each cut to 160 characters. */
+function meaningfulLines(lines: readonly string[], count: number): string[] {
+  return lines
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0 && !/^[-=#*_`~<>|+\s]+$/.test(line))
+    .slice(0, count)
+    .map((line) => (line.length > 160 ? `${line.slice(0, 157)}...` : line))
 }

@@ -1,0 +1,102 @@
+/**
+ * The break-even decision: which batch of old tool results to replace on this request, and why —
+ * because the request is over budget, because the batch pays for its cache rewrite over the path
+ * ahead, or because the cache has expired and the rewrite is free — or that waiting is cheaper.
+ */
+import type { Cadence } from './cadence.ts'
+import { isCold } from './cache-timing.ts'
+import { pricePath } from './path-cost.ts'
+import { writePrice, type ModelPrices } from './prices.ts'
+import type { ConversationCost, EconomyDecision, EconomyPolicy, ResultCost } from './types.ts'
+
+export interface EconomyInput {
+  readonly conversation: ConversationCost
+  readonly cadence: Cadence
+  readonly prices: ModelPrices
+  readonly policy: EconomyPolicy
+}
+
+export function decideBatch(input: EconomyInput): EconomyDecision {
+  const { conversation, policy } = input
+  const size = totalTokens(conversation)
+  const overBudget = size > conversation.budget
+  if (!overBudget && input.cadence.requestsSoFar < policy.shortSessionRequests)
+    return { kind: 'none', reason: 'short_session' }
+  if (!overBudget && size < policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  const batch = eligibleResults(conversation, policy)
+  if (batch.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
+  const editPoint = (batch[0] as ResultCost).message
+  const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
+  const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
+  const path = pricePath({
+    size,
+    sizeAfter: size - tokensRemoved,
+    keptPrefix: tokensBefore(conversation, editPoint),
+    protectedTail: protectedTailTokens(conversation, policy.keepRecentRounds),
+    growthPerRequest: input.cadence.growthPerRequest,
+    clearableShare: clearableShare(conversation),
+    remaining: Math.min(policy.horizonCap, input.cadence.expectedRemaining),
+    budget: conversation.budget,
+    startTokens: policy.startTokens,
+    read: input.prices.cacheRead,
+    write: writePrice(input.prices, conversation.cacheTtl),
+    coldNow: cold,
+    coldLater: conversation.cacheTtl === '1h' ? input.cadence.pausesOver1h : input.cadence.pausesOver5m,
+  })
+  // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over not editing.
+  const expectedNetSaving = path.never - path.batchNow
+  const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved } as const
+  if (overBudget) return { ...base, reason: 'over_budget', oneTimeCost: path.oneTimeCost, expectedNetSaving }
+  if (path.wait < path.batchNow || expectedNetSaving <= 0 || expectedNetSaving < policy.margin * path.oneTimeCost)
+    return { kind: 'none', reason: 'waiting_pays_more' }
+  return { ...base, reason: cold ? 'cold_cache' : 'pays_back', oneTimeCost: path.oneTimeCost, expectedNetSaving }
+}
+
+/**
+ * Results a batch may replace, oldest first: not in the newest protected rounds, not from an
+ * excluded tool, and bigger than what would replace them. A batch takes all of them: every one
+ * after the edit point is rewritten anyway, so clearing it too only makes the rewrite cheaper.
+ */
+export function eligibleResults(conversation: ConversationCost, policy: EconomyPolicy): ResultCost[] {
+  const firstProtectedRound = conversation.rounds - policy.keepRecentRounds
+  const excluded = new Set(policy.excludeTools)
+  return conversation.messages.flatMap((message) =>
+    message.results.filter(
+      (result) =>
+        result.round < firstProtectedRound && !excluded.has(result.tool) && result.tokens > result.replacementTokens,
+    ),
+  )
+}
+
+export function totalTokens(conversation: ConversationCost): number {
+  return conversation.messages.reduce((sum, message) => sum + message.tokens, conversation.headTokens)
+}
+
+function tokensBefore(conversation: ConversationCost, messageIndex: number): number {
+  let sum = conversation.headTokens
+  for (let index = 0; index < messageIndex; index++) sum += conversation.messages[index]?.tokens ?? 0
+  return sum
+}
+
+/** Tokens from the first message of the newest protected rounds to the end. */
+function protectedTailTokens(conversation: ConversationCost, keepRecentRounds: number): number {
+  const firstProtectedRound = conversation.rounds - keepRecentRounds
+  let tail = 0
+  for (let index = conversation.messages.length - 1; index >= 0; index--) {
+    const message = conversation.messages[index] as ConversationCost['messages'][number]
+    if (message.results.some((result) => result.round < firstProtectedRound)) break
+    tail += message.tokens
+  }
+  return tail
+}
+
+/** Share of the conversation's messages that is tool output: the part of future growth a later batch could clear. */
+function clearableShare(conversation: ConversationCost): number {
+  let results = 0
+  let messages = 0
+  for (const message of conversation.messages) {
+    messages += message.tokens
+    for (const result of message.results) results += result.tokens
+  }
+  return messages === 0 ? 0 : Math.min(1, results / messages)
+}

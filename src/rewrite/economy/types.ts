@@ -1,0 +1,85 @@
+/**
+ * The provider-neutral description the economy decides on: token counts and positions only, built
+ * by the pipeline from its view after frozen decisions were re-applied.
+ */
+
+export interface ResultCost {
+  /** tool_use_id / tool_call_id / call_id */
+  readonly id: string
+  /** Index of the message that carries the result. */
+  readonly message: number
+  readonly tokens: number
+  /** Tokens of what would replace it (the cleared note or the fold summary). */
+  readonly replacementTokens: number
+  /** Name of the tool that produced it ('' when unknown). */
+  readonly tool: string
+  /** Index of the tool round it answers, counted from the start of the conversation. */
+  readonly round: number
+}
+
+export interface MessageCost {
+  readonly tokens: number
+  /** Tool results in this message that no earlier decision has edited yet. */
+  readonly results: readonly ResultCost[]
+}
+
+export interface ConversationCost {
+  /** Tokens before the first message: tools, system, framing. */
+  readonly headTokens: number
+  readonly messages: readonly MessageCost[]
+  /** Tool rounds in the whole conversation. */
+  readonly rounds: number
+  /** Prompt tokens the current request may use (the hard limit). */
+  readonly budget: number
+  /** TTL the cached prefix was written with on the previous request. */
+  readonly cacheTtl: '5m' | '1h'
+  /** Time since the session's previous request; undefined on its first. */
+  readonly msSinceLastRequest: number | undefined
+}
+
+export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache'
+
+export type NoBatchReason = 'under_start' | 'short_session' | 'nothing_eligible' | 'waiting_pays_more'
+
+export type EconomyDecision =
+  | {
+      readonly kind: 'batch'
+      readonly reason: BatchReason
+      /** Results to replace, oldest first. */
+      readonly ids: readonly string[]
+      /** Earliest message the batch touches: the cache prefix breaks here. */
+      readonly editPoint: number
+      readonly tokensRemoved: number
+      /** What this batch costs once, in uncached-input tokens (rewriting the prefix after the edit point). */
+      readonly oneTimeCost: number
+      /** Expected saving of this batch (and the later ones it plans) over not editing, in uncached-input tokens. */
+      readonly expectedNetSaving: number
+    }
+  | { readonly kind: 'none'; readonly reason: NoBatchReason }
+
+export interface EconomyPolicy {
+  /** Below-budget batches only once the request is at least this many tokens. */
+  readonly startTokens: number
+  /** The newest N tool rounds always stay whole. */
+  readonly keepRecentRounds: number
+  /** Tools whose results are never edited below budget. */
+  readonly excludeTools: readonly string[]
+  /** Sessions with fewer requests than this are never edited below budget. */
+  readonly shortSessionRequests: number
+  /** Over budget: the batch brings the request at least down to this fraction of the budget. */
+  readonly lowWater: number
+  /** A below-budget batch must save at least this share of its own one-time cost over not editing. */
+  readonly margin: number
+  /** Requests ahead the path is priced over, at most (bounds the work per request). */
+  readonly horizonCap: number
+}
+
+export const defaultEconomyPolicy: EconomyPolicy = {
+  startTokens: 100_000,
+  keepRecentRounds: 3,
+  excludeTools: [],
+  shortSessionRequests: 8,
+  lowWater: 0.6,
+  margin: 0.25,
+  horizonCap: 200,
+}
