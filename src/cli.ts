@@ -24,6 +24,7 @@ Proxy options (each also an environment variable, see README):
 
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
+  --agent-steps N        answer requests that offer a shell tool with N tool calls, then a final answer
 
 ${replayUsage}`
 
@@ -40,7 +41,14 @@ const serveOptions = {
   'metrics-port': text,
   'redis-url': text,
 } as const
-const mockOptions = { ...help, host: text, port: text, window: text, 'min-cacheable': text } as const
+const mockOptions = {
+  ...help,
+  host: text,
+  port: text,
+  window: text,
+  'min-cacheable': text,
+  'agent-steps': text,
+} as const
 
 interface Command {
   readonly options: ParseArgsConfig['options']

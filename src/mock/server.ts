@@ -2,10 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { anthropicCountTokens, anthropicError, anthropicMessages } from './anthropic-messages.ts'
+import { openaiEmbeddings } from './embeddings.ts'
 import { faultFromHeader, FaultQueue, faultSchema, type Fault } from './faults.ts'
+import { findModel, listModels } from './models.ts'
 import { openaiChat, openaiError, openaiResponses } from './openai-chat.ts'
 import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+import { UsageLedger } from './usage-ledger.ts'
 
 export interface MockServerOptions {
   readonly host?: string
@@ -17,6 +20,8 @@ export interface MockServerOptions {
   /** How many requests the log keeps (default 500). */
   readonly logLimit?: number
   readonly now?: () => number
+  /** Agent tool loop: requests offering a shell-like tool get this many tool calls, then a final answer. */
+  readonly agentSteps?: number
 }
 
 export interface RecordedRequest {
@@ -35,6 +40,8 @@ export interface MockServer {
   readonly port: number
   readonly faults: FaultQueue
   readonly requests: RecordedRequest[]
+  /** What the chat answers billed (also at `GET /_mock/usage`). */
+  readonly usage: UsageLedger
   /** Forgets the request log, queued faults and both prompt caches. */
   reset(): void
   close(): Promise<void>
@@ -47,12 +54,14 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const anthropicCache = new AnthropicPromptCache(options.now)
   const openaiCache = new OpenAIPromptCache()
   const faults = new FaultQueue()
+  const usage = new UsageLedger()
   const requests: RecordedRequest[] = []
   const logLimit = options.logLimit ?? 500
   const mockOptions: MockOptions = {
     windowFor: () => options.window ?? 200_000,
     minCacheableFor: () => options.minCacheableTokens ?? 1_024,
     replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
+    ...(options.agentSteps !== undefined ? { agentSteps: options.agentSteps } : {}),
   }
   let sequence = 0
 
@@ -134,6 +143,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     }
     const replyKind: MockReplyKind = request.headers['x-mock-reply'] === 'tool_use' ? 'tool_use' : 'text'
     const answer = answerFor(record.method, path, body, replyKind, record.sequence, provider)
+    usage.record(answer.usage)
     const delayMs = fault?.kind === 'drip' ? fault.delayMs : Number(request.headers['x-mock-chunk-delay-ms'] ?? 0)
     return send(response, answer, record, undefined, { delayMs, fault })
   }
@@ -153,25 +163,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return openaiChat(body, mockOptions, openaiCache, replyKind, number)
     if (method === 'POST' && (path === '/v1/responses' || path === '/responses'))
       return openaiResponses(body, mockOptions, number)
-    if (method === 'GET' && (path === '/v1/models' || path === '/models')) {
-      return {
-        status: 200,
-        json:
-          provider === 'anthropic'
-            ? {
-                data: [
-                  { type: 'model', id: 'claude-mock-1', display_name: 'Mock', created_at: '2026-01-01T00:00:00Z' },
-                ],
-                has_more: false,
-                first_id: 'claude-mock-1',
-                last_id: 'claude-mock-1',
-              }
-            : {
-                object: 'list',
-                data: [{ id: 'gpt-mock-1', object: 'model', created: 1767225600, owned_by: 'ctxgate' }],
-              },
-      }
-    }
+    if (method === 'POST' && (path === '/v1/embeddings' || path === '/embeddings')) return openaiEmbeddings(body)
+    if (method === 'GET' && (path === '/v1/models' || path === '/models')) return listModels(provider)
+    const model = method === 'GET' ? /^(?:\/v1)?\/models\/([^/]+)$/.exec(path)?.[1] : undefined
+    const found = model === undefined ? undefined : findModel(provider, decodeURIComponent(model))
+    if (found) return found
     return provider === 'anthropic'
       ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`)
       : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)
@@ -185,6 +181,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return send(response, { status: 200, json: { queued: faults.size } }, record)
     }
     if (path === '/_mock/requests') return send(response, { status: 200, json: requests }, record)
+    if (path === '/_mock/usage') return send(response, { status: 200, json: usage.totals() }, record)
     if (path === '/_mock/reset' && record.method === 'POST') {
       reset()
       return send(response, { status: 200, json: { reset: true } }, record)
@@ -195,6 +192,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const reset = (): void => {
     requests.length = 0
     faults.clear()
+    usage.clear()
     anthropicCache.clear()
     openaiCache.clear()
   }
@@ -206,6 +204,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     port,
     faults,
     requests,
+    usage,
     reset,
     close: () =>
       new Promise<void>((resolve) => {
