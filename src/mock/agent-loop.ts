@@ -33,20 +33,23 @@ interface AgentCommand {
   readonly description: string
 }
 
-/** Harmless, read-only commands that print a lot, so a long run grows its context like a real one. */
+/**
+ * Harmless, read-only commands that print a lot (most 10-25 KB, under the ~30 KB a harness like
+ * Claude Code keeps inline before it saves the output to a file), so a run grows like a real one.
+ */
 export const agentCommands: readonly AgentCommand[] = [
   { command: 'seq 1 4000', description: 'Count from 1 to 4000' },
-  { command: 'ls -laR /usr/share/doc | head -n 1500', description: 'List the installed documentation' },
+  { command: 'ls -laR /usr/share/doc | head -n 350', description: 'List the installed documentation' },
   { command: 'cat /etc/services', description: 'Show the service name table' },
   { command: 'ps aux', description: 'List running processes' },
   {
-    command: `awk 'BEGIN { for (i = 1; i <= 1500; i++) printf "row %d square %d cube %d\\n", i, i * i, i * i * i }'`,
+    command: `awk 'BEGIN { for (i = 1; i <= 600; i++) printf "row %d square %d cube %d\\n", i, i * i, i * i * i }'`,
     description: 'Print a table of squares and cubes',
   },
-  { command: 'od -A x -t x1z -N 12288 /bin/ls', description: 'Hex dump the start of /bin/ls' },
-  { command: 'find /usr/lib -maxdepth 2 | sort | head -n 1500', description: 'List libraries under /usr/lib' },
+  { command: 'od -A x -t x1z -N 4096 /bin/ls', description: 'Hex dump the start of /bin/ls' },
+  { command: 'find /usr/lib -maxdepth 2 | sort | head -n 500', description: 'List libraries under /usr/lib' },
   { command: 'cat /proc/cpuinfo /proc/meminfo', description: 'Show CPU and memory details' },
-  { command: 'ls -la /usr/bin | head -n 1000', description: 'List programs in /usr/bin' },
+  { command: 'ls -la /usr/bin | head -n 300', description: 'List programs in /usr/bin' },
   { command: 'uname -a && cat /etc/os-release', description: 'Show the system version' },
 ]
 

@@ -33,6 +33,8 @@ export interface RecordedRequest {
   /** Set when the connection closed before the mock finished its answer. */
   closedEarly: boolean
   finished: boolean
+  /** The status the mock answered with, once it did. */
+  status?: number
 }
 
 export interface MockServer {
@@ -266,6 +268,7 @@ async function send(
   rawBody?: string,
   options: SendOptions = { delayMs: 0, fault: undefined },
 ): Promise<void> {
+  record.status = answer.status
   if ('json' in answer) {
     const body = rawBody ?? JSON.stringify(answer.json)
     response.writeHead(answer.status, {
