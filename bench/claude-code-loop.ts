@@ -172,8 +172,9 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
   }
 }
 
+const thousands = (value: number): string => value.toLocaleString('en-US')
+
 function table(results: readonly RunResult[]): string {
-  const thousands = (value: number): string => value.toLocaleString('en-US')
   const rows: [string, (result: RunResult) => string][] = [
     ['exit code', (result) => String(result.exitCode)],
     ['wall time', (result) => `${result.wallSeconds.toFixed(1)} s`],
@@ -203,7 +204,8 @@ if (!claude) {
   )
   process.exit(0)
 }
-const labels = values.only === 'direct' || values.only === 'ctxgate' ? [values.only] : (['direct', 'ctxgate'] as const)
+const labels: readonly ('direct' | 'ctxgate')[] =
+  values.only === 'direct' || values.only === 'ctxgate' ? [values.only] : ['direct', 'ctxgate']
 const results: RunResult[] = []
 for (const label of labels) results.push(await runOnce(claude, label))
 process.stdout.write(`${table(results)}\n\n`)
