@@ -134,7 +134,7 @@ describe('agent tool loop, Anthropic Messages through the official SDK', () => {
         {
           role: 'user',
           content: [
-            ...(history.at(-1)?.content as Anthropic.ContentBlockParam[]),
+            ...((history.at(-1) as Anthropic.MessageParam).content as Anthropic.ContentBlockParam[]),
             { type: 'text', text: summaryPrompt },
           ],
         },
