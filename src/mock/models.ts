@@ -17,8 +17,18 @@ const anthropicModel = ([id, name]: readonly [string, string]) => ({
 })
 const openaiModel = (id: string) => ({ id, object: 'model', created: 1_767_225_600, owned_by: 'ctxgate' })
 
+type Provider = 'anthropic' | 'openai'
+
+/** `GET /v1/models` and `GET /v1/models/{id}` (also without `/v1`), or undefined for any other route. */
+export function answerModels(method: string, path: string, provider: Provider): MockAnswer | undefined {
+  if (method !== 'GET') return undefined
+  if (path === '/v1/models' || path === '/models') return listModels(provider)
+  const id = /^(?:\/v1)?\/models\/([^/]+)$/.exec(path)?.[1]
+  return id === undefined ? undefined : findModel(provider, decodeURIComponent(id))
+}
+
 /** `GET /v1/models` in the shape of the provider that asked. */
-export function listModels(provider: 'anthropic' | 'openai'): MockAnswer {
+function listModels(provider: Provider): MockAnswer {
   if (provider === 'openai') return { status: 200, json: { object: 'list', data: openaiModels.map(openaiModel) } }
   const data = anthropicModels.map(anthropicModel)
   return {
@@ -28,7 +38,7 @@ export function listModels(provider: 'anthropic' | 'openai'): MockAnswer {
 }
 
 /** `GET /v1/models/{id}`: one listed model, or undefined for a 404. */
-export function findModel(provider: 'anthropic' | 'openai', id: string): MockAnswer | undefined {
+function findModel(provider: Provider, id: string): MockAnswer | undefined {
   if (provider === 'openai') {
     const known = openaiModels.find((model) => model === id)
     return known ? { status: 200, json: openaiModel(known) } : undefined

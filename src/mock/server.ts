@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { anthropicCountTokens, anthropicError, anthropicMessages } from './anthropic-messages.ts'
 import { openaiEmbeddings } from './embeddings.ts'
 import { faultFromHeader, FaultQueue, faultSchema, type Fault } from './faults.ts'
-import { findModel, listModels } from './models.ts'
+import { answerModels } from './models.ts'
 import { openaiChat, openaiError, openaiResponses } from './openai-chat.ts'
 import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
@@ -44,7 +44,7 @@ export interface MockServer {
   readonly requests: RecordedRequest[]
   /** What the chat answers billed (also at `GET /_mock/usage`). */
   readonly usage: UsageLedger
-  /** Forgets the request log, queued faults and both prompt caches. */
+  /** Forgets the request log, queued faults, the usage ledger and both prompt caches. */
   reset(): void
   close(): Promise<void>
 }
@@ -166,10 +166,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     if (method === 'POST' && (path === '/v1/responses' || path === '/responses'))
       return openaiResponses(body, mockOptions, number)
     if (method === 'POST' && (path === '/v1/embeddings' || path === '/embeddings')) return openaiEmbeddings(body)
-    if (method === 'GET' && (path === '/v1/models' || path === '/models')) return listModels(provider)
-    const model = method === 'GET' ? /^(?:\/v1)?\/models\/([^/]+)$/.exec(path)?.[1] : undefined
-    const found = model === undefined ? undefined : findModel(provider, decodeURIComponent(model))
-    if (found) return found
+    const models = answerModels(method, path, provider)
+    if (models) return models
     return provider === 'anthropic'
       ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`)
       : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)

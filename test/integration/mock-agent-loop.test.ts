@@ -233,7 +233,9 @@ describe('agent tool loop, OpenAI Chat Completions through the official SDK', ()
 
   it('streaming: a shell function taking an argument list, assembled from stream chunks by the SDK', async () => {
     const run = await chatLoop([functionTool('shell', { type: 'array', items: { type: 'string' } })], (params) =>
-      openai.chat.completions.stream({ ...params, stream_options: { include_usage: true } }).finalChatCompletion(),
+      openai.chat.completions
+        .stream({ ...params, stream: true, stream_options: { include_usage: true } })
+        .finalChatCompletion(),
     )
     expect(run.commands).toHaveLength(steps)
     expect(run.commands[0]).toEqual(['bash', '-lc', 'seq 1 4000'])
