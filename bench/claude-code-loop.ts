@@ -6,7 +6,8 @@
  *
  * Needs the `claude` binary (CLAUDE_BIN, or on PATH); it is not a dependency of this repo, so the
  * script says so and exits 0 without it. Claude Code runs its Bash tool for real, in a temp folder,
- * on the mock's harmless read-only commands.
+ * on the mock's harmless read-only commands. The environment passes through to Claude Code, e.g.
+ * CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000 makes it compact on its own before the mock's window.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -191,6 +192,7 @@ function table(results: readonly RunResult[]): string {
     ['output', (result) => thousands(result.usage.outputTokens)],
     ['tokens removed by ctxgate', (result) => (result.ctxgate ? thousands(result.ctxgate.tokensRemoved) : '-')],
     ['prefix breaks (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.prefixBreaks) : '-')],
+    ['refusals avoided (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.refusalsAvoided) : '-')],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
   const rule = `|---|${results.map(() => '---:').join('|')}|`
