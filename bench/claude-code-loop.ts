@@ -43,6 +43,7 @@ interface RunResult {
   readonly usage: UsageTotals
   readonly messageRequests: number
   readonly refused: number
+  readonly retries: number
   readonly compactions: number
   readonly toolResultsInLastRequest: number
   readonly resultText: string
@@ -161,6 +162,7 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
       usage: mock.usage.totals(),
       messageRequests: chats.length,
       refused: chats.filter((record) => record.status !== 200).length,
+      retries: chats.filter((record) => Number(record.headers['x-stainless-retry-count'] ?? 0) > 0).length,
       compactions: chats.filter((record) => isSummaryRequest(lastUserText(record))).length,
       toolResultsInLastRequest: toolResultsIn(chats[chats.length - 1]),
       resultText: resultText.slice(0, 160),
@@ -181,6 +183,7 @@ function table(results: readonly RunResult[]): string {
     ['wall time', (result) => `${result.wallSeconds.toFixed(1)} s`],
     ['Messages requests', (result) => String(result.messageRequests)],
     ['refused (non-200)', (result) => String(result.refused)],
+    ['retried by Claude Code', (result) => String(result.retries)],
     ['Claude Code compactions', (result) => String(result.compactions)],
     ['billed-equivalent input', (result) => thousands(result.usage.billedEquivalentInput)],
     ['  input', (result) => thousands(result.usage.inputTokens)],
