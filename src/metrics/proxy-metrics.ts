@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
-import type { Usage } from '../providers/usage.ts'
-import { modelFamily } from '../rewrite/calibration.ts'
+import type { Usage } from '../model-call/usage.ts'
+import { modelFamily } from '../model-call/model-family.ts'
 
 /** Distinct model label values kept; later ones count as "other", so cardinality stays bounded. */
 export const maxModelLabels = 50

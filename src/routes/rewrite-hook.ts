@@ -4,14 +4,10 @@ import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
-import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
-import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { NotAChatRequest, isJsonObject, type ChatAdapter } from '../providers/chat-adapter.ts'
-import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
-import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
-import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { WireFormat } from '../providers/routes.ts'
-import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
+import { promptTokensOf, type UsageReader } from '../model-call/usage.ts'
+import { NotAChatRequest, type ChatAdapter } from '../providers/adapter-contract.ts'
+import type { WireFormat } from '../providers/provider-contract.ts'
+import { chatFormat } from '../providers/registry.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
@@ -20,7 +16,8 @@ import { hashText } from '../rewrite/hash.ts'
 import { noDecisions, type ChatView, type RewriteReport } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
-import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
+import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
+import { isJsonObject } from '../util/json.ts'
 
 export interface RewriteHookDeps {
   readonly config: Readonly<Config>
@@ -34,17 +31,11 @@ export interface RewriteHookDeps {
 /** The note as it appears inside a JSON string, to tell whether a body already carries it. */
 const noteBytes = Buffer.from(JSON.stringify(systemNote).slice(1, -1))
 
-/** Each rewritable wire format: its adapter and how to read its usage. */
-const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
-  'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
-  'openai-chat': { adapter: openaiChatAdapter, usage: createOpenAIUsageReader },
-  'openai-responses': { adapter: openaiResponsesAdapter, usage: createOpenAIUsageReader },
-}
-
 /** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
 export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
   return (format) => {
-    const entry = formats[format]
+    // Each rewritable wire format's adapter and usage reader come from the provider registry.
+    const entry = chatFormat(format)
     if (!entry) return undefined
     return (body, incoming) => prepareChat(deps, entry.adapter, entry.usage, body, incoming, false)
   }

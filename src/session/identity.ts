@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { SessionHints } from '../providers/chat-adapter.ts'
+import type { SessionHints } from '../providers/adapter-contract.ts'
 
 export interface SessionIdentity {
   /** Who: the x-ctxgate-session header, else the client's own id, else a hash of the conversation's start. */

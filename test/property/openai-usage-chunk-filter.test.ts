@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createUsageChunkFilter } from '../../src/stream/hide-usage-chunk.ts'
+import { createUsageChunkFilter } from '../../src/providers/openai/hide-usage-chunk.ts'
 
 const frame = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`
 
