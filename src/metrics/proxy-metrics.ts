@@ -13,6 +13,16 @@ const tokenBuckets = [1, 4, 16, 64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_
 export function createProxyMetrics(registry: Registry, sessionCount: () => number = () => 0) {
   const registers = [registry]
   return {
+    ...requestMetrics(registers),
+    ...tokenMetrics(registers),
+    ...rewriteMetrics(registers),
+    ...storeMetrics(registers, sessionCount),
+  }
+}
+
+/** Requests, upstream attempts and time: what every call costs. */
+function requestMetrics(registers: Registry[]) {
+  return {
     requests: new Counter({
       name: 'ctxgate_requests_total',
       help: 'Requests handled, by route, upstream, model family and status class.',
@@ -64,9 +74,15 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
       registers,
     }),
+  }
+}
+
+/** Tokens the upstream reported and ctxgate estimated. */
+function tokenMetrics(registers: Registry[]) {
+  return {
     tokens: new Counter({
       name: 'ctxgate_tokens_total',
-      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. OpenAI cached tokens are taken out of input.',
+      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. Cached tokens a provider counts inside its input are taken out of input.',
       labelNames: ['provider', 'model', 'kind'] as const,
       registers,
     }),
@@ -82,6 +98,31 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
       labelNames: ['provider', 'model', 'edit'] as const,
       registers,
     }),
+    estimatorRatio: new Histogram({
+      name: 'ctxgate_estimator_ratio',
+      help: "ctxgate's prompt estimate divided by the upstream's count (above 1 errs high).",
+      labelNames: ['provider', 'model'] as const,
+      buckets: [0.5, 0.7, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2],
+      registers,
+    }),
+    genAiTokens: new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'OpenTelemetry GenAI gen_ai.client.token.usage: tokens per request by type (input includes cached tokens).',
+      labelNames: [
+        'gen_ai_operation_name',
+        'gen_ai_provider_name',
+        'gen_ai_request_model',
+        'gen_ai_token_type',
+      ] as const,
+      buckets: tokenBuckets,
+      registers,
+    }),
+  }
+}
+
+/** What the rewrite engine did to requests. */
+function rewriteMetrics(registers: Registry[]) {
+  return {
     edits: new Counter({
       name: 'ctxgate_edits_total',
       help: 'Tool results folded or cleared and messages dropped (new and re-applied).',
@@ -106,25 +147,12 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
       labelNames: ['provider'] as const,
       registers,
     }),
-    estimatorRatio: new Histogram({
-      name: 'ctxgate_estimator_ratio',
-      help: "ctxgate's prompt estimate divided by the upstream's count (above 1 errs high).",
-      labelNames: ['provider', 'model'] as const,
-      buckets: [0.5, 0.7, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2],
-      registers,
-    }),
-    genAiTokens: new Histogram({
-      name: 'gen_ai_client_token_usage',
-      help: 'OpenTelemetry GenAI gen_ai.client.token.usage: tokens per request by type (input includes cached tokens).',
-      labelNames: [
-        'gen_ai_operation_name',
-        'gen_ai_provider_name',
-        'gen_ai_request_model',
-        'gen_ai_token_type',
-      ] as const,
-      buckets: tokenBuckets,
-      registers,
-    }),
+  }
+}
+
+/** The session store. */
+function storeMetrics(registers: Registry[], sessionCount: () => number) {
+  return {
     storeErrors: new Counter({
       name: 'ctxgate_store_errors_total',
       help: 'Session store operations that failed (ctxgate kept serving without the store).',
