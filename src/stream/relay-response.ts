@@ -146,9 +146,9 @@ async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settl
     writer.release()
     await settle()
     if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', false, 0)
-    // A JSON body cut short cannot be repaired; ending the socket makes the client see the cut.
+    // A JSON body cut short cannot be repaired; ending the socket (after what arrived) makes the client see the cut.
     await copy.flushHeld()
-    writer.response.destroy()
+    endConnection(writer.response)
     return { ...writer.result('upstream_failed', false, 0), failure: classifyUpstreamError(error).label }
   }
   writer.release()
@@ -202,6 +202,13 @@ class PlainCopy {
   body(): Buffer | undefined {
     return this.#limit > 0 ? Buffer.concat(this.#chunks) : undefined
   }
+}
+
+/** Sends what was written, then closes the connection: the client sees the body end short of its length. */
+function endConnection(response: ServerResponse): void {
+  const socket = response.socket
+  if (socket) socket.end()
+  else response.destroy()
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {
