@@ -45,7 +45,8 @@ export async function relayAnswer({ deps, input, sent, cancellation }: RelayAnsw
   })
   return {
     ...withDefined({
-      log: sent.earlierAttempts > 0 ? prepared?.log : undefined,
+      // The refit's log (re-planned, `refit: true`) replaces the first plan's.
+      log: sent.refitted ? prepared?.log : undefined,
       accounting: prepared?.accounting,
       ...reported?.fields(),
       upstreamRequestId: firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id']),

@@ -17,6 +17,8 @@ export type SentRequest =
       readonly kind: 'replied'
       readonly reply: UpstreamReply
       readonly prepared: Prepared | undefined
+      /** The first request was refused for its length and replaced by a smaller one. */
+      readonly refitted: boolean
       /** Attempts spent on a first request the refit replaced. */
       readonly earlierAttempts: number
     }
@@ -31,10 +33,17 @@ export async function sendWithRefit(
 ): Promise<SentRequest> {
   try {
     const reply = await sendWithRetries(call)
-    if (reply.status !== 400 || !prepared?.refit) return { kind: 'replied', reply, prepared, earlierAttempts: 0 }
+    if (reply.status !== 400 || !prepared?.refit)
+      return { kind: 'replied', reply, prepared, refitted: false, earlierAttempts: 0 }
     const refitted = await refitIfTooLong(reply, prepared, call, readRefusal)
-    const earlierAttempts = refitted.prepared === prepared ? 0 : reply.attempts
-    return { kind: 'replied', reply: refitted.reply, prepared: refitted.prepared, earlierAttempts }
+    const replaced = refitted.prepared !== prepared
+    return {
+      kind: 'replied',
+      reply: refitted.reply,
+      prepared: refitted.prepared,
+      refitted: replaced,
+      earlierAttempts: replaced ? reply.attempts : 0,
+    }
   } catch (error) {
     if (call.cancellation.cancelled) return { kind: 'cancelled' }
     if (error instanceof UpstreamCallFailed) return { kind: 'failed', failure: error }
