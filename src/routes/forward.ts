@@ -6,7 +6,7 @@ import { prepareRequest } from './prepare-request.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { requestTargetProblem } from './request-target.ts'
 import { answerUpstreamFailure, sendWithRefit } from './send-upstream.ts'
-import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
+import type { ForwardDeps, ForwardInput, ForwardResult, RequestNotes } from './forward-types.ts'
 import { writeError } from './write-error.ts'
 
 /** Forwards one client request to its upstream and relays the answer; nothing thrown escapes. */
@@ -24,7 +24,7 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   try {
     result = await forwardOnce(deps, input, cancellation, retries)
   } catch (error) {
-    result = answerInternalError(input, error)
+    result = withNotes({}, answerInternalError(input, error))
   } finally {
     response.off('close', abortIfClientLeft)
   }
@@ -45,13 +45,16 @@ async function forwardOnce(
   const problem = requestTargetProblem(target)
   if (problem) {
     const error = new CtxgateError('CTXGATE_INVALID_REQUEST', problem)
-    return { outcome: 'rejected', status: writeError(response, shape, error, { doNotRetry: false }), attempts: 0 }
+    return withNotes(
+      {},
+      { outcome: 'rejected', status: writeError(response, shape, error, { doNotRetry: false }), attempts: 0 },
+    )
   }
 
   const ready = await prepareRequest(input)
   if (ready.kind === 'rejected') {
     const status = writeError(response, shape, ready.error, { doNotRetry: true })
-    return { ...ready.noted, outcome: 'rejected', status, attempts: 0 }
+    return withNotes(ready.noted, { outcome: 'rejected', status, attempts: 0 })
   }
 
   const upstream = deps.upstreams[input.provider.upstream]
@@ -68,9 +71,34 @@ async function forwardOnce(
   const requestOverheadMs = performance.now() - started
   const sent = await sendWithRefit(call, ready.prepared, input.format?.lengthRefusal)
   if (sent.kind !== 'replied')
-    return { ...ready.noted, requestOverheadMs, ...answerUpstreamFailure(input, sent, retries.length) }
+    return withNotes(ready.noted, { ...answerUpstreamFailure(input, sent, retries.length), requestOverheadMs })
   const relayed = await relayAnswer({ deps, input, sent, cancellation })
-  return { ...ready.noted, requestOverheadMs, ...relayed }
+  return withNotes(ready.noted, { ...relayed, requestOverheadMs })
+}
+
+/**
+ * A later step's result, with what the request side noted where the step said nothing. Every
+ * result is built here with the same fields in the same order, so the code that reads it sees one shape.
+ */
+function withNotes(noted: RequestNotes, step: ForwardResult): ForwardResult {
+  return {
+    status: step.status,
+    outcome: step.outcome,
+    attempts: step.attempts,
+    upstreamStatus: step.upstreamStatus,
+    upstreamRequestId: step.upstreamRequestId,
+    bytesOut: step.bytesOut,
+    log: step.log ?? noted.log,
+    accounting: step.accounting ?? noted.accounting,
+    usage: step.usage,
+    promptTokens: step.promptTokens,
+    outputTokens: step.outputTokens,
+    failOpen: noted.failOpen,
+    error: step.error ?? noted.error,
+    requestOverheadMs: step.requestOverheadMs,
+    responseOverheadMs: step.responseOverheadMs,
+    ttfbMs: step.ttfbMs,
+  }
 }
 
 function answerInternalError(input: ForwardInput, error: unknown): ForwardResult {

@@ -31,12 +31,11 @@ export async function prepareRequest(input: ForwardInput): Promise<PreparedReque
   try {
     const result = await input.prepare(body, request.headers)
     if (result.kind === 'reject') {
-      const noted = withDefined({ log: result.log, accounting: result.accounting })
-      return { kind: 'rejected', error: result.error, noted }
+      return { kind: 'rejected', error: result.error, noted: { log: result.log, accounting: result.accounting } }
     }
     const prepared = result.prepared
     mergeHeaders(headers, prepared.headers, input.provider)
-    const noted = withDefined({ log: prepared.log, accounting: prepared.accounting })
+    const noted = { log: prepared.log, accounting: prepared.accounting }
     return { kind: 'ready', body: prepared.body, headers, prepared, noted }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
@@ -50,12 +49,5 @@ function mergeHeaders(headers: HeaderMap, added: Prepared['headers'], provider: 
     const existing = headers[name]
     const merge = provider.headerMerges?.[name]
     headers[name] = merge && existing !== undefined ? merge(String(existing), value) : value
-  }
-}
-
-/** The object without its undefined fields, so spreading it never blanks a field set before. */
-export function withDefined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as {
-    [K in keyof T]?: Exclude<T[K], undefined>
   }
 }

@@ -5,7 +5,6 @@ import type { Cancellation } from '../upstream/cancellation.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { firstHeader } from '../util/headers.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
-import { withDefined } from './prepare-request.ts'
 import type { SentRequest } from './send-upstream.ts'
 
 /** JSON answers up to this size are read for their usage. */
@@ -43,22 +42,23 @@ export async function relayAnswer({ deps, input, sent, cancellation }: RelayAnsw
     ...(filter ? { filter } : {}),
     abortUpstream: () => cancellation.cancel(),
   })
+  const usageReported = reported?.usage
   return {
-    ...withDefined({
-      // The refit's log (re-planned, `refit: true`) replaces the first plan's.
-      log: sent.refitted ? prepared?.log : undefined,
-      accounting: prepared?.accounting,
-      ...reported?.fields(),
-      upstreamRequestId: firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id']),
-      responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
-      error: relayed.failure,
-    }),
-    ttfbMs: reply.firstByteMs,
+    status: reply.status,
+    outcome: relayed.outcome,
     attempts: sent.earlierAttempts + reply.attempts,
     upstreamStatus: reply.status,
-    status: reply.status,
+    upstreamRequestId: firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id']),
     bytesOut: relayed.bytes,
-    outcome: relayed.outcome,
+    // The refit's log (re-planned, `refit: true`) replaces the first plan's.
+    log: sent.refitted ? prepared?.log : undefined,
+    accounting: prepared?.accounting,
+    usage: usageReported,
+    promptTokens: usageReported ? promptTokensOf(usageReported) : undefined,
+    outputTokens: usageReported?.outputTokens,
+    error: relayed.failure,
+    responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
+    ttfbMs: reply.firstByteMs,
   }
 }
 
@@ -83,9 +83,9 @@ class ReportedUsage {
     await this.#prepared?.onUsage?.(usage)
   }
 
-  fields(): Pick<ForwardResult, 'usage' | 'promptTokens' | 'outputTokens'> {
-    const usage = this.#usage
-    return usage ? { usage, promptTokens: promptTokensOf(usage), outputTokens: usage.outputTokens } : {}
+  /** What the answer reported, once settled. */
+  get usage(): Usage | undefined {
+    return this.#usage
   }
 
   #fromJson(copy: Buffer): Usage | undefined {

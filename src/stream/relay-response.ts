@@ -42,7 +42,7 @@ export interface RelayOptions {
 export async function relayResponse(options: RelayOptions): Promise<RelayResult> {
   const { reply, response } = options
   const writer = new ClientWriter(response, options.abortUpstream)
-  const settle = settleOnce(options.settle)
+  const settle = new SettleOnce(options.settle)
   try {
     if (isEventStream(reply.headers['content-type'])) {
       const filter = options.filter
@@ -59,55 +59,67 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   }
 }
 
-type Settle = (copy?: Buffer) => Promise<void>
+/** Calls the relay's `settle` at most once; accounting must never break the answer. */
+class SettleOnce {
+  readonly #settle: RelayOptions['settle']
+  #done: boolean
 
-/** Calls `settle` at most once; accounting must never break the answer. */
-function settleOnce(settle: RelayOptions['settle']): Settle & { readonly done: () => boolean } {
-  let settled = settle === undefined
-  const run = async (copy?: Buffer): Promise<void> => {
-    if (settled) return
-    settled = true
+  constructor(settle: RelayOptions['settle']) {
+    this.#settle = settle
+    this.#done = settle === undefined
+  }
+
+  get done(): boolean {
+    return this.#done
+  }
+
+  async run(copy?: Buffer): Promise<void> {
+    if (this.#done) return
+    this.#done = true
     try {
-      await settle?.(copy)
+      await this.#settle?.(copy)
     } catch {
       // Accounting must never break the answer.
     }
   }
-  return Object.assign(run, { done: () => settled })
 }
 
-/** Every chunk of the upstream body, the already-read first one included. */
-async function* upstreamChunks(reply: UpstreamReply, writer: ClientWriter): AsyncGenerator<Buffer> {
-  if (reply.firstChunk) yield reply.firstChunk
+/** Hands each chunk of the upstream body to `handle` in order, the already-read first one included, until the client leaves. */
+async function forEachChunk(
+  reply: UpstreamReply,
+  writer: ClientWriter,
+  handle: (chunk: Buffer) => Promise<void>,
+): Promise<void> {
+  if (reply.firstChunk) await handle(reply.firstChunk)
   for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
     if (writer.clientGone) return
-    yield next.value
+    await handle(next.value)
   }
 }
 
 async function relayEventStream(
   writer: ClientWriter,
   options: RelayOptions,
-  settle: ReturnType<typeof settleOnce>,
+  settle: SettleOnce,
   filter: ChunkFilter | undefined,
 ): Promise<RelayResult> {
   const tap = createSseTap(guard(options.onEvent))
   const hold = options.settleFirst === true
   try {
-    for await (const chunk of upstreamChunks(options.reply, writer)) {
+    await forEachChunk(options.reply, writer, async (chunk) => {
       tap.push(chunk)
       // With a shared store, the chunk that completes the usage goes out only after it is recorded.
-      if (hold && !settle.done() && options.usageComplete?.()) await settle()
+      if (hold && !settle.done && options.usageComplete?.()) await settle.run()
       await writer.send(filter ? filter.push(chunk) : chunk)
-    }
+    })
   } catch (error) {
     return endStreamAfterFailure(writer, options, settle, tap, error)
   }
   writer.release()
   tap.end()
-  if (hold) await settle()
+  if (hold) await settle.run()
   if (writer.clientGone) return writer.result('client_closed', true, tap.eventCount)
-  if (!hold) await settle()
+  if (!hold) await settle.run()
   if (filter) await writer.send(filter.end())
   writer.response.end()
   return writer.result('complete', true, tap.eventCount)
@@ -117,12 +129,12 @@ async function relayEventStream(
 async function endStreamAfterFailure(
   writer: ClientWriter,
   options: RelayOptions,
-  settle: Settle,
+  settle: SettleOnce,
   tap: SseTap,
   error: unknown,
 ): Promise<RelayResult> {
   writer.release()
-  await settle()
+  await settle.run()
   if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', true, tap.eventCount)
   const failure = classifyUpstreamError(error).label
   const frame =
@@ -135,16 +147,16 @@ async function endStreamAfterFailure(
   return { ...writer.result('upstream_failed', true, tap.eventCount), errorEventSent: true, failure }
 }
 
-async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settle: Settle): Promise<RelayResult> {
+async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settle: SettleOnce): Promise<RelayResult> {
   const encoding = firstHeader(options.reply.headers['content-encoding'])
   const readable = encoding === undefined || encoding === 'identity'
   // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
   const copy = new PlainCopy(writer, readable ? (options.plainUpTo ?? 0) : 0, options.settleFirst === true)
   try {
-    for await (const chunk of upstreamChunks(options.reply, writer)) await copy.write(chunk)
+    await forEachChunk(options.reply, writer, (chunk) => copy.write(chunk))
   } catch (error) {
     writer.release()
-    await settle()
+    await settle.run()
     if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', false, 0)
     // A JSON body cut short cannot be repaired; ending the socket (after what arrived) makes the client see the cut.
     await copy.flushHeld()
@@ -152,10 +164,10 @@ async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settl
     return { ...writer.result('upstream_failed', false, 0), failure: classifyUpstreamError(error).label }
   }
   writer.release()
-  if (copy.hold) await settle(copy.body())
+  if (copy.hold) await settle.run(copy.body())
   if (writer.clientGone) return writer.result('client_closed', false, 0)
   await copy.flushHeld()
-  if (!copy.hold) await settle(copy.body())
+  if (!copy.hold) await settle.run(copy.body())
   writer.response.end()
   return writer.result('complete', false, 0)
 }
