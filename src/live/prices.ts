@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/usage.ts'
+import type { Usage } from '../model-call/usage.ts'
 
 /** Dollars per million tokens for one model family. Cache writes cost 1.25× (5 minutes) or 2× (1 hour) input. */
 export interface ModelPrice {

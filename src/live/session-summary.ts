@@ -1,4 +1,4 @@
-import { promptTokensOf } from '../providers/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
 import { billedEquivalentInput } from '../replay/billing.ts'
 import type { LiveEvent } from './live-event.ts'
 import { dollarsFor, priceFor } from './prices.ts'

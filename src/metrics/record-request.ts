@@ -1,6 +1,6 @@
-import type { Usage } from '../providers/usage.ts'
-import { promptTokensOf } from '../providers/usage.ts'
-import type { Accounting } from '../routes/prepare.ts'
+import type { Usage } from '../model-call/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
+import type { Accounting } from '../model-call/prepared.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 

@@ -4,22 +4,20 @@ import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
-import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
-import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { NotAChatRequest, isJsonObject, type Applied, type ChatAdapter, type Json } from '../providers/chat-adapter.ts'
-import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
-import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
-import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { WireFormat } from '../providers/routes.ts'
-import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
+import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
+import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
+import { chatFormat } from '../providers/registry.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
-import { runPipeline, type PipelineOutcome } from '../rewrite/pipeline.ts'
+import { runPipeline, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
-import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
+import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
+import { firstHeader } from '../util/headers.ts'
+import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
   readonly config: Readonly<Config>
@@ -30,23 +28,17 @@ export interface RewriteHookDeps {
   readonly now?: () => number
 }
 
-/** Each rewritable wire format: its adapter and how to read its usage. */
-const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
-  'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
-  'openai-chat': { adapter: openaiChatAdapter, usage: createOpenAIUsageReader },
-  'openai-responses': { adapter: openaiResponsesAdapter, usage: createOpenAIUsageReader },
-}
-
 /** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
 export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
   return (format) => {
-    const entry = formats[format]
+    // Each rewritable wire format's adapter and usage reader come from the provider registry.
+    const entry = chatFormat(format)
     if (!entry) return undefined
     return (body, incoming) => prepareChat({ deps, format: entry, original: body, incoming, isRefit: false })
   }
 }
 
-type FormatEntry = NonNullable<(typeof formats)[WireFormat]>
+type FormatEntry = ChatFormat
 
 /** One request through the hook; a refit is the same request planned again with what the upstream said. */
 interface HookRequest {
@@ -71,24 +63,16 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { deps, format, incoming } = request
   const read = await readChat(request)
   if (read.kind === 'untouched') return read.result
-  const { json, view, limits, large } = read.chat
+  const { json, view, large } = read.chat
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
-  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
-  const remembered = deps.calibration.limit(view.model, identity.limitScope)
-  const told = request.toldLimit
-  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   const factor = deps.calibration.factor(view.model)
   const outcome = runPipeline({
     view,
     memory: state,
-    limits: {
-      window: limits.window,
-      budget: promptBudget(limits, view.maxOutputTokens, parseBudget(headerValue(incoming, 'x-ctxgate-budget'))),
-      ...(learnedLimit === undefined ? {} : { learnedLimit }),
-    },
+    limits: budgetLimits(request, read.chat, identity.limitScope),
     policy: deps.config.rewrite,
     factor,
     estimator: deps.estimator,
@@ -131,6 +115,21 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
   }
   return { kind: 'forward', prepared }
+}
+
+/** The window, the budget (lowered by the header) and what the upstream said its limit is. */
+function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): PipelineInput['limits'] {
+  const { view, limits } = chat
+  const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
+  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
+  const remembered = request.deps.calibration.limit(view.model, scope)
+  const told = request.toldLimit
+  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  return {
+    window: limits.window,
+    budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
+    ...(learnedLimit === undefined ? {} : { learnedLimit }),
+  }
 }
 
 /** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
@@ -194,7 +193,7 @@ async function readChat(
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
+  if (firstHeader(incoming['x-ctxgate-mode']) === 'passthrough') return untouched('passthrough')
   let view: ChatView
   try {
     view = format.adapter.view(json, deps.estimator)
@@ -269,11 +268,6 @@ async function saveState(deps: RewriteHookDeps, key: string, state: Conversation
   } catch (error) {
     deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store write failed')
   }
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
 }
 
 function parseBudget(raw: string | undefined): number | undefined {

@@ -6,7 +6,7 @@ import { LiveHistory } from '../../src/live/live-history.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { dollarsFor, priceFor } from '../../src/live/prices.ts'
 import { addEvent, compactPointOf, counterFields, type SessionSummary } from '../../src/live/session-summary.ts'
-import { zeroUsage, type Usage } from '../../src/providers/usage.ts'
+import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
 import { billedEquivalentInput } from '../../src/replay/billing.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
 
