@@ -157,6 +157,19 @@ describe('response headers, off by default', () => {
     expect(numberHeader(headers, 'x-ctxgate-estimate-after')).toBeGreaterThan(numberHeader(headers, 'x-ctxgate-budget'))
   })
 
+  it('keeps x-should-retry: false beside them when ctxgate used all its attempts', async () => {
+    const failed = await anthropic.messages
+      .create(
+        { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] },
+        { headers: { 'x-ctxgate-debug': '1', 'x-mock-fault': '{"kind":"status","status":529}' } },
+      )
+      .catch((error: unknown) => error)
+    expect(failed).toBeInstanceOf(Anthropic.APIError)
+    const headers = (failed as InstanceType<typeof Anthropic.APIError>).headers
+    expect(headers?.get('x-should-retry')).toBe('false')
+    expect(headers?.get('x-ctxgate-rewrite')).toBe('rewritten')
+  })
+
   it('percent-encodes a session id that is not printable ASCII instead of failing the answer', async () => {
     const { response } = await anthropic.messages
       .create(
@@ -242,5 +255,25 @@ describe('response headers turned on in the configuration', () => {
     expect(response.headers.get('x-ctxgate-edit')).toBe('refit')
     expect(numberHeader(response.headers, 'x-ctxgate-tokens-removed')).toBeGreaterThan(0)
     expect(stack.mock.requests.length).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe('response headers when preparing a request fails', () => {
+  let stack: Stack
+  beforeAll(async () => {
+    stack = await startStack({ prepareFor: () => () => Promise.reject(new Error('rewrite bug')) })
+  })
+  afterAll(() => stack.close())
+
+  it('says the request went on unchanged, and the answer is the upstream one', async () => {
+    const anthropic = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-failopen-0001', maxRetries: 0 })
+    const { data, response } = await anthropic.messages
+      .create(
+        { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] },
+        { headers: { 'x-ctxgate-debug': '1' } },
+      )
+      .withResponse()
+    expect(data.type).toBe('message')
+    expect(ownHeadersOf(response.headers)).toEqual({ 'x-ctxgate-rewrite': 'failed-open' })
   })
 })
