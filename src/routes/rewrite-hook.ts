@@ -193,7 +193,7 @@ async function readChat(
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (firstHeader(incoming['x-ctxgate-mode']) === 'passthrough') return untouched('passthrough')
+  if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
   let view: ChatView
   try {
     view = format.adapter.view(json, deps.estimator)
@@ -270,8 +270,9 @@ async function saveState(deps: RewriteHookDeps, key: string, state: Conversation
   }
 }
 
+/** A whole number of tokens in decimal digits; anything else (hex, exponents, negatives) is ignored. */
 function parseBudget(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined
+  if (raw === undefined || !/^\s*\d{1,12}\s*$/.test(raw)) return undefined
   const value = Number(raw)
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined
+  return value > 0 ? value : undefined
 }

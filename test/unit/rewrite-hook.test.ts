@@ -204,6 +204,15 @@ describe('the rewrite hook on Anthropic Messages', () => {
     expect(passthrough.kind === 'forward' && passthrough.prepared.body.toString()).toBe(JSON.stringify(body))
   })
 
+  it('reads x-ctxgate-mode in any case and takes x-ctxgate-budget only as decimal digits', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
+    const shouted = await rewrite(body, { 'x-ctxgate-mode': 'PassThrough' })
+    expect(shouted.kind === 'forward' && shouted.prepared.body.toString()).toBe(JSON.stringify(body))
+    for (const odd of ['0x2328', '9e3', '-9000', '9000abc'])
+      expect(reportOf(await rewrite(body, { 'x-ctxgate-budget': odd })).budget).toBeGreaterThan(9_000)
+  })
+
   it('forwards bodies it cannot read untouched', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     for (const body of [{ hello: 'world' }, { model: 'm', messages: 'nope' }, { model: 'm', messages: [1] }]) {
