@@ -17,6 +17,7 @@ import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { firstHeader } from '../util/headers.ts'
+import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -95,9 +96,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const lastSeen = (deps.now ?? Date.now)()
   await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
   const sentEstimate = outcome.report.estimatedAfter / factor
-  const body = applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : request.original
+  const body = bodyToSend(request.original, json, applied, hideUsageChunk)
   const prepared: Prepared = {
-    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
     body,
     headers: applied.headers,
     log,
@@ -115,6 +115,17 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
   }
   return { kind: 'forward', prepared }
+}
+
+/**
+ * The client's own bytes when nothing changed; its bytes with the new fields spliced in when ctxgate
+ * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
+ * wrote; a serialization of the rewritten body otherwise.
+ */
+function bodyToSend(original: Buffer, json: Json, applied: Applied, hideUsageChunk: boolean): Buffer {
+  if (!applied.changed && !hideUsageChunk) return original
+  const added = fieldsAddedOnly(json, applied.body)
+  return added ? addJsonFields(original, added) : Buffer.from(JSON.stringify(applied.body))
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */

@@ -49,7 +49,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
     const items = body['input'] as Json[]
     const lead = leadingSystemCount(items)
     const rest = editList(items.slice(lead), options.edits, replaceOutput)
-    const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
+    // The client's own list when no edit touched it, so the body can be told apart as "fields added only".
+    const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : items }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
     if (options.systemNote && !instructions.endsWith(options.systemNote))
       out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
