@@ -25,6 +25,8 @@ export interface Provider {
 export interface ChatFormat {
   readonly adapter: ChatAdapter
   readonly usage: () => UsageReader
+  /** How this API itself begins a refusal for length, so ctxgate's own reads the same to a client. */
+  readonly tooLongWording: (promptTokens: number, limit: number) => string
 }
 
 /** One wire format: the paths clients send it to, its upstream, and how ctxgate reads it. */

@@ -85,7 +85,11 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', outcome.message),
+      // The provider's own opening words first (clients recover on them), then ctxgate's explanation.
+      error: new CtxgateError(
+        'CTXGATE_CONTEXT_TOO_LONG',
+        `${format.tooLongWording(outcome.report.estimatedBefore, outcome.report.budget)} ${outcome.message}`,
+      ),
       log,
       accounting: { ...accounting, refusalAvoided: false },
     }

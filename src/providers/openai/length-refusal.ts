@@ -21,3 +21,13 @@ export function readOpenAILengthRefusal(body: Buffer): LengthRefusal | undefined
   const actualTokens = tokenCount(measured[2])
   return { ...(actualTokens === undefined ? {} : { actualTokens }), ...(limit === undefined ? {} : { limit }) }
 }
+
+/** Chat Completions' own opening words for a prompt over the window (read back by the parser above). */
+export function chatTooLongWording(promptTokens: number, limit: number): string {
+  return `This model's maximum context length is ${Math.floor(limit)} tokens. However, your messages resulted in ${Math.ceil(promptTokens)} tokens.`
+}
+
+/** The Responses API names no numbers in its refusal; its own sentence, then ctxgate's explanation with them. */
+export function responsesTooLongWording(): string {
+  return 'Your input exceeds the context window of this model.'
+}
