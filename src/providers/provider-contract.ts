@@ -4,7 +4,7 @@ import type { ChunkFilter } from '../stream/chunk-filter.ts'
 import type { UpstreamId } from '../upstream/dispatcher.ts'
 import type { ChatAdapter } from './adapter-contract.ts'
 import type { ErrorShape } from './error-shape.ts'
-import type { LengthRefusalParser } from './length-refusal.ts'
+import type { LengthRefusalParser, StreamRefusalReader } from './length-refusal.ts'
 
 /** The wire formats ctxgate reads and may rewrite; every other call is forwarded untouched. */
 export type WireFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-chat' | 'openai-responses'
@@ -38,6 +38,8 @@ export interface WireFormatDefinition {
   readonly chat?: ChatFormat
   /** Reads a 400 body: whether (and by how much) the prompt was refused for its length. */
   readonly lengthRefusal?: LengthRefusalParser
+  /** Reads a length refusal sent inside a 200 stream (the Responses API's `error` / `response.failed`). */
+  readonly streamRefusal?: StreamRefusalReader
   /** Takes back out of a stream the usage ctxgate asked for and the client did not. */
   readonly hideRequestedUsage?: () => ChunkFilter
 }

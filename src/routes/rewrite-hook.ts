@@ -85,11 +85,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      // The provider's own opening words first (clients recover on them), then ctxgate's explanation.
-      error: new CtxgateError(
-        'CTXGATE_CONTEXT_TOO_LONG',
-        `${format.tooLongWording(outcome.report.estimatedBefore, outcome.report.budget)} ${outcome.message}`,
-      ),
+      error: tooLong(format, outcome),
       log,
       accounting: { ...accounting, refusalAvoided: false },
     }
@@ -116,7 +112,14 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
         .catch(() => undefined),
-    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
+    ...(request.isRefit
+      ? {}
+      : {
+          refit: refitFor(request, read.chat, identity.limitScope, {
+            sentEstimate,
+            planned: outcome.report.estimatedAfter,
+          }),
+        }),
   }
   return { kind: 'forward', prepared }
 }
@@ -130,6 +133,15 @@ function bodyToSend(original: Buffer, json: Json, applied: Applied, hideUsageChu
   if (!applied.changed && !hideUsageChunk) return original
   const added = fieldsAddedOnly(json, applied.body)
   return added ? addJsonFields(original, added) : Buffer.from(JSON.stringify(applied.body))
+}
+
+/** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
+function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 'too-long' }>): CtxgateError {
+  const { estimatedBefore, budget } = outcome.report
+  return new CtxgateError(
+    'CTXGATE_CONTEXT_TOO_LONG',
+    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message}`,
+  )
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */
@@ -164,17 +176,26 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 
-/** Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry. */
+/** Share of ctxgate's estimate of a refused request taken as the limit when the refusal names none. */
+const unnamedLimitShare = 0.9
+
+/**
+ * Refused for length, re-plan once: with the measured ratio and the named limit when the upstream
+ * gave them, else below the estimate of what was refused (it was over the limit, whatever the limit
+ * is). A new, smaller request, not a retry.
+ */
 function refitFor(
   request: HookRequest,
   chat: ReadChat,
   scope: string,
-  sentEstimate: number,
+  sent: { readonly sentEstimate: number; readonly planned: number },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
-  return async (actualTokens, limit) => {
-    await calibration.record(model, sentEstimate, actualTokens, scope).catch(() => undefined)
+  return async ({ actualTokens, limit: named }) => {
+    if (actualTokens !== undefined)
+      await calibration.record(model, sent.sentEstimate, actualTokens, scope).catch(() => undefined)
+    const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
     const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })

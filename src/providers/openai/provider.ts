@@ -2,7 +2,13 @@ import type { Provider, WireFormatDefinition } from '../provider-contract.ts'
 import { openaiChatAdapter } from './chat-adapter.ts'
 import { openaiErrorShape } from './error-shape.ts'
 import { createUsageChunkFilter } from './hide-usage-chunk.ts'
-import { chatTooLongWording, readOpenAILengthRefusal, responsesTooLongWording } from './length-refusal.ts'
+import {
+  chatTooLongWording,
+  readOpenAILengthRefusal,
+  readResponsesEventRefusal,
+  responsesPreamble,
+  responsesTooLongWording,
+} from './length-refusal.ts'
 import { openaiResponsesAdapter } from './responses-adapter.ts'
 import { createOpenAIUsageReader } from './usage.ts'
 
@@ -35,5 +41,6 @@ export const openaiFormats: readonly WireFormatDefinition[] = [
     paths: ['/v1/responses', '/responses'],
     chat: { ...chat, adapter: openaiResponsesAdapter, tooLongWording: responsesTooLongWording },
     lengthRefusal: readOpenAILengthRefusal,
+    streamRefusal: { preamble: responsesPreamble, read: readResponsesEventRefusal },
   },
 ]
