@@ -112,7 +112,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
         .catch(() => undefined),
-    ...(request.isRefit
+    // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
+    ...(request.isRefit || view.serverManaged
       ? {}
       : {
           refit: refitFor(request, read.chat, identity.limitScope, {
@@ -152,6 +153,8 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
   const remembered = request.deps.calibration.limit(view.model, scope)
   const told = request.toldLimit
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
+  if (view.serverManaged) return { window: limits.window, budget: Number.POSITIVE_INFINITY }
   return {
     window: limits.window,
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),

@@ -38,7 +38,11 @@ export const openaiResponsesAdapter: ChatAdapter = {
       (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = items.slice(lead).map((item, index) => itemView(item, index, estimator))
     const maxOutputTokens = typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : 0
-    return { model: body['model'], headTokens, messages, maxOutputTokens }
+    // Server-side compaction asked for, or a compaction item sent back: the server manages this context.
+    const serverManaged =
+      (Array.isArray(body['context_management']) && body['context_management'].length > 0) ||
+      items.some((item) => item['type'] === 'compaction')
+    return { model: body['model'], headTokens, messages, maxOutputTokens, ...(serverManaged ? { serverManaged } : {}) }
   },
 
   sessionHints(body, view): SessionHints {
