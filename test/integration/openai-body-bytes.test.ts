@@ -57,3 +57,12 @@ describe('OpenAI bodies ctxgate only adds a field to', () => {
     expect(answer.choices[0]?.message.content).toBeTypeOf('string')
   })
 })
+
+describe('POST /v1/responses/compact', () => {
+  it('is forwarded as the client sent it: no prompt_cache_key, no edit', async () => {
+    const body = `{"model":"gpt-5","input":[{"type":"compaction","encrypted_content":"enc:1"},{"role":"user","content":"hi"}]}`
+    const sent = await post('/v1/responses/compact', body)
+    expect(sent).toBe(body)
+    expect(stack.mock.requests.at(-1)?.url).toBe('/v1/responses/compact')
+  })
+})
