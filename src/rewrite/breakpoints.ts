@@ -20,6 +20,8 @@ export interface BreakpointInput {
   readonly existing: readonly ExistingBreakpoint[]
   /** A top-level cache_control: it takes a slot and already marks the last block. */
   readonly automatic: boolean
+  /** Its TTL: a 1-hour automatic marker sits after every candidate, so no 5-minute marker may go before it. */
+  readonly automaticTtl?: '5m' | '1h'
   /** In order of value: rolling tail, previous request's tail, end of system, end of tools. */
   readonly candidates: readonly BreakpointCandidate[]
   readonly minCacheableTokens: number
@@ -33,10 +35,10 @@ export interface BreakpointInput {
 export function chooseBreakpoints(input: BreakpointInput): BreakpointCandidate[] {
   let free = maxBreakpoints - input.existing.length - (input.automatic ? 1 : 0)
   const taken = new Set(input.existing.map((marker) => marker.position))
-  const lastOneHour = Math.max(
-    -1,
-    ...input.existing.filter((marker) => marker.ttl === '1h').map((marker) => marker.position),
-  )
+  const lastOneHour =
+    input.automatic && input.automaticTtl === '1h'
+      ? Number.POSITIVE_INFINITY
+      : Math.max(-1, ...input.existing.filter((marker) => marker.ttl === '1h').map((marker) => marker.position))
   const chosen: BreakpointCandidate[] = []
   for (const candidate of input.candidates) {
     if (free <= 0) break

@@ -72,7 +72,7 @@ async function forwardOnce(
     onRetry: (reason) => retries.push(reason),
   }
   const requestOverheadMs = performance.now() - started
-  const sent = await sendWithRefit(call, ready.prepared, input.format?.lengthRefusal)
+  const sent = await sendWithRefit(call, ready.prepared, input.format)
   if (sent.kind !== 'replied')
     return withNotes(ready.noted, { ...answerUpstreamFailure(input, sent, retries.length), requestOverheadMs })
   const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {

@@ -17,6 +17,7 @@ import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { firstHeader } from '../util/headers.ts'
+import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -84,7 +85,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', outcome.message),
+      error: tooLong(format, outcome),
       log,
       accounting: { ...accounting, refusalAvoided: false },
     }
@@ -95,9 +96,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const lastSeen = (deps.now ?? Date.now)()
   await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
   const sentEstimate = outcome.report.estimatedAfter / factor
-  const body = applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : request.original
+  const body = bodyToSend(request.original, json, applied, hideUsageChunk)
   const prepared: Prepared = {
-    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
     body,
     headers: applied.headers,
     log,
@@ -112,9 +112,37 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
         .catch(() => undefined),
-    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
+    // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
+    ...(request.isRefit || view.serverManaged
+      ? {}
+      : {
+          refit: refitFor(request, read.chat, identity.limitScope, {
+            sentEstimate,
+            planned: outcome.report.estimatedAfter,
+          }),
+        }),
   }
   return { kind: 'forward', prepared }
+}
+
+/**
+ * The client's own bytes when nothing changed; its bytes with the new fields spliced in when ctxgate
+ * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
+ * wrote; a serialization of the rewritten body otherwise.
+ */
+function bodyToSend(original: Buffer, json: Json, applied: Applied, hideUsageChunk: boolean): Buffer {
+  if (!applied.changed && !hideUsageChunk) return original
+  const added = fieldsAddedOnly(json, applied.body)
+  return added ? addJsonFields(original, added) : Buffer.from(JSON.stringify(applied.body))
+}
+
+/** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
+function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 'too-long' }>): CtxgateError {
+  const { estimatedBefore, budget } = outcome.report
+  return new CtxgateError(
+    'CTXGATE_CONTEXT_TOO_LONG',
+    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message}`,
+  )
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */
@@ -125,6 +153,8 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
   const remembered = request.deps.calibration.limit(view.model, scope)
   const told = request.toldLimit
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
+  if (view.serverManaged) return { window: limits.window, budget: Number.POSITIVE_INFINITY }
   return {
     window: limits.window,
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
@@ -149,17 +179,26 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 
-/** Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry. */
+/** Share of ctxgate's estimate of a refused request taken as the limit when the refusal names none. */
+const unnamedLimitShare = 0.9
+
+/**
+ * Refused for length, re-plan once: with the measured ratio and the named limit when the upstream
+ * gave them, else below the estimate of what was refused (it was over the limit, whatever the limit
+ * is). A new, smaller request, not a retry.
+ */
 function refitFor(
   request: HookRequest,
   chat: ReadChat,
   scope: string,
-  sentEstimate: number,
+  sent: { readonly sentEstimate: number; readonly planned: number },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
-  return async (actualTokens, limit) => {
-    await calibration.record(model, sentEstimate, actualTokens, scope).catch(() => undefined)
+  return async ({ actualTokens, limit: named }) => {
+    if (actualTokens !== undefined)
+      await calibration.record(model, sent.sentEstimate, actualTokens, scope).catch(() => undefined)
+    const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
     const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })

@@ -163,7 +163,10 @@ describe('the rewrite hook on Anthropic Messages', () => {
     expect(result.kind).toBe('reject')
     if (result.kind === 'reject') {
       expect(result.error.code).toBe('CTXGATE_CONTEXT_TOO_LONG')
-      expect(result.error.message).toMatch(/^This conversation got too long for the model to read in one go/)
+      // The API's own opening words (what Claude Code compacts on), then ctxgate's explanation.
+      expect(result.error.message).toMatch(
+        /^prompt is too long: \d+ tokens > 3000 maximum This conversation got too long for the model to read in one go/,
+      )
     }
   })
 
