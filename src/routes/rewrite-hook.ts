@@ -16,6 +16,7 @@ import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
+import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
 import { firstHeader } from '../util/headers.ts'
 import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
@@ -58,6 +59,8 @@ interface ReadChat {
   readonly view: ChatView
   readonly limits: ModelLimits
   readonly large: boolean
+  /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
+  readonly restoreNumbers: (serialized: string) => string
 }
 
 async function prepareChat(request: HookRequest): Promise<PrepareResult> {
@@ -96,7 +99,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const lastSeen = (deps.now ?? Date.now)()
   await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
   const sentEstimate = outcome.report.estimatedAfter / factor
-  const body = bodyToSend(request.original, json, applied, hideUsageChunk)
+  const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
     body,
     headers: applied.headers,
@@ -130,10 +133,10 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
  * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
  * wrote; a serialization of the rewritten body otherwise.
  */
-function bodyToSend(original: Buffer, json: Json, applied: Applied, hideUsageChunk: boolean): Buffer {
+function bodyToSend(original: Buffer, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
   if (!applied.changed && !hideUsageChunk) return original
-  const added = fieldsAddedOnly(json, applied.body)
-  return added ? addJsonFields(original, added) : Buffer.from(JSON.stringify(applied.body))
+  const added = fieldsAddedOnly(chat.json, applied.body)
+  return added ? addJsonFields(original, added) : Buffer.from(chat.restoreNumbers(JSON.stringify(applied.body)))
 }
 
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
@@ -213,7 +216,8 @@ async function readChat(
   const { deps, format, original, incoming } = request
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
-  const json = decodable ? parseJson(original) : undefined
+  const parsed = decodable ? parseJson(original) : undefined
+  const json = parsed?.value
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
   const large = original.length > yieldAboveBytes
   if (large) await yieldToOtherRequests()
@@ -243,12 +247,12 @@ async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  return { kind: 'chat', chat: { json, view, limits, large } }
+  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String } }
 }
 
-function parseJson(original: Buffer): unknown {
+function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
   try {
-    return JSON.parse(original.toString('utf8'))
+    return parseKeepingNumbers(original.toString('utf8'))
   } catch {
     return undefined
   }
