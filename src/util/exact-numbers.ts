@@ -6,6 +6,8 @@
  */
 export interface ParsedKeepingNumbers {
   readonly value: unknown
+  /** Some literals were swapped for sentinels (so `restore` has work to do). */
+  readonly kept: boolean
   /** Puts the original literals back into a serialization of `value` (or of something built from it). */
   readonly restore: (serialized: string) => string
 }
@@ -16,7 +18,7 @@ const unchanged = (serialized: string): string => serialized
 const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d+)\s*(?:[,\]}]|$)/
 
 export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
-  if (!maybeRisky.test(text)) return { value: JSON.parse(text), restore: unchanged }
+  if (!maybeRisky.test(text)) return { value: JSON.parse(text), kept: false, restore: unchanged }
   const literals: string[] = []
   const nonce = Math.random().toString(36).slice(2, 10)
   const protectedText = replaceRiskyLiterals(text, (literal) => {
@@ -24,10 +26,11 @@ export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
     return `"\\u0000ctxgate-number-${nonce}-${literals.length - 1}"`
   })
   const value: unknown = JSON.parse(protectedText)
-  if (literals.length === 0) return { value, restore: unchanged }
+  if (literals.length === 0) return { value, kept: false, restore: unchanged }
   const sentinel = new RegExp(`"\\\\u0000ctxgate-number-${nonce}-(\\d+)"`, 'g')
   return {
     value,
+    kept: true,
     restore: (serialized) => serialized.replace(sentinel, (_match, index: string) => literals[Number(index)] ?? 'null'),
   }
 }

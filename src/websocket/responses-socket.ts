@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { CtxgateError } from '../errors.ts'
+import { parseKeepingNumbers } from '../util/exact-numbers.ts'
+import { isJsonObject } from '../util/json.ts'
 import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
 import type { PrepareBody, Prepared } from '../model-call/prepared.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
@@ -35,6 +37,8 @@ export class ResponsesSocket {
   #turn: SocketTurn | undefined
   #turns = 0
   #warnedBound = false
+  /** Puts back number literals a double could not hold, kept as sentinels in the socket's conversation. */
+  readonly #restores: ((serialized: string) => string)[] = []
 
   constructor(deps: ResponsesSocketDeps, handshake: IncomingHttpHeaders) {
     this.#deps = deps
@@ -70,7 +74,7 @@ export class ResponsesSocket {
 
   async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
     const relay = this.#relay as FrameRelay
-    const message = isBinary ? undefined : parseObject(data)
+    const message = isBinary ? undefined : this.#parseClientMessage(data)
     if (message?.['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
     // The service answers one response at a time per socket; the next waits for this one's end.
     await this.idle()
@@ -93,6 +97,25 @@ export class ResponsesSocket {
     relay.toUpstream(send, false)
   }
 
+  /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */
+  #parseClientMessage(data: Buffer): Json | undefined {
+    try {
+      const parsed = parseKeepingNumbers(data.toString('utf8'))
+      if (!isJsonObject(parsed.value)) return undefined
+      if (parsed.kept) this.#restores.push(parsed.restore)
+      return parsed.value
+    } catch {
+      return undefined
+    }
+  }
+
+  #restoreNumbers(body: Buffer): Buffer {
+    if (this.#restores.length === 0) return body
+    let text = body.toString('utf8')
+    for (const restore of this.#restores) text = restore(text)
+    return Buffer.from(text)
+  }
+
   /** Runs the rewrite on the whole conversation; returns what to send, or undefined when ctxgate answered. */
   async #prepare(turn: SocketTurn, message: Json, original: Buffer): Promise<Buffer | undefined> {
     if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
@@ -112,7 +135,7 @@ export class ResponsesSocket {
       // Unchanged: the client's own message goes on, previous_response_id and all.
       if (result.prepared.body === body || result.prepared.body.equals(body)) return original
       turn.sentAs = 'full-input'
-      return asCreateMessage(result.prepared.body)
+      return asCreateMessage(this.#restoreNumbers(result.prepared.body))
     } catch (error) {
       turn.failOpen = 'prepare'
       turn.error = error instanceof Error ? error.message : String(error)
@@ -169,7 +192,7 @@ export class ResponsesSocket {
     turn.refitted = true
     turn.dropUntilCreated = true
     turn.sentAs = 'full-input'
-    ;(this.#relay as FrameRelay).toUpstream(asCreateMessage(smaller.body), false)
+    ;(this.#relay as FrameRelay).toUpstream(asCreateMessage(this.#restoreNumbers(smaller.body)), false)
   }
 
   #fromUpstream(data: Buffer, isBinary: boolean): void {

@@ -192,6 +192,31 @@ describe('Responses over WebSocket, rewriting', () => {
     const log = requestLogs(stack).at(-1)
     expect(log?.['sentAs']).toBe('full-input')
   })
+  it('keeps number literals a double cannot hold when it resends the whole edited input', async () => {
+    const socket = await openSocket(wsUrl(stack), auth)
+    const risky = '"metadata":{"big":9007199254740993,"huge":1e400},'
+    const raw = (message: Record<string, unknown>): string => `{${risky}${JSON.stringify(message).slice(1)}`
+    const start = [{ type: 'message', role: 'user', content: `Begin. ${'Check each file. '.repeat(80)}` }]
+    const first = await turn(socket, raw({ type: 'response.create', model: 'gpt-5', store: false, input: start }))
+    const previous = (first.at(-1) as { response: { id: string } }).response.id
+    const rounds = Array.from({ length: 12 }, (_, index) => [
+      { type: 'function_call', call_id: `call_n${index}`, name: 'read', arguments: '{}' },
+      { type: 'function_call_output', call_id: `call_n${index}`, output: `row ${index} of a wide table\n`.repeat(80) },
+    ]).flat()
+    const message = {
+      type: 'response.create',
+      model: 'gpt-5',
+      store: false,
+      previous_response_id: previous,
+      input: rounds,
+    }
+    const events = await turn(socket, raw(message))
+    expect(events.at(-1)?.['type']).toBe('response.completed')
+    socket.close()
+    const sent = stack.mock.requests.filter((request) => request.method === 'WS').at(-1)?.body ?? ''
+    expect(sent).not.toContain('previous_response_id')
+    expect(sent).toContain('"metadata":{"big":9007199254740993,"huge":1e400}')
+  })
 })
 
 describe('WebSocket mechanics, against a scripted upstream', () => {
