@@ -30,12 +30,13 @@ describe('a malformed request logged at trace level', () => {
         `x-ctxgate-auth: ${clientToken}\r\nContent-Length: 2\r\nBroken Header\r\n\r\n{}`,
     )
     expect(answer).toMatch(/^HTTP\/1\.1 400/)
+    expect(answer).toContain('x-ctxgate-error-code: CTXGATE_INVALID_REQUEST')
     // The parse error itself is logged (so the test looks at the line that used to carry the packet).
     await eventually(() => expect(stack.logLines.some((line) => line.includes('client error'))).toBe(true))
     const log = stack.logLines.join('\n')
     for (const secret of [apiKey, bearer, clientToken]) expect(log).not.toContain(secret)
     // Node attaches the request's raw bytes to the error; they would carry every header, as a byte array.
     expect(log).not.toContain('"type":"Buffer"')
-    expect(log).toMatch(/"rawPacket":"\[redacted\]"/)
+    expect(log).not.toContain('rawPacket')
   })
 })

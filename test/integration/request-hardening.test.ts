@@ -91,3 +91,19 @@ describe("ctxgate's own paths", () => {
     expect(stack.mock.requests).toHaveLength(0)
   })
 })
+
+describe('requests Node cannot parse', () => {
+  it('answers oversized headers with 431 and ctxgate error code, in a body either SDK reads', async () => {
+    const answer = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /)
+    expect(answer).toContain('x-ctxgate-error-code: CTXGATE_HEADERS_TOO_LARGE')
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { message: string } }
+    expect(body.error.message).toMatch(/headers/)
+  })
+
+  it('answers a malformed Content-Length with 400 and ctxgate error code', async () => {
+    const answer = await raw('POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}')
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(answer).toContain('x-ctxgate-error-code: CTXGATE_INVALID_REQUEST')
+  })
+})
