@@ -118,14 +118,15 @@ describe('Responses over WebSocket, through ctxgate to the mock', () => {
   })
 
   it('ends a response cut by the upstream with an error event and a close, and sends nothing again', async () => {
-    stack.mock.faults.push([{ kind: 'reset-mid-stream', afterFrames: 2 }])
+    // Cut after the first content event: the held preamble has gone out with it by then.
+    stack.mock.faults.push([{ kind: 'reset-mid-stream', afterFrames: 3 }])
     const socket = await openSocket(wsUrl(stack), auth)
     const received = collect(socket)
     socket.send(JSON.stringify({ type: 'response.create', model: 'gpt-5', store: false, input: 'hi' }))
     const { code } = await closed(socket)
     expect(code).toBe(1011)
     const types = received.map((message) => (JSON.parse(message.text) as { type: string }).type)
-    expect(types).toEqual(['response.created', 'response.in_progress', 'error'])
+    expect(types).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'error'])
     const last = JSON.parse(received.at(-1)?.text ?? '{}') as {
       status: number
       error: { code: string; message: string }
@@ -283,7 +284,11 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
   it('closes the upstream socket when the client leaves mid-response', async () => {
     const client = await openSocket(wsUrl(stack), clientAuth)
     const { socket } = await upstream.next()
-    socket.on('message', () => socket.send('{"type":"response.created","response":{"id":"resp_2"}}'))
+    // The preamble is held until the next event: send one, so the client has something to leave after.
+    socket.on('message', () => {
+      socket.send('{"type":"response.created","response":{"id":"resp_2"}}')
+      socket.send('{"type":"response.output_text.delta","delta":"Hi"}')
+    })
     const upstreamClosed = closed(socket)
     client.once('message', () => client.terminate())
     client.send(JSON.stringify({ type: 'response.create', model: 'gpt-5', input: 'hi' }))
