@@ -1,4 +1,4 @@
-import { promptTokensOf } from '../model-call/usage.ts'
+import { billedTokenCounts, promptTokensOf } from '../model-call/usage.ts'
 import { billedEquivalentInput } from '../replay/billing.ts'
 import type { LiveEvent } from './live-event.ts'
 import { dollarsFor, priceFor } from './prices.ts'
@@ -48,7 +48,9 @@ export function compactPointOf(window: number | undefined): number | undefined {
 /** How much one request adds to its session's totals, given whether the session was already past its compaction point. */
 export function countersOf(event: LiveEvent, wasPastCompactPoint: boolean): Counters {
   const usage = event.usage
-  const billed = usage ? billedEquivalentInput(usage) : 0
+  // A server-side compaction pass is billed beside the answer's own counts.
+  const charged = usage ? billedTokenCounts(usage) : undefined
+  const billed = charged ? billedEquivalentInput(charged) : 0
   const before = event.estimatedBefore ?? 0
   const after = event.estimatedAfter ?? 0
   // Unedited, the prompt side would have been this much larger (ctxgate's own estimates, before ÷ after).
@@ -65,8 +67,8 @@ export function countersOf(event: LiveEvent, wasPastCompactPoint: boolean): Coun
     outputTokens: usage?.outputTokens ?? 0,
     billedTokens: billed,
     uneditedBilledTokens: billed * scale,
-    dollars: usage && price ? dollarsFor(price, usage) : 0,
-    uneditedDollars: usage && price ? dollarsFor(price, usage, scale) : 0,
+    dollars: charged && price ? dollarsFor(price, charged) : 0,
+    uneditedDollars: charged && price ? dollarsFor(price, charged, scale) : 0,
     unpricedRequests: usage && !price ? 1 : 0,
     tokensRemoved: event.tokensRemoved,
     editBatches: event.newBatch ? 1 : 0,

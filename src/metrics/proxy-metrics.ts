@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
-import type { Usage } from '../model-call/usage.ts'
+import { promptTokensOf, type ServerEdits, type TokenCounts, type Usage } from '../model-call/usage.ts'
 import { modelFamily } from '../model-call/model-family.ts'
 import { modelRoutes, providers } from '../providers/registry.ts'
 
@@ -89,8 +89,20 @@ function tokenMetrics(registers: Registry[]) {
   return {
     tokens: new Counter({
       name: 'ctxgate_tokens_total',
-      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. Cached tokens a provider counts inside its input are taken out of input.',
+      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output, and the same five prefixed compaction_ for a server-side compaction pass. Cached tokens a provider counts inside its input are taken out of input.',
       labelNames: ['provider', 'model', 'kind'] as const,
+      registers,
+    }),
+    serverEdits: new Counter({
+      name: 'ctxgate_server_edits_total',
+      help: 'Tool uses (clear_tool_uses) and thinking turns (clear_thinking) the upstream cleared itself, from context_management.applied_edits.',
+      labelNames: ['provider', 'edit'] as const,
+      registers,
+    }),
+    serverClearedTokens: new Counter({
+      name: 'ctxgate_server_cleared_tokens_total',
+      help: 'Input tokens the upstream cleared itself before the model saw the prompt (context_management.applied_edits).',
+      labelNames: ['provider', 'model'] as const,
       registers,
     }),
     estimatedPromptTokens: new Counter({
@@ -218,18 +230,36 @@ export class ModelLabels {
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */
 export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {
-  const kinds: [string, number][] = [
-    ['input', usage.inputTokens],
-    ['cache_read', usage.cacheReadTokens],
-    ['cache_write_5m', usage.cacheWrite5mTokens],
-    ['cache_write_1h', usage.cacheWrite1hTokens],
-    ['output', usage.outputTokens],
-  ]
-  for (const [kind, value] of kinds) if (value > 0) metrics.tokens.inc({ provider, model, kind }, value)
-  const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens
+  incrementKinds(metrics, { provider, model }, '', usage)
+  if (usage.compaction) incrementKinds(metrics, { provider, model }, 'compaction_', usage.compaction)
+  if (usage.serverEdits) recordServerEdits(metrics, provider, model, usage.serverEdits)
+  const input = promptTokensOf(usage)
   const labels = { gen_ai_operation_name: 'chat', gen_ai_provider_name: provider, gen_ai_request_model: model }
   metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'input' }, input)
   metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'output' }, usage.outputTokens)
+}
+
+function incrementKinds(
+  metrics: ProxyMetrics,
+  labels: { provider: string; model: string },
+  prefix: string,
+  counts: TokenCounts,
+): void {
+  const kinds: [string, number][] = [
+    ['input', counts.inputTokens],
+    ['cache_read', counts.cacheReadTokens],
+    ['cache_write_5m', counts.cacheWrite5mTokens],
+    ['cache_write_1h', counts.cacheWrite1hTokens],
+    ['output', counts.outputTokens],
+  ]
+  for (const [kind, value] of kinds) if (value > 0) metrics.tokens.inc({ ...labels, kind: prefix + kind }, value)
+}
+
+function recordServerEdits(metrics: ProxyMetrics, provider: string, model: string, edits: ServerEdits): void {
+  if (edits.clearedToolUses > 0) metrics.serverEdits.inc({ provider, edit: 'clear_tool_uses' }, edits.clearedToolUses)
+  if (edits.clearedThinkingTurns > 0)
+    metrics.serverEdits.inc({ provider, edit: 'clear_thinking' }, edits.clearedThinkingTurns)
+  if (edits.clearedInputTokens > 0) metrics.serverClearedTokens.inc({ provider, model }, edits.clearedInputTokens)
 }
 
 const providerNames = Object.keys(providers)
@@ -265,6 +295,8 @@ function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): 
     for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
       metrics.streamAborts.inc({ provider, phase }, 0)
     for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
+    if (provider === 'anthropic')
+      for (const edit of ['clear_tool_uses', 'clear_thinking']) metrics.serverEdits.inc({ provider, edit }, 0)
     for (const cause of ['ctxgate_batch', 'client_edit']) metrics.prefixBreaks.inc({ provider, cause }, 0)
     metrics.contextTooLong.inc({ provider }, 0)
   }

@@ -1,12 +1,26 @@
 import type { EventSourceMessage } from 'eventsource-parser'
 
-/** Token counts of one answer, normalized: input is uncached input only, as Anthropic reports it. */
-export interface Usage {
+/** Token counts of one model pass, normalized: input is uncached input only, as Anthropic reports it. */
+export interface TokenCounts {
   readonly inputTokens: number
   readonly cacheWrite5mTokens: number
   readonly cacheWrite1hTokens: number
   readonly cacheReadTokens: number
   readonly outputTokens: number
+}
+
+/** Edits the upstream made to the prompt itself (Anthropic context editing), summed over one answer. */
+export interface ServerEdits {
+  readonly clearedToolUses: number
+  readonly clearedThinkingTurns: number
+  readonly clearedInputTokens: number
+}
+
+/** Token counts of one answer, plus what the upstream billed beside them. */
+export interface Usage extends TokenCounts {
+  /** A server-side compaction's own pass: billed, and not part of the counts above. */
+  readonly compaction?: TokenCounts
+  readonly serverEdits?: ServerEdits
 }
 
 export const zeroUsage: Usage = {
@@ -17,8 +31,22 @@ export const zeroUsage: Usage = {
   outputTokens: 0,
 }
 
-export function promptTokensOf(usage: Usage): number {
+/** The prompt the answer was generated from (a compaction pass's prompt is not part of it). */
+export function promptTokensOf(usage: TokenCounts): number {
   return usage.inputTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens + usage.cacheReadTokens
+}
+
+/** Everything one answer was billed for: its own counts plus a compaction pass's. */
+export function billedTokenCounts(usage: Usage): TokenCounts {
+  const extra = usage.compaction
+  if (!extra) return usage
+  return {
+    inputTokens: usage.inputTokens + extra.inputTokens,
+    cacheWrite5mTokens: usage.cacheWrite5mTokens + extra.cacheWrite5mTokens,
+    cacheWrite1hTokens: usage.cacheWrite1hTokens + extra.cacheWrite1hTokens,
+    cacheReadTokens: usage.cacheReadTokens + extra.cacheReadTokens,
+    outputTokens: usage.outputTokens + extra.outputTokens,
+  }
 }
 
 /** Reads usage from a JSON answer or, event by event, from a stream. One reader per response. */

@@ -1,17 +1,28 @@
-import type { Usage } from '../model-call/usage.ts'
+import { promptTokensOf, type Usage } from '../model-call/usage.ts'
+
+/** The additive totals of a session, each summed over its turns. */
+export const sessionCounterFields = [
+  'turns',
+  'promptTokens',
+  'inputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'outputTokens',
+  'compactionPromptTokens',
+  'compactionOutputTokens',
+  'serverClearedToolUses',
+  'serverClearedThinkingTurns',
+  'serverClearedInputTokens',
+  'tokensRemoved',
+  'prefixBreaks',
+  'refusalsAvoided',
+] as const
+
+export type SessionCounters = Readonly<Record<(typeof sessionCounterFields)[number], number>>
 
 /** What one session has cost so far, for harness authors deciding whether to split work. */
-export interface SessionTotals {
+export interface SessionTotals extends SessionCounters {
   readonly sessionId: string
-  readonly turns: number
-  readonly promptTokens: number
-  readonly inputTokens: number
-  readonly cacheReadTokens: number
-  readonly cacheWriteTokens: number
-  readonly outputTokens: number
-  readonly tokensRemoved: number
-  readonly prefixBreaks: number
-  readonly refusalsAvoided: number
   readonly models: readonly string[]
   readonly firstSeen: string
   readonly lastSeen: string
@@ -26,6 +37,27 @@ export interface TurnRecord {
 }
 
 export const maxModelsPerSession = 8
+
+/** What one turn adds to its session's totals. */
+export function turnIncrements(turn: TurnRecord): SessionCounters {
+  const usage = turn.usage
+  return {
+    turns: 1,
+    promptTokens: usage ? promptTokensOf(usage) : 0,
+    inputTokens: usage?.inputTokens ?? 0,
+    cacheReadTokens: usage?.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    compactionPromptTokens: usage?.compaction ? promptTokensOf(usage.compaction) : 0,
+    compactionOutputTokens: usage?.compaction?.outputTokens ?? 0,
+    serverClearedToolUses: usage?.serverEdits?.clearedToolUses ?? 0,
+    serverClearedThinkingTurns: usage?.serverEdits?.clearedThinkingTurns ?? 0,
+    serverClearedInputTokens: usage?.serverEdits?.clearedInputTokens ?? 0,
+    tokensRemoved: turn.tokensRemoved,
+    prefixBreaks: turn.prefixBreak ? 1 : 0,
+    refusalsAvoided: turn.refusalAvoided ? 1 : 0,
+  }
+}
 
 /** Where per-session totals live: memory by default, Redis when replicas share them. */
 export interface SessionTotalsStore {
@@ -50,23 +82,17 @@ export class SessionAccounting implements SessionTotalsStore {
   async record(sessionId: string, turn: TurnRecord): Promise<void> {
     const now = new Date(this.#now()).toISOString()
     const previous = this.#sessions.get(sessionId)
-    const usage = turn.usage
-    const written = usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0
     const models =
       previous?.models.includes(turn.model) || (previous?.models.length ?? 0) >= maxModelsPerSession
         ? (previous?.models ?? [])
         : [...(previous?.models ?? []), turn.model]
+    const added = turnIncrements(turn)
+    const counters = Object.fromEntries(
+      sessionCounterFields.map((field) => [field, (previous?.[field] ?? 0) + added[field]]),
+    ) as SessionCounters
     const next: SessionTotals = {
       sessionId,
-      turns: (previous?.turns ?? 0) + 1,
-      promptTokens: (previous?.promptTokens ?? 0) + (usage ? usage.inputTokens + usage.cacheReadTokens + written : 0),
-      inputTokens: (previous?.inputTokens ?? 0) + (usage?.inputTokens ?? 0),
-      cacheReadTokens: (previous?.cacheReadTokens ?? 0) + (usage?.cacheReadTokens ?? 0),
-      cacheWriteTokens: (previous?.cacheWriteTokens ?? 0) + written,
-      outputTokens: (previous?.outputTokens ?? 0) + (usage?.outputTokens ?? 0),
-      tokensRemoved: (previous?.tokensRemoved ?? 0) + turn.tokensRemoved,
-      prefixBreaks: (previous?.prefixBreaks ?? 0) + (turn.prefixBreak ? 1 : 0),
-      refusalsAvoided: (previous?.refusalsAvoided ?? 0) + (turn.refusalAvoided ? 1 : 0),
+      ...counters,
       models,
       firstSeen: previous?.firstSeen ?? now,
       lastSeen: now,

@@ -1,7 +1,14 @@
 import { Redis } from 'ioredis'
 import type { CalibrationSync } from '../rewrite/calibration.ts'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.ts'
-import { maxModelsPerSession, type SessionTotals, type SessionTotalsStore, type TurnRecord } from './accounting.ts'
+import {
+  maxModelsPerSession,
+  sessionCounterFields,
+  turnIncrements,
+  type SessionTotals,
+  type SessionTotalsStore,
+  type TurnRecord,
+} from './accounting.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 import { keepNewestDecisions } from './state-size.ts'
 
@@ -29,17 +36,7 @@ const timedOut = Symbol('timed out')
 /** A request reads calibration and state, writes state, then writes calibration: at most four round trips. */
 export const roundTripsPerRequest = 4
 
-const counterFields = [
-  'turns',
-  'promptTokens',
-  'inputTokens',
-  'cacheReadTokens',
-  'cacheWriteTokens',
-  'outputTokens',
-  'tokensRemoved',
-  'prefixBreaks',
-  'refusalsAvoided',
-] as const
+const counterFields = sessionCounterFields
 
 /**
  * Conversation state, calibration and session totals in Redis, so several replicas behind a load
@@ -152,19 +149,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async #record(sessionId: string, turn: TurnRecord): Promise<void> {
-    const usage = turn.usage
-    const written = usage ? usage.cacheWrite5mTokens + usage.cacheWrite1hTokens : 0
-    const increments: Record<(typeof counterFields)[number], number> = {
-      turns: 1,
-      promptTokens: usage ? usage.inputTokens + usage.cacheReadTokens + written : 0,
-      inputTokens: usage?.inputTokens ?? 0,
-      cacheReadTokens: usage?.cacheReadTokens ?? 0,
-      cacheWriteTokens: written,
-      outputTokens: usage?.outputTokens ?? 0,
-      tokensRemoved: turn.tokensRemoved,
-      prefixBreaks: turn.prefixBreak ? 1 : 0,
-      refusalsAvoided: turn.refusalAvoided ? 1 : 0,
-    }
+    const increments = turnIncrements(turn)
     const now = Date.now()
     const key = `session:${sessionId}`
     const multi = this.#redis.multi()

@@ -12,6 +12,7 @@ import { requestTargetProblem } from '../routes/request-target.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
 import type { PrepareBody } from '../model-call/prepared.ts'
 import { createTokenCheck } from '../security/tokens.ts'
+import { classifyUpstreamError } from '../upstream/classify-error.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import { relayFrames } from './frame-relay.ts'
 import {
@@ -66,7 +67,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
     const refusal = refusalFor(request, deps, clientAllowed, closing)
-    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.body)
+    if (refusal) return refuseWithError(socket, upstreamOf(request), refusal.error, refusal.status)
     const context = { request, socket, head, server, accepted, open, socketId: `ws${++sockets}` }
     connectUpstream(deps, context)
   })
@@ -89,21 +90,27 @@ function refusalFor(
   deps: WebSocketDeps,
   clientAllowed: (token: string | undefined) => boolean,
   closing: boolean,
-): { status: number; body: string } | undefined {
-  const shape = upstreamOf(request).errorShape
-  const refuse = (error: CtxgateError, status = error.status) => ({
-    status,
-    body: shape.body(error.kind, error.message),
-  })
-  if (closing) return refuse(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', 'ctxgate is shutting down'), 503)
+): { error: CtxgateError; status?: number } | undefined {
+  if (closing)
+    return { error: new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', 'ctxgate is shutting down'), status: 503 }
   const targetProblem = requestTargetProblem(request.url ?? '')
-  if (targetProblem) return refuse(new CtxgateError('CTXGATE_INVALID_REQUEST', targetProblem))
+  if (targetProblem) return { error: new CtxgateError('CTXGATE_INVALID_REQUEST', targetProblem) }
   if (deps.config.auth.tokens.length === 0) return undefined
   const presented = request.headers['x-ctxgate-auth']
   if (clientAllowed(Array.isArray(presented) ? presented[0] : presented)) return undefined
-  return refuse(
-    new CtxgateError('CTXGATE_UNAUTHORIZED', 'ctxgate requires a valid x-ctxgate-auth header on this deployment'),
-  )
+  return {
+    error: new CtxgateError(
+      'CTXGATE_UNAUTHORIZED',
+      'ctxgate requires a valid x-ctxgate-auth header on this deployment',
+    ),
+  }
+}
+
+/** ctxgate's own refusal of an upgrade: the provider's error shape and the stable code, as on HTTP. */
+function refuseWithError(socket: Duplex, provider: Provider, error: CtxgateError, status = error.status): void {
+  refuseUpgrade(socket, status, provider.errorShape.body(error.kind, error.message), {
+    'x-ctxgate-error-code': error.code,
+  })
 }
 
 interface UpgradeContext {
@@ -134,11 +141,11 @@ function connectUpstream(deps: WebSocketDeps, context: UpgradeContext): void {
   upstreamSocket.once('unexpected-response', (_request, response) => relayRefusal(socket, response))
   upstreamSocket.on('error', (error) => {
     if (upstreamSocket.readyState === upstreamSocket.OPEN) return
-    const failure = new CtxgateError(
-      'CTXGATE_UPSTREAM_UNREACHABLE',
-      `ctxgate could not open a WebSocket to the ${upstreamId} API: ${error.message}`,
-    )
-    refuseUpgrade(socket, failure.status, provider.errorShape.body(failure.kind, failure.message))
+    // The socket error names the upstream's address: it goes to the log, the client gets a label.
+    const { code, label } = classifyUpstreamError(error)
+    deps.logger.warn({ reqId: context.socketId, upstream: upstreamId, err: error.message }, 'websocket upstream failed')
+    const failure = new CtxgateError(code, `ctxgate could not open a WebSocket to the ${upstreamId} API: ${label}`)
+    refuseWithError(socket, provider, failure)
   })
   // The client went away while ctxgate was still connecting.
   socket.once('close', () => {

@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket, type RawData } from 'ws'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
@@ -118,14 +120,15 @@ describe('Responses over WebSocket, through ctxgate to the mock', () => {
   })
 
   it('ends a response cut by the upstream with an error event and a close, and sends nothing again', async () => {
-    stack.mock.faults.push([{ kind: 'reset-mid-stream', afterFrames: 2 }])
+    // Cut after the first content event: the held preamble has gone out with it by then.
+    stack.mock.faults.push([{ kind: 'reset-mid-stream', afterFrames: 3 }])
     const socket = await openSocket(wsUrl(stack), auth)
     const received = collect(socket)
     socket.send(JSON.stringify({ type: 'response.create', model: 'gpt-5', store: false, input: 'hi' }))
     const { code } = await closed(socket)
     expect(code).toBe(1011)
     const types = received.map((message) => (JSON.parse(message.text) as { type: string }).type)
-    expect(types).toEqual(['response.created', 'response.in_progress', 'error'])
+    expect(types).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'error'])
     const last = JSON.parse(received.at(-1)?.text ?? '{}') as {
       status: number
       error: { code: string; message: string }
@@ -308,7 +311,11 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
   it('closes the upstream socket when the client leaves mid-response', async () => {
     const client = await openSocket(wsUrl(stack), clientAuth)
     const { socket } = await upstream.next()
-    socket.on('message', () => socket.send('{"type":"response.created","response":{"id":"resp_2"}}'))
+    // The preamble is held until the next event: send one, so the client has something to leave after.
+    socket.on('message', () => {
+      socket.send('{"type":"response.created","response":{"id":"resp_2"}}')
+      socket.send('{"type":"response.output_text.delta","delta":"Hi"}')
+    })
     const upstreamClosed = closed(socket)
     client.once('message', () => client.terminate())
     client.send(JSON.stringify({ type: 'response.create', model: 'gpt-5', input: 'hi' }))
@@ -346,3 +353,49 @@ function metricValue(text: string, name: string, labels: string): number {
     if (line.startsWith(`${name}{`) && line.includes(labels)) total += Number(line.slice(line.lastIndexOf(' ') + 1))
   return total
 }
+
+describe('a WebSocket upgrade when the upstream cannot be reached', () => {
+  let stack: Stack
+  let deadUrl: string
+  beforeAll(async () => {
+    // A port that was just free and is closed again: connecting to it is refused.
+    const probe = createServer()
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+    deadUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`
+    await new Promise<void>((resolve) => probe.close(() => resolve()))
+    stack = await startStack({ config: { upstreams: { openai: { url: deadUrl } } } })
+  })
+  afterAll(() => stack.close())
+
+  it('answers 502 in the OpenAI error shape with x-ctxgate-error-code, naming the API and not its address', async () => {
+    const refusal = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const socket = new WebSocket(wsUrl(stack), { headers: auth })
+        socket.once('open', () => reject(new Error('the upgrade was accepted')))
+        socket.once('unexpected-response', (_request, response) => {
+          const chunks: Buffer[] = []
+          response.on('data', (chunk: Buffer) => chunks.push(chunk))
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          )
+        })
+      },
+    )
+    expect(refusal.status).toBe(502)
+    expect(refusal.headers['x-ctxgate-error-code']).toBe('CTXGATE_UPSTREAM_UNREACHABLE')
+    const body = JSON.parse(refusal.body) as { error: { message: string; code: string } }
+    expect(body.error.message).toBe('ctxgate could not open a WebSocket to the openai API: connection refused')
+    const address = new URL(deadUrl).host
+    expect(refusal.body).not.toContain(address)
+    expect(refusal.body).not.toContain('127.0.0.1')
+    await eventually(() =>
+      expect(stack.logLines.some((line) => line.includes('websocket upstream failed') && line.includes(address))).toBe(
+        true,
+      ),
+    )
+  })
+})

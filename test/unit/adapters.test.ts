@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { NotAChatRequest } from '../../src/providers/adapter-contract.ts'
+import { openaiResponsesAdapter } from '../../src/providers/openai/responses-adapter.ts'
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
+import { fieldsAddedOnly } from '../../src/util/add-json-fields.ts'
 import { output, type Json } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 
@@ -95,11 +99,13 @@ describe('OpenAI Responses adapter', () => {
     expect(sent['instructions']).toBe(`Be brief.\n\n${systemNote}`)
   })
 
-  it('leaves a string input alone', async () => {
+  it('leaves a string input as the string it is, adding only a prompt_cache_key before it', async () => {
     const rewrite = createRewriter('openai-responses', 200_000)
     const body = { model: 'gpt-5', input: 'hello' }
     const result = await rewrite(body)
-    expect(result.kind === 'forward' && result.prepared.body.toString()).toBe(JSON.stringify(body))
+    const sent = result.kind === 'forward' ? result.prepared.body.toString() : ''
+    expect(sent).toMatch(/^\{"prompt_cache_key":"[^"]+",/)
+    expect(sent.endsWith(JSON.stringify(body).slice(1))).toBe(true)
   })
 })
 
@@ -170,6 +176,48 @@ describe('Anthropic Messages adapter details', () => {
     })
     expect(result.kind === 'forward' && result.prepared.headers?.['anthropic-beta']).toBe(
       'thinking-binding-controls-2026-08-01',
+    )
+  })
+})
+
+describe('OpenAI Responses adapter, string input', () => {
+  const options = {
+    edits: [],
+    sessionId: 'session-1',
+    minCacheableTokens: 1024,
+    thinkingBound: false,
+    firstEditedMessage: -1,
+    estimator: new TokenEstimator(),
+  }
+
+  it('views a string as one user message and writes the very same string back', () => {
+    const body = { model: 'gpt-5', input: 'Summarise the log.', instructions: 'Be brief.' }
+    const view = openaiResponsesAdapter.view(body, new TokenEstimator())
+    expect(view.messages).toHaveLength(1)
+    expect(view.messages[0]).toMatchObject({ role: 'user', startsUserTurn: true, toolResults: [] })
+    expect(view.messages[0]?.tokens).toBeGreaterThan(4)
+    const applied = openaiResponsesAdapter.apply(body, view, { ...options, systemNote: 'note' })
+    expect(applied.body['input']).toBe(body.input)
+    expect(applied.body['instructions']).toBe('Be brief.\n\nnote')
+    expect(applied.body['prompt_cache_key']).toBe('session-1')
+    expect(fieldsAddedOnly(body, openaiResponsesAdapter.apply(body, view, options).body)).toEqual({
+      prompt_cache_key: 'session-1',
+    })
+  })
+
+  it('turns the string into a list only when an edit has to write into it', () => {
+    const body = { model: 'gpt-5', input: 'Summarise the log.' }
+    const view = openaiResponsesAdapter.view(body, new TokenEstimator())
+    const drop = { kind: 'drop-messages', from: 1, to: 1, scope: 'turns', note: '[earlier turns removed]' } as const
+    const applied = openaiResponsesAdapter.apply(body, view, { ...options, edits: [drop] })
+    expect(applied.body['input']).toEqual([
+      { type: 'message', role: 'user', content: 'Summarise the log.\n\n[earlier turns removed]' },
+    ])
+  })
+
+  it('still refuses an input that is neither a string nor a list', () => {
+    expect(() => openaiResponsesAdapter.view({ model: 'gpt-5', input: 42 }, new TokenEstimator())).toThrow(
+      NotAChatRequest,
     )
   })
 })

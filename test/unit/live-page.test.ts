@@ -210,6 +210,17 @@ describe('session summaries', () => {
     expect(summary.uneditedBilledTokens).toBeCloseTo(3 * summary.billedTokens)
   })
 
+  it('bills a server-side compaction pass beside the answer’s own counts', () => {
+    const compaction = { ...zeroUsage, inputTokens: 180_000, cacheReadTokens: 2_000, outputTokens: 3_500 }
+    const plain = addEvent(undefined, event())
+    const compacted = addEvent(undefined, event({ usage: usage({ compaction }) }))
+    expect(compacted.billedTokens - plain.billedTokens).toBeCloseTo(180_000 + 0.1 * 2_000)
+    const price = priceFor('claude-sonnet-4-5')
+    expect(price).toBeDefined()
+    if (price) expect(compacted.dollars - plain.dollars).toBeCloseTo(dollarsFor(price, compaction))
+    expect(compacted.inputTokens).toBe(plain.inputTokens)
+  })
+
   it('counts a compaction avoided when the unedited prompt crosses window − 33,000 and the sent one stays under', () => {
     expect(compactPointOf(200_000)).toBe(167_000)
     expect(compactPointOf(30_000)).toBeUndefined()

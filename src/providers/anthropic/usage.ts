@@ -1,8 +1,8 @@
-import type { Usage, UsageReader } from '../../model-call/usage.ts'
-import { isJsonObject, numberOrZero } from '../../util/json.ts'
+import type { ServerEdits, TokenCounts, Usage, UsageReader } from '../../model-call/usage.ts'
+import { isJsonObject, numberOrZero, type Json } from '../../util/json.ts'
 
-/** Anthropic usage: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation` (model-apis §2.4). */
-export function anthropicUsage(usage: Record<string, unknown>): Usage {
+/** Anthropic counts: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation`. */
+function anthropicCounts(usage: Json): TokenCounts {
   const written = numberOrZero(usage['cache_creation_input_tokens'])
   const breakdown = isJsonObject(usage['cache_creation']) ? usage['cache_creation'] : undefined
   const oneHour = numberOrZero(breakdown?.['ephemeral_1h_input_tokens'])
@@ -15,12 +15,52 @@ export function anthropicUsage(usage: Record<string, unknown>): Usage {
   }
 }
 
+/** Compaction passes listed in `usage.iterations[]`, summed: the top-level counts leave them out. */
+function compactionCounts(iterations: unknown): TokenCounts | undefined {
+  if (!Array.isArray(iterations)) return undefined
+  const passes = iterations.filter((entry): entry is Json => isJsonObject(entry) && entry['type'] === 'compaction')
+  if (passes.length === 0) return undefined
+  return passes.map(anthropicCounts).reduce((sum, next) => ({
+    inputTokens: sum.inputTokens + next.inputTokens,
+    cacheWrite5mTokens: sum.cacheWrite5mTokens + next.cacheWrite5mTokens,
+    cacheWrite1hTokens: sum.cacheWrite1hTokens + next.cacheWrite1hTokens,
+    cacheReadTokens: sum.cacheReadTokens + next.cacheReadTokens,
+    outputTokens: sum.outputTokens + next.outputTokens,
+  }))
+}
+
+/** `context_management.applied_edits`: what the server cleared before the model saw the prompt. */
+export function serverEditsOf(contextManagement: unknown): ServerEdits | undefined {
+  const applied = isJsonObject(contextManagement) ? contextManagement['applied_edits'] : undefined
+  if (!Array.isArray(applied)) return undefined
+  const edits = applied.filter(isJsonObject)
+  const total = (field: string): number => edits.reduce((sum, edit) => sum + numberOrZero(edit[field]), 0)
+  return {
+    clearedToolUses: total('cleared_tool_uses'),
+    clearedThinkingTurns: total('cleared_thinking_turns'),
+    clearedInputTokens: total('cleared_input_tokens'),
+  }
+}
+
+/** One answer's usage; `contextManagement` is the answer's top-level (or final delta's) object. */
+export function anthropicUsage(usage: Json, contextManagement?: unknown): Usage {
+  const compaction = compactionCounts(usage['iterations'])
+  const serverEdits = serverEditsOf(contextManagement)
+  return {
+    ...anthropicCounts(usage),
+    ...(compaction ? { compaction } : {}),
+    ...(serverEdits ? { serverEdits } : {}),
+  }
+}
+
 /**
  * Streams: input side from message_start; a later message_delta's non-null values overwrite it
- * (they are cumulative totals, never added); output from the last delta (model-apis §4.4).
+ * (they are cumulative totals, never added); output from the last delta. Applied edits arrive on
+ * the final message_delta.
  */
 export function createAnthropicUsageReader(): UsageReader {
-  let merged: Record<string, unknown> | undefined
+  let merged: Json | undefined
+  let contextManagement: unknown
   let final = false
   const merge = (usage: unknown): void => {
     if (!isJsonObject(usage)) return
@@ -28,15 +68,19 @@ export function createAnthropicUsageReader(): UsageReader {
     for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value
   }
   return {
-    fromJson: (body) => (isJsonObject(body) && isJsonObject(body['usage']) ? anthropicUsage(body['usage']) : undefined),
+    fromJson: (body) =>
+      isJsonObject(body) && isJsonObject(body['usage'])
+        ? anthropicUsage(body['usage'], body['context_management'])
+        : undefined,
     onEvent(event) {
       if (event.event !== 'message_start' && event.event !== 'message_delta') return
       const data = JSON.parse(event.data) as unknown
       if (!isJsonObject(data)) return
       merge(event.event === 'message_start' && isJsonObject(data['message']) ? data['message']['usage'] : data['usage'])
+      if (isJsonObject(data['context_management'])) contextManagement = data['context_management']
       if (event.event === 'message_delta' && isJsonObject(data['usage'])) final = true
     },
     complete: () => final,
-    result: () => (merged ? anthropicUsage(merged) : undefined),
+    result: () => (merged ? anthropicUsage(merged, contextManagement) : undefined),
   }
 }

@@ -22,14 +22,24 @@ const outputTypes = new Set([
 ])
 
 /**
- * OpenAI Responses: `input` is a list of items. Tool calls and their outputs are separate items
+ * The input as a list of items: a plain string (the SDK's simplest form) is one user message.
+ * Anything else is not a conversation ctxgate can read.
+ */
+function inputItems(body: Json): Json[] {
+  const input = body['input']
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }]
+  if (!Array.isArray(input)) throw new NotAChatRequest('not a Responses request with an input list or string')
+  return objectEntries(input as unknown[], 'input')
+}
+
+/**
+ * OpenAI Responses: `input` is a list of items (or one string). Tool calls and their outputs are separate items
  * paired by `call_id`; reasoning items are opaque and never touched; `instructions` is the head.
  */
 export const openaiResponsesAdapter: ChatAdapter = {
   view(body, estimator) {
-    if (typeof body['model'] !== 'string' || !Array.isArray(body['input']))
-      throw new NotAChatRequest('not a Responses request with an input list')
-    const items = objectEntries(body['input'] as unknown[], 'input')
+    if (typeof body['model'] !== 'string') throw new NotAChatRequest('not a Responses request with a model')
+    const items = inputItems(body)
     const lead = leadingSystemCount(items)
     const headTokens =
       3 +
@@ -46,15 +56,15 @@ export const openaiResponsesAdapter: ChatAdapter = {
   },
 
   sessionHints(body, view): SessionHints {
-    return openaiSessionHints(body, view, body['input'])
+    return openaiSessionHints(body, view, inputItems(body))
   },
 
   apply(body, _view, options): Applied {
-    const items = body['input'] as Json[]
+    const items = inputItems(body)
     const lead = leadingSystemCount(items)
     const rest = editList(items.slice(lead), options.edits, replaceOutput)
-    // The client's own list when no edit touched it, so the body can be told apart as "fields added only".
-    const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : items }
+    // The client's own input (list or string) when no edit touched it, so the body reads as "fields added only".
+    const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : body['input'] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
     if (options.systemNote && !instructions.endsWith(options.systemNote))
       out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote

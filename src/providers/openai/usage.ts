@@ -1,7 +1,10 @@
 import type { Usage, UsageReader } from '../../model-call/usage.ts'
 import { isJsonObject, numberOrZero } from '../../util/json.ts'
 
-/** OpenAI counts cached tokens inside prompt_tokens / input_tokens (model-apis §2.5, §7.4); split them out. */
+/**
+ * OpenAI counts cache reads (`cached_tokens`) and cache writes (`cache_write_tokens`, billed at 1.25×
+ * input from GPT-5.6 on) inside prompt_tokens / input_tokens: split both out so kinds never overlap.
+ */
 export function openaiUsage(usage: Record<string, unknown>): Usage {
   const prompt = numberOrZero(usage['prompt_tokens'] ?? usage['input_tokens'])
   const details = usage['prompt_tokens_details'] ?? usage['input_tokens_details']
