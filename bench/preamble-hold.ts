@@ -80,7 +80,7 @@ async function once(mode: 'hold' | 'plain'): Promise<{ firstByte: number; firstC
 }
 
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
+  const sorted = [...values].toSorted((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? 0
 }
 

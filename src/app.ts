@@ -17,7 +17,7 @@ import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
-import { answerClientError } from './app/client-errors.ts'
+import { clientErrorAnswerer } from './app/client-errors.ts'
 import { registerProxyRoutes } from './app/proxy-routes.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
@@ -108,7 +108,7 @@ function createServer(config: Readonly<Config>, logger: Logger): FastifyInstance
     requestTimeout: config.server.requestTimeoutMs,
     http: receiveLimits(config.server.requestTimeoutMs),
     return503OnClosing: true,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorAnswerer(logger),
   })
 }
 

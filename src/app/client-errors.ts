@@ -8,14 +8,20 @@ import { CtxgateError, type ErrorCode } from '../errors.ts'
  * `error.message`; `x-ctxgate-error-code` says which of ctxgate's codes it is. The raw packet is
  * never logged: it may hold keys.
  */
-export function answerClientError(
-  this: { log: { trace: (fields: object, message: string) => void } },
+export function clientErrorAnswerer(logger: {
+  trace: (fields: object, message: string) => void
+}): (error: Error & { code?: string }, socket: Duplex) => void {
+  return (error, socket) => answerClientError(logger, error, socket)
+}
+
+function answerClientError(
+  logger: { trace: (fields: object, message: string) => void },
   error: Error & { code?: string },
   socket: Duplex,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const failure = clientFailure(error.code)
-  this.log.trace({ code: error.code, reason: error.message, answered: failure.code }, 'client error')
+  logger.trace({ code: error.code, reason: error.message, answered: failure.code }, 'client error')
   if (socket.writable) {
     const body = JSON.stringify({
       type: 'error',

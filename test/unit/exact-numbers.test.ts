@@ -29,7 +29,7 @@ describe('parseKeepingNumbers', () => {
   })
 
   it('round-trips any JSON whose numbers are written in any form', () => {
-    const literal = fc.oneof(
+    const anyLiteral = fc.oneof(
       fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
       fc.tuple(fc.integer({ min: -9, max: 9 }), fc.integer({ min: -999, max: 999 })).map(([m, e]) => `${m}e${e}`),
       fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => JSON.stringify(value)),
@@ -37,7 +37,7 @@ describe('parseKeepingNumbers', () => {
     const json: fc.Arbitrary<string> = fc.letrec((tie) => ({
       value: fc.oneof(
         { depthSize: 'small' },
-        literal,
+        anyLiteral,
         fc.string().map((text) => JSON.stringify(text)),
         fc.array(tie('value') as fc.Arbitrary<string>, { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
         fc

@@ -38,7 +38,7 @@ async function drain(reply: UpstreamReply): Promise<Buffer[]> {
 /** Cuts `text` at the given offsets, into chunks as a socket might deliver them. */
 function cut(text: string, offsets: readonly number[]): Buffer[] {
   const bytes = Buffer.from(text)
-  const points = [...new Set(offsets.map((offset) => offset % bytes.length))].sort((a, b) => a - b)
+  const points = [...new Set(offsets.map((offset) => offset % bytes.length))].toSorted((a, b) => a - b)
   return [0, ...points, bytes.length]
     .slice(0, -1)
     .map((start, index, all) => bytes.subarray(start, all[index + 1] ?? bytes.length))
