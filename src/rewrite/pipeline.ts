@@ -1,3 +1,6 @@
+import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.ts'
+import { decideForRequest, type EconomySettings, type RequestDecision } from './economy/request-decision.ts'
+import type { BatchReason, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import { planRewrite } from './plan.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
@@ -20,6 +23,11 @@ export interface ConversationMemory {
   /** How many messages the client sent last time, and a signature of them, to tell when it rewrote its history. */
   readonly messageCount?: number
   readonly prefixSignature?: string
+  /** Requests the conversation has sent before this one, and when it sent the last (the caller's clock). */
+  readonly requests?: number
+  readonly lastSeen?: number
+  /** What the cadence estimator needs: growth, gaps, the previous unedited size and cache TTL. */
+  readonly economy?: CadenceMemory
 }
 
 /** The model's limits as they bear on this request. */
@@ -53,6 +61,19 @@ export interface PipelineInput {
   readonly estimator: TokenEstimator
   /** Undefined when the note is turned off. */
   readonly note: SystemNoteCost | undefined
+  /** Prices and policy of the cache-priced economy; undefined under `budget-only` (edits only when over budget). */
+  readonly economy?: EconomySettings
+  /** The caller's clock, in milliseconds: gaps between requests and whether the cache went cold. */
+  readonly now?: number
+}
+
+/** Why this request made a new batch of edits (if it did), and what the economy expected of it. */
+export interface BatchAccount {
+  readonly reason: BatchReason
+  /** Uncached-input tokens the batch costs once (its cache rewrite), as the economy priced it. */
+  readonly oneTimeCost?: number
+  /** Expected saving over not editing, in uncached-input tokens. */
+  readonly expectedNetSaving?: number
 }
 
 /** What the session stores for the next request (the tail comes from the adapter, once the edits are written). */
@@ -71,6 +92,12 @@ export type PipelineOutcome =
       readonly previousTail: number | undefined
       /** As sent by the client, the request would not have fit the model's window. */
       readonly refusalAvoided: boolean
+      /** The new batch of edits on this request and why; undefined when none. */
+      readonly batch: BatchAccount | undefined
+      /** Why the economy made no batch below budget (for the log); undefined when it did, or is off. */
+      readonly waited: NoBatchReason | undefined
+      /** TTL for the stable head's cache marker. */
+      readonly stableTtl: '5m' | '1h'
       readonly next: NextMemory
     }
 
@@ -87,6 +114,11 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const budget = effectiveBudget(input.limits, view.maxOutputTokens)
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
+  const gapMs = memory?.lastSeen === undefined || input.now === undefined ? undefined : input.now - memory.lastSeen
+  const economy = input.economy && economyDecision(input, input.economy, { budget, noteTokens, gapMs })
+  // Over budget, today's plan (the configured strategy down to low water) stays the hard limit.
+  const decision =
+    economy?.decision.kind === 'batch' && economy.decision.reason === 'over_budget' ? undefined : economy?.decision
   const planned = planRewrite({
     view: { ...view, headTokens: view.headTokens + noteTokens },
     decisions: memory?.decisions ?? noDecisions,
@@ -94,6 +126,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     policy: input.policy,
     factor: input.factor,
     estimator: input.estimator,
+    ...(decision?.kind === 'batch' ? { batch: decision.ids } : {}),
   })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
@@ -101,6 +134,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const noteOn =
     note !== undefined && (memory?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
   const newCut = report.newBatch && report.droppedMessages > 0
+  const stableTtl = economy?.stableTtl ?? '5m'
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -109,12 +143,49 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     prefixBreak: detectPrefixBreak({ previous: memory, view, report, noteOn }),
     previousTail: newCut ? undefined : memory?.previousTail,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
+    batch: report.newBatch ? batchAccount(decision) : undefined,
+    waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
+    stableTtl,
     next: {
       decisions: planned.decisions,
       noteOn,
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
+      economy: nextCadenceMemory(memory?.economy, {
+        unedited: report.estimatedBefore / input.factor,
+        gapMs,
+        cacheTtl: stableTtl,
+      }),
     },
+  }
+}
+
+function economyDecision(
+  input: PipelineInput,
+  settings: EconomySettings,
+  sizes: { readonly budget: number; readonly noteTokens: number; readonly gapMs: number | undefined },
+): RequestDecision {
+  return decideForRequest({
+    settings,
+    view: input.view,
+    decisions: input.memory?.decisions ?? noDecisions,
+    memory: input.memory?.economy,
+    requestsSoFar: (input.memory?.requests ?? 0) + 1,
+    msSinceLastRequest: sizes.gapMs,
+    budget: sizes.budget,
+    factor: input.factor,
+    estimator: input.estimator,
+    extraHeadTokens: sizes.noteTokens,
+  })
+}
+
+/** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
+function batchAccount(decision: RequestDecision['decision'] | undefined): BatchAccount {
+  if (decision?.kind !== 'batch') return { reason: 'over_budget' }
+  return {
+    reason: decision.reason,
+    oneTimeCost: Math.round(decision.oneTimeCost),
+    expectedNetSaving: Math.round(decision.expectedNetSaving),
   }
 }
 

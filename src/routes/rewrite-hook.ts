@@ -15,6 +15,9 @@ import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
+import { pricesFor } from '../rewrite/economy/prices.ts'
+import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
+import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
 import { runPipeline, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
@@ -81,6 +84,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   const factor = deps.calibration.factor(view.model)
+  const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
     view,
     memory: state,
@@ -94,9 +98,22 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     estimator: deps.estimator,
     note:
       note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, read.chat, note, deps) },
+    ...economyOf(deps.config, view.model),
+    now,
   })
-  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: outcome.report }
-  const accounting = { model: view.model, sessionId: identity.sessionId, report: outcome.report }
+  const log = {
+    session: identity.sessionId,
+    turn: (state?.requests ?? 0) + 1,
+    rewrite: outcome.report,
+    ...(outcome.kind === 'rewritten' && outcome.batch ? { batch: outcome.batch } : {}),
+    ...(outcome.kind === 'rewritten' && outcome.waited ? { economy: outcome.waited } : {}),
+  }
+  const accounting = {
+    model: view.model,
+    sessionId: identity.sessionId,
+    report: outcome.report,
+    ...(outcome.kind === 'rewritten' && outcome.batch ? { batchReason: outcome.batch.reason } : {}),
+  }
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -108,8 +125,12 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
-  const lastSeen = (deps.now ?? Date.now)()
-  await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
+  await saveState(deps, identity.conversationKey, {
+    ...outcome.next,
+    previousTail: applied.tail,
+    requests,
+    lastSeen: now,
+  })
   const sentEstimate = outcome.report.estimatedAfter / factor
   const body = applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : request.original
   const prepared: Prepared = {
@@ -145,7 +166,27 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
     estimator: request.deps.estimator,
+    ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
   })
+}
+
+/** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
+function economyOf(config: Readonly<Config>, model: string): { economy?: EconomySettings } {
+  if (config.rewrite.economy !== 'cache-priced') return {}
+  const { prices, startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
+  return {
+    economy: {
+      prices: pricesFor(prices, model),
+      policy: {
+        ...defaultEconomyPolicy,
+        startTokens,
+        keepRecentRounds,
+        excludeTools,
+        shortSessionRequests,
+        lowWater: config.rewrite.lowWater,
+      },
+    },
+  }
 }
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
