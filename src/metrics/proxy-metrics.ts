@@ -1,3 +1,5 @@
+import type { BatchReason } from '../rewrite/economy/types.ts'
+import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
 import { modelRoutes } from '../providers/routes.ts'
@@ -95,6 +97,24 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
       labelNames: ['provider', 'edit'] as const,
       registers,
     }),
+    batches: new Counter({
+      name: 'ctxgate_edit_batches_total',
+      help: 'New batches of edits, by reason: over_budget (the hard limit), pays_back (the economy priced it), cold_cache (the cache had expired anyway).',
+      labelNames: ['provider', 'reason'] as const,
+      registers,
+    }),
+    billedInputTokens: new Counter({
+      name: 'ctxgate_billed_input_tokens_total',
+      help: 'Prompt tokens as billed, in uncached-input equivalents (cache writes and reads at their price multiples), from upstream usage.',
+      labelNames: ['provider', 'model'] as const,
+      registers,
+    }),
+    billedDollars: new Counter({
+      name: 'ctxgate_billed_dollars_total',
+      help: 'Dollars of prompt and output at the configured prices (models with a known price only).',
+      labelNames: ['provider', 'model'] as const,
+      registers,
+    }),
     prefixBreaks: new Counter({
       name: 'ctxgate_cache_prefix_breaks_total',
       help: "Requests whose prefix did not extend the previous request's of the same conversation, by cause.",
@@ -179,6 +199,9 @@ const retryReasons = [
  * rather than from the first failure. The zero request series carry no model label (the model is
  * only known once one is asked for).
  */
+const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
+const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
+
 function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): void {
   for (const [route, provider] of routeProviders)
     for (const status_class of ['2xx', '4xx', '5xx'])
@@ -190,7 +213,8 @@ function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): 
     for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
       metrics.streamAborts.inc({ provider, phase }, 0)
     for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
-    for (const cause of ['ctxgate_batch', 'client_edit']) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
     metrics.contextTooLong.inc({ provider }, 0)
   }
   metrics.storeErrors.inc({ operation: 'connection' }, 0)

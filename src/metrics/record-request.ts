@@ -1,7 +1,9 @@
 import type { Usage } from '../providers/usage.ts'
 import { promptTokensOf } from '../providers/usage.ts'
 import type { Accounting } from '../routes/prepare.ts'
+import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
+import { billedTurn } from '../session/billed-turn.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -28,6 +30,8 @@ export interface RecordDeps {
   readonly metrics: ProxyMetrics
   readonly models: ModelLabels
   readonly sessions: SessionTotalsStore
+  /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
+  readonly prices?: readonly ModelPrices[]
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -57,8 +61,12 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
     })
   }
   const report = accounting?.report
+  const prices = pricesFor(deps.prices ?? [], accounting?.model ?? '')
   if (record.usage) {
     recordUsage(metrics, provider, model, record.usage)
+    metrics.billedInputTokens.inc({ provider, model }, billedInputTokens(record.usage, prices))
+    const dollars = billedDollars(record.usage, prices)
+    if (dollars !== null) metrics.billedDollars.inc({ provider, model }, dollars)
     if (report && report.estimatedAfter > 0)
       metrics.estimatorRatio.observe(
         { provider, model },
@@ -77,6 +85,8 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
+  if (accounting?.batchReason && record.outcome !== 'rejected')
+    metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId) {
@@ -87,6 +97,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
       tokensRemoved: removed,
       prefixBreak: accounting.prefixBreak !== undefined,
       refusalAvoided: avoided,
+      ...(record.usage ? { billed: billedTurn(record.usage, report, prices) } : {}),
     })
   }
 }

@@ -1,4 +1,5 @@
-import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.ts'
+import { isCold } from './economy/cache-timing.ts'
+import { nextCadenceMemory, storedTtl, type CadenceMemory } from './economy/cadence-memory.ts'
 import { decideForRequest, type EconomySettings, type RequestDecision } from './economy/request-decision.ts'
 import type { BatchReason, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
@@ -28,6 +29,8 @@ export interface ConversationMemory {
   readonly lastSeen?: number
   /** What the cadence estimator needs: growth, gaps, the previous unedited size and cache TTL. */
   readonly economy?: CadenceMemory
+  /** The model of the previous request (caches are per model). */
+  readonly model?: string
 }
 
 /** The model's limits as they bear on this request. */
@@ -140,7 +143,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: detectPrefixBreak({ previous: memory, view, report, noteOn }),
+    prefixBreak: detectPrefixBreak({
+      previous: memory,
+      view,
+      report,
+      noteOn,
+      expired: isCold(gapMs, storedTtl(memory?.economy)),
+    }),
     previousTail: newCut ? undefined : memory?.previousTail,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision) : undefined,
@@ -151,6 +160,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       noteOn,
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
+      model: view.model,
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
         gapMs,

@@ -7,7 +7,7 @@ import { CtxgateError } from '../errors.ts'
 import type { ErrorShape } from '../providers/error-shape.ts'
 import { errorShapes, upstreamPath } from '../providers/routes.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
-import { recordRequest } from '../metrics/record-request.ts'
+import { recordRequest, type RecordDeps } from '../metrics/record-request.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { createUsageChunkFilter } from '../stream/hide-usage-chunk.ts'
 import { relayResponse, type RelayResult } from '../stream/relay-response.ts'
@@ -36,6 +36,8 @@ export interface ForwardDeps {
   readonly sharedState: boolean
   /** The live page (/ctxgate/): told about every finished request. */
   readonly live?: LiveRecorder
+  /** The configured price table, for billed tokens and dollars. */
+  readonly prices?: RecordDeps['prices']
 }
 
 export type { PrepareBody }

@@ -1,4 +1,5 @@
 import type { Usage } from '../providers/usage.ts'
+import type { BilledTurn } from './billed-turn.ts'
 
 /** What one session has cost so far, for harness authors deciding whether to split work. */
 export interface SessionTotals {
@@ -12,6 +13,13 @@ export interface SessionTotals {
   readonly tokensRemoved: number
   readonly prefixBreaks: number
   readonly refusalsAvoided: number
+  /** Prompt billed so far in uncached-input equivalents, and the same had ctxgate edited nothing (estimated). */
+  readonly billedTokens: number
+  readonly uneditedBilledTokens: number
+  /** Dollars so far at the configured prices, and unedited; answers of models without a price count in `unpricedTurns`. */
+  readonly dollars: number
+  readonly uneditedDollars: number
+  readonly unpricedTurns: number
   readonly models: readonly string[]
   readonly firstSeen: string
   readonly lastSeen: string
@@ -23,6 +31,8 @@ export interface TurnRecord {
   readonly tokensRemoved: number
   readonly prefixBreak: boolean
   readonly refusalAvoided: boolean
+  /** What the answer cost, when the upstream reported usage. */
+  readonly billed?: BilledTurn
 }
 
 export const maxModelsPerSession = 8
@@ -67,6 +77,11 @@ export class SessionAccounting implements SessionTotalsStore {
       tokensRemoved: (previous?.tokensRemoved ?? 0) + turn.tokensRemoved,
       prefixBreaks: (previous?.prefixBreaks ?? 0) + (turn.prefixBreak ? 1 : 0),
       refusalsAvoided: (previous?.refusalsAvoided ?? 0) + (turn.refusalAvoided ? 1 : 0),
+      billedTokens: (previous?.billedTokens ?? 0) + (turn.billed?.billedTokens ?? 0),
+      uneditedBilledTokens: (previous?.uneditedBilledTokens ?? 0) + (turn.billed?.uneditedBilledTokens ?? 0),
+      dollars: (previous?.dollars ?? 0) + (turn.billed?.microDollars ?? 0) / 1_000_000,
+      uneditedDollars: (previous?.uneditedDollars ?? 0) + (turn.billed?.uneditedMicroDollars ?? 0) / 1_000_000,
+      unpricedTurns: (previous?.unpricedTurns ?? 0) + (turn.billed && !turn.billed.priced ? 1 : 0),
       models,
       firstSeen: previous?.firstSeen ?? now,
       lastSeen: now,

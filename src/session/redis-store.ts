@@ -39,6 +39,11 @@ const counterFields = [
   'tokensRemoved',
   'prefixBreaks',
   'refusalsAvoided',
+  'billedTokens',
+  'uneditedBilledTokens',
+  'microDollars',
+  'uneditedMicroDollars',
+  'unpricedTurns',
 ] as const
 
 /**
@@ -164,6 +169,11 @@ export class RedisSessionStore implements SessionStore {
       tokensRemoved: turn.tokensRemoved,
       prefixBreaks: turn.prefixBreak ? 1 : 0,
       refusalsAvoided: turn.refusalAvoided ? 1 : 0,
+      billedTokens: turn.billed?.billedTokens ?? 0,
+      uneditedBilledTokens: turn.billed?.uneditedBilledTokens ?? 0,
+      microDollars: turn.billed?.microDollars ?? 0,
+      uneditedMicroDollars: turn.billed?.uneditedMicroDollars ?? 0,
+      unpricedTurns: turn.billed && !turn.billed.priced ? 1 : 0,
     }
     const now = Date.now()
     const key = `session:${sessionId}`
@@ -191,7 +201,17 @@ export class RedisSessionStore implements SessionStore {
       (typeof counterFields)[number],
       number
     >
-    return { sessionId, ...totals, models, firstSeen: fields['firstSeen'] ?? '', lastSeen: fields['lastSeen'] ?? '' }
+    const { microDollars, uneditedMicroDollars, ...counts } = totals
+    return {
+      sessionId,
+      ...counts,
+      // Whole millionths in Redis (HINCRBY is exact); dollars for readers.
+      dollars: microDollars / 1_000_000,
+      uneditedDollars: uneditedMicroDollars / 1_000_000,
+      models,
+      firstSeen: fields['firstSeen'] ?? '',
+      lastSeen: fields['lastSeen'] ?? '',
+    }
   }
 
   async #list(limit: number): Promise<SessionTotals[]> {

@@ -13,6 +13,8 @@ export interface ConversationState {
   readonly prefixSignature?: string
   /** The cadence estimator's inputs (bounded); absent in states stored before the economy, read as none. */
   readonly economy?: CadenceMemory
+  /** Model of the previous request, to tell a cache miss caused by a model change. */
+  readonly model?: string
   readonly requests: number
   readonly lastSeen: number
 }

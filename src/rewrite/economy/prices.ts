@@ -44,10 +44,10 @@ export function billedInputTokens(usage: Usage, prices: ModelPrices): number {
   )
 }
 
-/** Dollars of one usage (prompt and output); null when the family's dollar prices are unknown. */
-export function billedDollars(usage: Usage, prices: ModelPrices): number | null {
+/** Dollars of one usage (prompt and output); null when the family's dollar prices are unknown. `promptScale` stretches the prompt side (an unedited estimate). */
+export function billedDollars(usage: Usage, prices: ModelPrices, promptScale = 1): number | null {
   if (prices.input === null) return null
-  const input = (billedInputTokens(usage, prices) * prices.input) / 1_000_000
+  const input = (billedInputTokens(usage, prices) * promptScale * prices.input) / 1_000_000
   const output = prices.output === null ? 0 : (usage.outputTokens * prices.output) / 1_000_000
   return input + output
 }
