@@ -83,7 +83,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
-  const factor = deps.calibration.factor(view.model)
+  const factor = deps.calibration.factor(view.model, identity.conversationKey, freshShare(view, state))
   const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
     view,
@@ -147,11 +147,19 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     },
     onUsage: (reported) =>
       deps.calibration
-        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
+        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, identity.conversationKey)
         .catch(() => undefined),
-    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity.limitScope, sentEstimate) }),
+    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity, sentEstimate) }),
   }
   return { kind: 'forward', prepared }
+}
+
+/** Share of the prompt that is new since the conversation's previous request (all of it on a first request). */
+function freshShare(view: ChatView, state: ConversationState | undefined): number {
+  const total = view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+  const previous = state?.economy?.unedited
+  if (typeof previous !== 'number' || total <= 0) return 1
+  return Math.min(1, Math.max(0, (total - previous) / total))
 }
 
 /** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
@@ -195,13 +203,14 @@ type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 function refitFor(
   request: HookRequest,
   chat: ReadChat,
-  scope: string,
+  identity: { readonly limitScope: string; readonly conversationKey: string },
   sentEstimate: number,
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
   return async (actualTokens, limit) => {
-    await calibration.record(model, sentEstimate, actualTokens, scope).catch(() => undefined)
+    const scope = identity.limitScope
+    await calibration.record(model, sentEstimate, actualTokens, scope, identity.conversationKey).catch(() => undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
     const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })
