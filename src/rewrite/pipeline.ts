@@ -117,7 +117,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const budget = effectiveBudget(input.limits, view.maxOutputTokens)
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
-  const gapMs = memory?.lastSeen === undefined || input.now === undefined ? undefined : input.now - memory.lastSeen
+  const gapMs = gapSince(memory?.lastSeen, input.now)
   const economy = input.economy && economyDecision(input, input.economy, { budget, noteTokens, gapMs })
   // Over budget, today's plan (the configured strategy down to low water) stays the hard limit.
   const decision =
@@ -197,6 +197,12 @@ function batchAccount(decision: RequestDecision['decision'] | undefined): BatchA
     oneTimeCost: Math.round(decision.oneTimeCost),
     expectedNetSaving: Math.round(decision.expectedNetSaving),
   }
+}
+
+/** Time since the previous request; unknown on a first request, or when replicas' clocks disagree (negative). */
+function gapSince(lastSeen: number | undefined, now: number | undefined): number | undefined {
+  if (typeof lastSeen !== 'number' || now === undefined || now < lastSeen) return undefined
+  return now - lastSeen
 }
 
 /** Once the upstream has named its real limit, it wins over configuration (a window set too large). */
