@@ -134,7 +134,12 @@ const curveFiles = startPoints.map((start) => {
 const curveRows: string[] = []
 for (const clientCache of ['none', 'rolling'] as const) {
   const report = await replay(
-    { window: '200000', 'client-cache': clientCache, strategy: [strategyFile('budget-only'), ...curveFiles], json: true },
+    {
+      window: '200000',
+      'client-cache': clientCache,
+      strategy: [strategyFile('budget-only'), ...curveFiles],
+      json: true,
+    },
     files,
     quiet,
   )

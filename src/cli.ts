@@ -26,7 +26,7 @@ Proxy options (each also an environment variable, see README):
 
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
-  --agent-steps N        shell tool calls per user turn before the final answer (default 30)
+  --agent-steps N        answer requests that offer a shell tool with N tool calls, then a final answer
 
 ${replayUsage}`
 

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml'
 import { ConfigError } from '../errors.ts'
 import { adminExposureProblems } from './admin-exposure.ts'
 import { mergeModelLists } from './merge-models.ts'
+import { isJsonObject } from '../util/json.ts'
 import { configSchema, type Config } from './schema.ts'
 import { parseSettingValue, settings } from './sources.ts'
 
@@ -123,13 +124,9 @@ function applySetting(
 function deepMerge(target: Tree, source: Tree): void {
   for (const [key, value] of Object.entries(source)) {
     const existing = target[key]
-    if (isPlainObject(value) && isPlainObject(existing)) deepMerge(existing, value)
+    if (isJsonObject(value) && isJsonObject(existing)) deepMerge(existing, value)
     else target[key] = value
   }
-}
-
-function isPlainObject(value: unknown): value is Tree {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

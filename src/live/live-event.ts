@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Usage } from '../providers/usage.ts'
+import type { Usage } from '../model-call/usage.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import { clientFamily } from './client-family.ts'

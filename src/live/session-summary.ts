@@ -1,4 +1,4 @@
-import { promptTokensOf } from '../providers/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import { uneditedScale } from '../session/billed-turn.ts'
 import type { LiveEvent } from './live-event.ts'

@@ -2,9 +2,9 @@ import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
-import { modelRoutes } from '../providers/routes.ts'
-import type { Usage } from '../providers/usage.ts'
-import { modelFamily } from '../rewrite/calibration.ts'
+import type { Usage } from '../model-call/usage.ts'
+import { modelFamily } from '../model-call/model-family.ts'
+import { modelRoutes, providers } from '../providers/registry.ts'
 
 /** Distinct model label values kept; later ones count as "other", so cardinality stays bounded. */
 export const maxModelLabels = 50
@@ -21,6 +21,16 @@ export function createProxyMetrics(registry: Registry, sessionCount: () => numbe
 
 function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
   const registers = [registry]
+  return {
+    ...requestMetrics(registers),
+    ...tokenMetrics(registers),
+    ...rewriteMetrics(registers),
+    ...storeMetrics(registers, sessionCount),
+  }
+}
+
+/** Requests, upstream attempts and time: what every call costs. */
+function requestMetrics(registers: Registry[]) {
   return {
     requests: new Counter({
       name: 'ctxgate_requests_total',
@@ -73,9 +83,15 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
       registers,
     }),
+  }
+}
+
+/** Tokens the upstream reported and ctxgate estimated. */
+function tokenMetrics(registers: Registry[]) {
+  return {
     tokens: new Counter({
       name: 'ctxgate_tokens_total',
-      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. OpenAI cached tokens are taken out of input.',
+      help: 'Tokens the upstream reported, by kind: input (uncached), cache_read, cache_write_5m, cache_write_1h, output. Cached tokens a provider counts inside its input are taken out of input.',
       labelNames: ['provider', 'model', 'kind'] as const,
       registers,
     }),
@@ -91,6 +107,31 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
       labelNames: ['provider', 'model', 'edit'] as const,
       registers,
     }),
+    estimatorRatio: new Histogram({
+      name: 'ctxgate_estimator_ratio',
+      help: "ctxgate's prompt estimate divided by the upstream's count (above 1 errs high).",
+      labelNames: ['provider', 'model'] as const,
+      buckets: [0.5, 0.7, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2],
+      registers,
+    }),
+    genAiTokens: new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'OpenTelemetry GenAI gen_ai.client.token.usage: tokens per request by type (input includes cached tokens).',
+      labelNames: [
+        'gen_ai_operation_name',
+        'gen_ai_provider_name',
+        'gen_ai_request_model',
+        'gen_ai_token_type',
+      ] as const,
+      buckets: tokenBuckets,
+      registers,
+    }),
+  }
+}
+
+/** What the rewrite engine did to requests. */
+function rewriteMetrics(registers: Registry[]) {
+  return {
     edits: new Counter({
       name: 'ctxgate_edits_total',
       help: 'Tool results folded or cleared and messages dropped (new and re-applied).',
@@ -133,31 +174,18 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
       labelNames: ['provider'] as const,
       registers,
     }),
-    estimatorRatio: new Histogram({
-      name: 'ctxgate_estimator_ratio',
-      help: "ctxgate's prompt estimate divided by the upstream's count (above 1 errs high).",
-      labelNames: ['provider', 'model'] as const,
-      buckets: [0.5, 0.7, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2],
-      registers,
-    }),
-    genAiTokens: new Histogram({
-      name: 'gen_ai_client_token_usage',
-      help: 'OpenTelemetry GenAI gen_ai.client.token.usage: tokens per request by type (input includes cached tokens).',
-      labelNames: [
-        'gen_ai_operation_name',
-        'gen_ai_provider_name',
-        'gen_ai_request_model',
-        'gen_ai_token_type',
-      ] as const,
-      buckets: tokenBuckets,
-      registers,
-    }),
     unknownModelRequests: new Counter({
       name: 'ctxgate_unknown_model_requests_total',
       help: 'Model calls whose model matched no models: entry but the catch-all, so they got its limits.',
       labelNames: ['model'] as const,
       registers,
     }),
+  }
+}
+
+/** The session store. */
+function storeMetrics(registers: Registry[], sessionCount: () => number) {
+  return {
     storeErrors: new Counter({
       name: 'ctxgate_store_errors_total',
       help: 'Session store operations that failed (ctxgate kept serving without the store).',
@@ -176,49 +204,6 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>
-
-const providers = ['anthropic', 'openai'] as const
-const routeProviders = [
-  ...new Set([
-    ...modelRoutes.map((route) => `${route.format} ${route.upstream}`),
-    ...providers.map((p) => `passthrough ${p}`),
-  ]),
-].map((pair) => pair.split(' ') as [string, string])
-const retryReasons = [
-  'connection',
-  'status_408',
-  'status_409',
-  'status_429',
-  'status_5xx',
-  'status_529',
-  'should_retry_header',
-]
-
-/**
- * Every bounded label set starts at zero, so rate() and alerts see a series from the first scrape
- * rather than from the first failure. The zero request series carry no model label (the model is
- * only known once one is asked for).
- */
-const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
-const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
-
-function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): void {
-  for (const [route, provider] of routeProviders)
-    for (const status_class of ['2xx', '4xx', '5xx'])
-      metrics.requests.inc({ route, provider, model: '', status_class }, 0)
-  for (const provider of providers) {
-    metrics.upstreamAttempts.inc({ provider }, 0)
-    for (const reason of retryReasons) metrics.upstreamRetries.inc({ provider, reason }, 0)
-    metrics.failOpen.inc({ provider, stage: 'prepare' }, 0)
-    for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
-      metrics.streamAborts.inc({ provider, phase }, 0)
-    for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
-    for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
-    for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
-    metrics.contextTooLong.inc({ provider }, 0)
-  }
-  metrics.storeErrors.inc({ operation: 'connection' }, 0)
-}
 
 export function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
@@ -240,7 +225,7 @@ export class ModelLabels {
   }
 
   #label(model: string): string {
-    const family = withoutOpenAIDate(modelFamily(model))
+    const family = modelFamily(model)
       .toLowerCase()
       .replace(/[^a-z0-9._:/-]/g, '_')
       .slice(0, 64)
@@ -249,11 +234,6 @@ export class ModelLabels {
     this.#seen.add(family)
     return family
   }
-}
-
-/** OpenAI dates its snapshots `-YYYY-MM-DD` (and older ones `-MMDD`); the family is the name before. */
-export function withoutOpenAIDate(model: string): string {
-  return model.replace(/-\d{4}-\d{2}-\d{2}$/, '').replace(/^(gpt-[\w.-]+?)-(0[1-9]|1[0-2])\d{2}$/, '$1')
 }
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */
@@ -270,4 +250,47 @@ export function recordUsage(metrics: ProxyMetrics, provider: string, model: stri
   const labels = { gen_ai_operation_name: 'chat', gen_ai_provider_name: provider, gen_ai_request_model: model }
   metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'input' }, input)
   metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'output' }, usage.outputTokens)
+}
+
+const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
+const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
+
+const providerNames = Object.keys(providers)
+const routeProviders = [
+  ...new Set([
+    ...modelRoutes.map((route) => `${route.format.name} ${route.format.provider.upstream}`),
+    ...providerNames.map((name) => `passthrough ${name}`),
+  ]),
+].map((pair) => pair.split(' ') as [string, string])
+const retryReasons = [
+  'connection',
+  'status_408',
+  'status_409',
+  'status_429',
+  'status_5xx',
+  'status_529',
+  'should_retry_header',
+]
+
+/**
+ * Every bounded label set starts at zero, so rate() and alerts see a series from the first scrape
+ * rather than from the first failure. The zero request series carry no model label (the model is
+ * only known once one is asked for).
+ */
+function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): void {
+  for (const [route, provider] of routeProviders)
+    for (const status_class of ['2xx', '4xx', '5xx'])
+      metrics.requests.inc({ route, provider, model: '', status_class }, 0)
+  for (const provider of providerNames) {
+    metrics.upstreamAttempts.inc({ provider }, 0)
+    for (const reason of retryReasons) metrics.upstreamRetries.inc({ provider, reason }, 0)
+    metrics.failOpen.inc({ provider, stage: 'prepare' }, 0)
+    for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
+      metrics.streamAborts.inc({ provider, phase }, 0)
+    for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
+    for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
+    metrics.contextTooLong.inc({ provider }, 0)
+  }
+  metrics.storeErrors.inc({ operation: 'connection' }, 0)
 }

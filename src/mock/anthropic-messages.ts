@@ -1,3 +1,4 @@
+import { anthropicAgentContent } from './anthropic-agent.ts'
 import { countTextTokens, imageTokens } from './token-count.ts'
 import type { AnthropicPromptCache, CacheUsage, PromptBlock } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
@@ -208,6 +209,39 @@ export function anthropicCountTokens(body: unknown, options: MockOptions): MockA
   }
 }
 
+/** Fields the Messages endpoint requires beyond what count_tokens does, with the API's wording. */
+function checkGenerationFields(body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+  const maxTokens = (body as Json)['max_tokens']
+  if (maxTokens === undefined) throw new InvalidRequest('max_tokens: Field required')
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens))
+    throw new InvalidRequest('max_tokens: Input should be a valid integer')
+}
+
+/** Tokens the reply's content would take to generate, in the mock's own count. */
+function outputTokensOf(content: readonly Json[]): number {
+  return content.reduce(
+    (sum, block) =>
+      sum +
+      (block['type'] === 'tool_use'
+        ? perBlockTokens + countTextTokens(String(block['name'])) + countTextTokens(JSON.stringify(block['input']))
+        : countTextTokens(String(block['text'] ?? ''))),
+    0,
+  )
+}
+
+/** The agent loop's reply when it is on and a shell is offered; else a tool call on request, or text. */
+function replyContent(request: Json, options: MockOptions, replyKind: MockReplyKind, sequence: number): Json[] {
+  const agent =
+    options.agentSteps === undefined ? undefined : anthropicAgentContent(request, options.agentSteps, sequence)
+  if (agent) return agent
+  const tools = (request['tools'] as Json[] | undefined) ?? []
+  const toolName = typeof tools[0]?.['name'] === 'string' ? String(tools[0]['name']) : undefined
+  if (replyKind === 'tool_use' && toolName !== undefined)
+    return [{ type: 'tool_use', id: `toolu_mock_${sequence}`, name: toolName, input: { step: sequence } }]
+  return [{ type: 'text', text: options.replyText(sequence) }]
+}
+
 export function anthropicMessages(
   body: unknown,
   options: MockOptions,
@@ -217,6 +251,7 @@ export function anthropicMessages(
 ): MockAnswer {
   let counted: AnthropicUsageCounted
   try {
+    checkGenerationFields(body)
     counted = countAnthropicRequest(body, options, cache)
   } catch (error) {
     if (error instanceof InvalidRequest) return anthropicError(400, 'invalid_request_error', error.message)
@@ -224,14 +259,8 @@ export function anthropicMessages(
   }
   const { request, usage } = counted
   const model = String(request['model'])
-  const tools = (request['tools'] as Json[] | undefined) ?? []
-  const toolName = typeof tools[0]?.['name'] === 'string' ? String(tools[0]['name']) : undefined
-  const useTool = replyKind === 'tool_use' && toolName !== undefined
-  const text = options.replyText(sequence)
-  const content: Json[] = useTool
-    ? [{ type: 'tool_use', id: `toolu_mock_${sequence}`, name: toolName, input: { step: sequence } }]
-    : [{ type: 'text', text }]
-  const outputTokens = useTool ? 12 : countTextTokens(text)
+  const content = replyContent(request, options, replyKind, sequence)
+  const outputTokens = outputTokensOf(content)
   const usageJson = {
     input_tokens: usage.inputTokens,
     cache_creation_input_tokens: usage.cacheWrite5mTokens + usage.cacheWrite1hTokens,
@@ -244,10 +273,12 @@ export function anthropicMessages(
     service_tier: 'standard',
   }
   const id = `msg_mock_${sequence}`
-  const stopReason = useTool ? 'tool_use' : 'end_turn'
+  const stopReason = content.some((block) => block['type'] === 'tool_use') ? 'tool_use' : 'end_turn'
+  const ledger = { ...usage, outputTokens }
   if (request['stream'] !== true) {
     return {
       status: 200,
+      usage: ledger,
       json: {
         id,
         type: 'message',
@@ -260,7 +291,11 @@ export function anthropicMessages(
       },
     }
   }
-  return { status: 200, sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens }) }
+  return {
+    status: 200,
+    usage: ledger,
+    sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens }),
+  }
 }
 
 function frame(event: string, data: Json): string {

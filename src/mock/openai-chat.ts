@@ -1,3 +1,4 @@
+import { openaiChatAgentReply, type ChatReply } from './openai-chat-agent.ts'
 import { countTextTokens, imageTokens } from './token-count.ts'
 import type { OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
@@ -109,10 +110,10 @@ export function openaiChat(
     promptTokens,
   )
 
-  const toolName = (tools[0]?.['function'] as Json | undefined)?.['name']
-  const useTool = replyKind === 'tool_use' && typeof toolName === 'string'
-  const text = options.replyText(sequence)
-  const completionTokens = useTool ? 12 : countTextTokens(text)
+  const reply = chatReply(request, options, replyKind, sequence)
+  const completionTokens =
+    (reply.text === null ? 0 : countTextTokens(reply.text)) +
+    (reply.toolCall ? 3 + countTextTokens(reply.toolCall.name) + countTextTokens(reply.toolCall.arguments) : 0)
   const usage = {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
@@ -125,83 +126,81 @@ export function openaiChat(
       rejected_prediction_tokens: 0,
     },
   }
-  const id = `chatcmpl-mock${sequence}`
-  const created = 1_767_225_600 + sequence
-  const toolCalls = useTool
-    ? [
-        {
-          id: `call_mock_${sequence}`,
-          type: 'function',
-          function: { name: toolName, arguments: JSON.stringify({ step: sequence }) },
-        },
-      ]
-    : undefined
-  const finishReason = useTool ? 'tool_calls' : 'stop'
-  const base = { id, created, model, system_fingerprint: 'fp_mock' }
-
-  if (request['stream'] !== true) {
-    const message = {
-      role: 'assistant',
-      content: useTool ? null : text,
-      refusal: null,
-      ...(toolCalls ? { tool_calls: toolCalls } : {}),
-    }
-    return {
-      status: 200,
-      json: {
-        ...base,
-        object: 'chat.completion',
-        choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
-        usage,
-      },
-    }
+  const ledger = {
+    inputTokens: promptTokens - cachedTokens,
+    cacheReadTokens: cachedTokens,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: completionTokens,
   }
-
+  const base = {
+    id: `chatcmpl-mock${sequence}`,
+    created: 1_767_225_600 + sequence,
+    model,
+    system_fingerprint: 'fp_mock',
+  }
+  if (request['stream'] !== true) return { status: 200, usage: ledger, json: completion(base, reply, usage) }
   const includeUsage = (request['stream_options'] as Json | undefined)?.['include_usage'] === true
-  const chunk = (choices: unknown[], extra: Json = {}): string =>
-    `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`
-  const frames = [
-    chunk([
-      {
-        index: 0,
-        delta: { role: 'assistant', content: useTool ? null : '', refusal: null },
-        logprobs: null,
-        finish_reason: null,
-      },
-    ]),
-  ]
-  if (toolCalls) {
-    const call = toolCalls[0] as { id: string; function: { name: string; arguments: string } }
-    frames.push(
-      chunk([
-        {
-          index: 0,
-          delta: {
-            tool_calls: [
-              { index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
-            ],
-          },
-          logprobs: null,
-          finish_reason: null,
-        },
-      ]),
-    )
-    frames.push(
-      chunk([
-        {
-          index: 0,
-          delta: { tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] },
-          logprobs: null,
-          finish_reason: null,
-        },
-      ]),
-    )
-  } else {
-    for (const word of text.match(/\S+\s*/g) ?? [])
-      frames.push(chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }]))
+  return { status: 200, usage: ledger, sse: chatFrames(base, reply, includeUsage ? usage : undefined) }
+}
+
+/** The agent loop's reply when it is on and a shell is offered; else a tool call on request, or text. */
+function chatReply(request: Json, options: MockOptions, replyKind: MockReplyKind, sequence: number): ChatReply {
+  const agent =
+    options.agentSteps === undefined ? undefined : openaiChatAgentReply(request, options.agentSteps, sequence)
+  if (agent) return agent
+  const tools = (request['tools'] as Json[] | undefined) ?? []
+  const toolName = (tools[0]?.['function'] as Json | undefined)?.['name']
+  if (replyKind === 'tool_use' && typeof toolName === 'string')
+    return {
+      text: null,
+      toolCall: { id: `call_mock_${sequence}`, name: toolName, arguments: JSON.stringify({ step: sequence }) },
+    }
+  return { text: options.replyText(sequence) }
+}
+
+function finishReasonOf(reply: ChatReply): string {
+  return reply.toolCall ? 'tool_calls' : 'stop'
+}
+
+function completion(base: Json, reply: ChatReply, usage: Json): Json {
+  const { toolCall } = reply
+  const message = {
+    role: 'assistant',
+    content: reply.text,
+    refusal: null,
+    ...(toolCall
+      ? {
+          tool_calls: [
+            { id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: toolCall.arguments } },
+          ],
+        }
+      : {}),
   }
-  frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]))
-  if (includeUsage) frames.push(chunk([], { usage }))
+  return {
+    ...base,
+    object: 'chat.completion',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReasonOf(reply) }],
+    usage,
+  }
+}
+
+/** Chat SSE as the API streams it: role first, text word by word, then the call's name and arguments. */
+function chatFrames(base: Json, reply: ChatReply, usage: Json | undefined): string[] {
+  const chunk = (choices: unknown[], extra: Json = {}): string =>
+    `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(usage ? { usage: null } : {}), ...extra })}\n\n`
+  const delta = (value: Json, finishReason: string | null = null): string =>
+    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finishReason }])
+  const frames = [delta({ role: 'assistant', content: reply.text === null ? null : '', refusal: null })]
+  for (const word of reply.text?.match(/\S+\s*/g) ?? []) frames.push(delta({ content: word }))
+  const { toolCall } = reply
+  if (toolCall) {
+    const start = { index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.name, arguments: '' } }
+    frames.push(delta({ tool_calls: [start] }))
+    frames.push(delta({ tool_calls: [{ index: 0, function: { arguments: toolCall.arguments } }] }))
+  }
+  frames.push(delta({}, finishReasonOf(reply)))
+  if (usage) frames.push(chunk([], { usage }))
   frames.push('data: [DONE]\n\n')
-  return { status: 200, sse: frames }
+  return frames
 }

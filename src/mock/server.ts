@@ -2,12 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { anthropicCountTokens, anthropicError, anthropicMessages } from './anthropic-messages.ts'
+import { openaiEmbeddings } from './embeddings.ts'
 import { faultFromHeader, FaultQueue, faultSchema, type Fault } from './faults.ts'
 import { openaiChat, openaiError } from './openai-chat.ts'
 import { openaiResponses } from './openai-responses.ts'
 import { attachResponsesSocket } from './openai-responses-socket.ts'
+import { answerModels } from './models.ts'
 import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+import { UsageLedger } from './usage-ledger.ts'
 
 export interface MockServerOptions {
   readonly host?: string
@@ -19,7 +22,7 @@ export interface MockServerOptions {
   /** How many requests the log keeps (default 500). */
   readonly logLimit?: number
   readonly now?: () => number
-  /** Shell tool calls per user turn before a final answer, when a Responses request offers a shell tool (default 30). */
+  /** Agent tool loop: requests offering a shell-like tool get this many tool calls, then a final answer. */
   readonly agentSteps?: number
 }
 
@@ -32,6 +35,8 @@ export interface RecordedRequest {
   /** Set when the connection closed before the mock finished its answer. */
   closedEarly: boolean
   finished: boolean
+  /** The status the mock answered with, once it did. */
+  status?: number
 }
 
 export interface MockServer {
@@ -39,7 +44,9 @@ export interface MockServer {
   readonly port: number
   readonly faults: FaultQueue
   readonly requests: RecordedRequest[]
-  /** Forgets the request log, queued faults and both prompt caches. */
+  /** What the chat answers billed (also at `GET /_mock/usage`). */
+  readonly usage: UsageLedger
+  /** Forgets the request log, queued faults, the usage ledger and both prompt caches. */
   reset(): void
   close(): Promise<void>
 }
@@ -51,15 +58,17 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const anthropicCache = new AnthropicPromptCache(options.now)
   const openaiCache = new OpenAIPromptCache()
   const faults = new FaultQueue()
+  const usage = new UsageLedger()
   const requests: RecordedRequest[] = []
   const logLimit = options.logLimit ?? 500
   const mockOptions: MockOptions = {
     windowFor: () => options.window ?? 200_000,
     minCacheableFor: () => options.minCacheableTokens ?? 1_024,
     replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
+    ...(options.agentSteps !== undefined ? { agentSteps: options.agentSteps } : {}),
   }
   let sequence = 0
-  const responsesTurn = { options: mockOptions, cache: openaiCache, agentSteps: options.agentSteps ?? 30 }
+  const responsesTurn = { options: mockOptions, cache: openaiCache, agentSteps: options.agentSteps ?? 0 }
 
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -158,6 +167,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     }
     const replyKind: MockReplyKind = request.headers['x-mock-reply'] === 'tool_use' ? 'tool_use' : 'text'
     const answer = answerFor(record.method, path, body, replyKind, record.sequence, provider)
+    usage.record(answer.usage)
     const delayMs = fault?.kind === 'drip' ? fault.delayMs : Number(request.headers['x-mock-chunk-delay-ms'] ?? 0)
     return send(response, answer, record, undefined, { delayMs, fault })
   }
@@ -177,25 +187,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return openaiChat(body, mockOptions, openaiCache, replyKind, number)
     if (method === 'POST' && (path === '/v1/responses' || path === '/responses'))
       return openaiResponses(body, { ...responsesTurn, replyKind, sequence: number })
-    if (method === 'GET' && (path === '/v1/models' || path === '/models')) {
-      return {
-        status: 200,
-        json:
-          provider === 'anthropic'
-            ? {
-                data: [
-                  { type: 'model', id: 'claude-mock-1', display_name: 'Mock', created_at: '2026-01-01T00:00:00Z' },
-                ],
-                has_more: false,
-                first_id: 'claude-mock-1',
-                last_id: 'claude-mock-1',
-              }
-            : {
-                object: 'list',
-                data: [{ id: 'gpt-mock-1', object: 'model', created: 1767225600, owned_by: 'ctxgate' }],
-              },
-      }
-    }
+    if (method === 'POST' && (path === '/v1/embeddings' || path === '/embeddings')) return openaiEmbeddings(body)
+    const models = answerModels(method, path, provider)
+    if (models) return models
     return provider === 'anthropic'
       ? anthropicError(404, 'not_found_error', `Not found: ${method} ${path}`)
       : openaiError(404, 'invalid_request_error', `Invalid URL (${method} ${path})`, null)
@@ -209,6 +203,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return send(response, { status: 200, json: { queued: faults.size } }, record)
     }
     if (path === '/_mock/requests') return send(response, { status: 200, json: requests }, record)
+    if (path === '/_mock/usage') return send(response, { status: 200, json: usage.totals() }, record)
     if (path === '/_mock/reset' && record.method === 'POST') {
       reset()
       return send(response, { status: 200, json: { reset: true } }, record)
@@ -219,6 +214,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const reset = (): void => {
     requests.length = 0
     faults.clear()
+    usage.clear()
     anthropicCache.clear()
     openaiCache.clear()
   }
@@ -230,6 +226,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     port,
     faults,
     requests,
+    usage,
     reset,
     close: () =>
       new Promise<void>((resolve) => {
@@ -292,6 +289,7 @@ async function send(
   rawBody?: string,
   options: SendOptions = { delayMs: 0, fault: undefined },
 ): Promise<void> {
+  record.status = answer.status
   if ('json' in answer) {
     const body = rawBody ?? JSON.stringify(answer.json)
     response.writeHead(answer.status, {

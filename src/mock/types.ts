@@ -1,9 +1,24 @@
 export type MockReplyKind = 'text' | 'tool_use'
 
+/** What one answer billed, in the mock's own tokens, for the mock's usage ledger. */
+export interface MockUsage {
+  /** Input tokens neither read from nor written to the cache. */
+  readonly inputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWrite5mTokens: number
+  readonly cacheWrite1hTokens: number
+  readonly outputTokens: number
+}
+
 /** A complete answer: a JSON body, or SSE frames written one by one. */
 export type MockAnswer =
-  | { readonly status: number; readonly json: unknown; readonly headers?: Record<string, string> }
-  | { readonly status: 200; readonly sse: readonly string[] }
+  | {
+      readonly status: number
+      readonly json: unknown
+      readonly headers?: Record<string, string>
+      readonly usage?: MockUsage
+    }
+  | { readonly status: 200; readonly sse: readonly string[]; readonly usage?: MockUsage }
 
 export interface MockOptions {
   /** Context window per model, in the mock's own tokens. */
@@ -11,4 +26,6 @@ export interface MockOptions {
   /** Shortest prefix the Anthropic cache will store. */
   readonly minCacheableFor: (model: string) => number
   readonly replyText: (sequence: number) => string
+  /** When set, a request offering a shell-like tool gets an agent loop of this many tool calls. */
+  readonly agentSteps?: number
 }

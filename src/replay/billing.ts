@@ -1,4 +1,4 @@
-import { promptTokensOf, zeroUsage, type Usage } from '../providers/usage.ts'
+import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
 
 export { zeroUsage, type Usage }
 

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser'
 import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { promptTokensOf, zeroUsage, type Usage } from '../providers/usage.ts'
+import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
 
 /** What one replayed request cost, as the upstream reported it. */
 export interface RequestOutcome {

@@ -1,4 +1,4 @@
-import { memoizeByName } from '../memoize-by-name.ts'
+import { modelFamily } from '../model-call/model-family.ts'
 
 /**
  * Per-model correction of the estimator from the prompt sizes the upstream reports (DESIGN §3.2).
@@ -164,6 +164,3 @@ export class Calibration {
 function clampRatio(ratio: number): number {
   return Number.isFinite(ratio) ? Math.min(maxRatio, Math.max(minRatio, ratio)) : 1
 }
-
-/** Dated snapshots share a tokenizer with their family: claude-sonnet-4-5-20250929 → claude-sonnet-4-5. */
-export const modelFamily = memoizeByName((model) => model.replace(/-(\d{8}|latest)$/, '').replace(/@.*$/, ''))

@@ -4,25 +4,23 @@ import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
-import { anthropicMessagesAdapter } from '../providers/anthropic/messages-adapter.ts'
-import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
-import { NotAChatRequest, isJsonObject, type Applied, type ChatAdapter, type Json } from '../providers/chat-adapter.ts'
-import { openaiChatAdapter } from '../providers/openai/chat-adapter.ts'
-import { openaiResponsesAdapter } from '../providers/openai/responses-adapter.ts'
-import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { WireFormat } from '../providers/routes.ts'
-import { promptTokensOf, type UsageReader } from '../providers/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
+import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
+import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
+import { chatFormat } from '../providers/registry.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import { pricesFor } from '../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
-import { runPipeline, type PipelineOutcome } from '../rewrite/pipeline.ts'
+import { runPipeline, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
-import type { PrepareBody, PrepareResult, Prepared } from './prepare.ts'
+import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
+import { firstHeader } from '../util/headers.ts'
+import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
   readonly config: Readonly<Config>
@@ -33,23 +31,17 @@ export interface RewriteHookDeps {
   readonly now?: () => number
 }
 
-/** Each rewritable wire format: its adapter and how to read its usage. */
-const formats: Partial<Record<WireFormat, { readonly adapter: ChatAdapter; readonly usage: () => UsageReader }>> = {
-  'anthropic-messages': { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
-  'openai-chat': { adapter: openaiChatAdapter, usage: createOpenAIUsageReader },
-  'openai-responses': { adapter: openaiResponsesAdapter, usage: createOpenAIUsageReader },
-}
-
 /** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
 export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
   return (format) => {
-    const entry = formats[format]
+    // Each rewritable wire format's adapter and usage reader come from the provider registry.
+    const entry = chatFormat(format)
     if (!entry) return undefined
     return (body, incoming) => prepareChat({ deps, format: entry, original: body, incoming, isRefit: false })
   }
 }
 
-type FormatEntry = NonNullable<(typeof formats)[WireFormat]>
+type FormatEntry = ChatFormat
 
 /** One request through the hook; a refit is the same request planned again with what the upstream said. */
 interface HookRequest {
@@ -74,13 +66,9 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { deps, format, incoming } = request
   const read = await readChat(request)
   if (read.kind === 'untouched') return read.result
-  const { json, view, limits, large } = read.chat
+  const { json, view, large } = read.chat
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
-  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
-  const remembered = deps.calibration.limit(view.model, identity.limitScope)
-  const told = request.toldLimit
-  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
   const state = await loadState(deps, identity.conversationKey)
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   const factor = deps.calibration.factor(view.model, identity.conversationKey, freshShare(view, state))
@@ -88,11 +76,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const outcome = runPipeline({
     view,
     memory: state,
-    limits: {
-      window: limits.window,
-      budget: promptBudget(limits, view.maxOutputTokens, parseBudget(headerValue(incoming, 'x-ctxgate-budget'))),
-      ...(learnedLimit === undefined ? {} : { learnedLimit }),
-    },
+    limits: budgetLimits(request, read.chat, identity.limitScope),
     policy: deps.config.rewrite,
     factor,
     estimator: deps.estimator,
@@ -101,19 +85,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     ...economyOf(deps.config, view.model),
     now,
   })
-  const log = {
-    session: identity.sessionId,
-    turn: (state?.requests ?? 0) + 1,
-    rewrite: outcome.report,
-    ...(outcome.kind === 'rewritten' && outcome.batch ? { batch: outcome.batch } : {}),
-    ...(outcome.kind === 'rewritten' && outcome.waited ? { economy: outcome.waited } : {}),
-  }
-  const accounting = {
-    model: view.model,
-    sessionId: identity.sessionId,
-    report: outcome.report,
-    ...(outcome.kind === 'rewritten' && outcome.batch ? { batchReason: outcome.batch.reason } : {}),
-  }
+  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyNotes(outcome).log }
+  const accounting = { model: view.model, sessionId: identity.sessionId, ...economyNotes(outcome).accounting }
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -154,12 +127,19 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   return { kind: 'forward', prepared }
 }
 
-/** Share of the prompt that is new since the conversation's previous request (all of it on a first request). */
-function freshShare(view: ChatView, state: ConversationState | undefined): number {
-  const total = view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
-  const previous = state?.economy?.unedited
-  if (typeof previous !== 'number' || total <= 0) return 1
-  return Math.min(1, Math.max(0, (total - previous) / total))
+/** The window, the budget (lowered by the header) and what the upstream said its limit is. */
+function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): PipelineInput['limits'] {
+  const { view, limits } = chat
+  const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
+  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
+  const remembered = request.deps.calibration.limit(view.model, scope)
+  const told = request.toldLimit
+  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  return {
+    window: limits.window,
+    budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
+    ...(learnedLimit === undefined ? {} : { learnedLimit }),
+  }
 }
 
 /** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
@@ -178,23 +158,34 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
   })
 }
 
+/** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */
+function economyNotes(outcome: PipelineOutcome) {
+  const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
+  const batch = rewritten?.batch
+  return {
+    log: {
+      rewrite: outcome.report,
+      ...(batch ? { batch } : {}),
+      ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
+    },
+    accounting: { report: outcome.report, ...(batch ? { batchReason: batch.reason } : {}) },
+  }
+}
+
 /** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
 function economyOf(config: Readonly<Config>, model: string): { economy?: EconomySettings } {
   if (config.rewrite.economy !== 'cache-priced') return {}
   const { prices, startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
-  return {
-    economy: {
-      prices: pricesFor(prices, model),
-      policy: {
-        ...defaultEconomyPolicy,
-        startTokens,
-        keepRecentRounds,
-        excludeTools,
-        shortSessionRequests,
-        lowWater: config.rewrite.lowWater,
-      },
-    },
-  }
+  const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
+  return { economy: { prices: pricesFor(prices, model), policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+}
+
+/** Share of the prompt that is new since the conversation's previous request (all of it on a first request). */
+function freshShare(view: ChatView, state: ConversationState | undefined): number {
+  const total = view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+  const previous = state?.economy?.unedited
+  if (typeof previous !== 'number' || total <= 0) return 1
+  return Math.min(1, Math.max(0, (total - previous) / total))
 }
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
@@ -244,7 +235,7 @@ async function readChat(
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (headerValue(incoming, 'x-ctxgate-mode') === 'passthrough') return untouched('passthrough')
+  if (firstHeader(incoming['x-ctxgate-mode']) === 'passthrough') return untouched('passthrough')
   let view: ChatView
   try {
     view = format.adapter.view(json, deps.estimator)
@@ -319,11 +310,6 @@ async function saveState(deps: RewriteHookDeps, key: string, state: Conversation
   } catch (error) {
     deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store write failed')
   }
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
 }
 
 function parseBudget(raw: string | undefined): number | undefined {

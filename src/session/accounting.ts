@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/usage.ts'
+import type { Usage } from '../model-call/usage.ts'
 import type { BilledTurn } from './billed-turn.ts'
 
 /** What one session has cost so far, for harness authors deciding whether to split work. */

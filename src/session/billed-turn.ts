@@ -1,4 +1,4 @@
-import type { Usage } from '../providers/usage.ts'
+import type { Usage } from '../model-call/usage.ts'
 import { billedDollars, billedInputTokens, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { SessionHints } from '../providers/chat-adapter.ts'
+import type { SessionHints } from '../providers/adapter-contract.ts'
 import { tenantOf } from '../security/tenant.ts'
 
 export interface SessionIdentity {

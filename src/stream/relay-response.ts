@@ -4,22 +4,11 @@ import type { ErrorShape } from '../providers/error-shape.ts'
 import { clientResponseHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
-import { createSseTap } from './sse-tap.ts'
-import type { ChunkFilter } from './hide-usage-chunk.ts'
-
-export type RelayOutcome = 'complete' | 'client_closed' | 'upstream_failed'
-
-export interface RelayResult {
-  readonly outcome: RelayOutcome
-  readonly bytes: number
-  readonly sse: boolean
-  readonly events: number
-  /** Whether ctxgate appended its own error event after an upstream failure mid-stream. */
-  readonly errorEventSent: boolean
-  readonly failure?: string
-  /** performance.now() when the first bytes went to the client. */
-  readonly firstWriteAt?: number
-}
+import { firstHeader } from '../util/headers.ts'
+import type { ChunkFilter } from './chunk-filter.ts'
+import { ClientWriter } from './client-writer.ts'
+import type { RelayResult } from './relay-result.ts'
+import { createSseTap, type SseTap } from './sse-tap.ts'
 
 export interface RelayOptions {
   readonly reply: UpstreamReply
@@ -52,141 +41,191 @@ export interface RelayOptions {
  */
 export async function relayResponse(options: RelayOptions): Promise<RelayResult> {
   const { reply, response } = options
-  const sse = isEventStream(reply.headers['content-type'])
-  const tap = sse ? createSseTap(guard(options.onEvent)) : undefined
-  let bytes = 0
-  let clientGone = false
-  const encoding = reply.headers['content-encoding']
-  // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
-  let copyLimit = !sse && (encoding === undefined || encoding === 'identity') ? (options.plainUpTo ?? 0) : 0
-  const hold = options.settleFirst === true
-  let copied: Buffer[] = []
-  let copiedBytes = 0
-  let settled = options.settle === undefined
-  const settle = async (copy?: Buffer): Promise<void> => {
-    if (settled) return
-    settled = true
+  const writer = new ClientWriter(response, options.abortUpstream)
+  const settle = new SettleOnce(options.settle)
+  try {
+    if (isEventStream(reply.headers['content-type'])) {
+      const filter = options.filter
+      const headers = { ...clientResponseHeaders(reply.headers), ...options.extraHeaders }
+      // A filtered stream is shorter than the upstream said.
+      if (filter) delete headers['content-length']
+      response.writeHead(reply.status, headers)
+      return await relayEventStream(writer, options, settle, filter)
+    }
+    response.writeHead(reply.status, { ...clientResponseHeaders(reply.headers), ...options.extraHeaders })
+    return await relayPlainBody(writer, options, settle)
+  } finally {
+    writer.release()
+  }
+}
+
+/** Calls the relay's `settle` at most once; accounting must never break the answer. */
+class SettleOnce {
+  readonly #settle: RelayOptions['settle']
+  #done: boolean
+
+  constructor(settle: RelayOptions['settle']) {
+    this.#settle = settle
+    this.#done = settle === undefined
+  }
+
+  get done(): boolean {
+    return this.#done
+  }
+
+  async run(copy?: Buffer): Promise<void> {
+    if (this.#done) return
+    this.#done = true
     try {
-      await options.settle?.(copy)
+      await this.#settle?.(copy)
     } catch {
       // Accounting must never break the answer.
     }
   }
-  const onClose = (): void => {
-    if (!response.writableFinished) {
-      clientGone = true
-      options.abortUpstream()
-    }
-  }
-  response.once('close', onClose)
+}
 
-  const filter = sse ? options.filter : undefined
-  const headers = { ...clientResponseHeaders(reply.headers), ...options.extraHeaders }
-  // A filtered stream is shorter than the upstream said.
-  if (filter) delete headers['content-length']
-  response.writeHead(reply.status, headers)
-  let firstWriteAt: number | undefined
-  const send = async (chunk: Buffer): Promise<void> => {
-    if (chunk.length === 0) return
-    firstWriteAt ??= performance.now()
-    bytes += chunk.length
-    if (!response.write(chunk)) await drained(response)
+/** Hands each chunk of the upstream body to `handle` in order, the already-read first one included, until the client leaves. */
+async function forEachChunk(
+  reply: UpstreamReply,
+  writer: ClientWriter,
+  handle: (chunk: Buffer) => Promise<void>,
+): Promise<void> {
+  if (reply.firstChunk) await handle(reply.firstChunk)
+  for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
+    if (writer.clientGone) return
+    await handle(next.value)
   }
-  let heldUpTo = 0
-  const flushHeld = async (): Promise<void> => {
-    const chunks = copied.slice(heldUpTo)
-    heldUpTo = copied.length
-    for (const chunk of chunks) await send(chunk)
-  }
-  const write = async (chunk: Buffer): Promise<void> => {
-    if (tap) {
+}
+
+async function relayEventStream(
+  writer: ClientWriter,
+  options: RelayOptions,
+  settle: SettleOnce,
+  filter: ChunkFilter | undefined,
+): Promise<RelayResult> {
+  const tap = createSseTap(guard(options.onEvent))
+  const hold = options.settleFirst === true
+  try {
+    await forEachChunk(options.reply, writer, async (chunk) => {
       tap.push(chunk)
       // With a shared store, the chunk that completes the usage goes out only after it is recorded.
-      if (hold && !settled && options.usageComplete?.()) await settle()
-      await send(filter ? filter.push(chunk) : chunk)
-      return
-    }
-    if (copyLimit > 0) {
-      copied.push(chunk)
-      copiedBytes += chunk.length
-      if (copiedBytes > copyLimit) {
-        // Too big to read for usage: let it all go.
-        copyLimit = 0
-        await flushHeld()
-        copied = []
-        heldUpTo = 0
-        return
-      }
-      if (!hold) {
-        heldUpTo = copied.length
-        await send(chunk)
-      }
-      return
-    }
-    await send(chunk)
+      if (hold && !settle.done && options.usageComplete?.()) await settle.run()
+      await writer.send(filter ? filter.push(chunk) : chunk)
+    })
+  } catch (error) {
+    return endStreamAfterFailure(writer, options, settle, tap, error)
+  }
+  writer.release()
+  tap.end()
+  if (hold) await settle.run()
+  if (writer.clientGone) return writer.result('client_closed', true, tap.eventCount)
+  if (!hold) await settle.run()
+  if (filter) await writer.send(filter.end())
+  writer.response.end()
+  return writer.result('complete', true, tap.eventCount)
+}
+
+/** The upstream failed mid-stream: close any half-sent event, then send the provider's own error event. */
+async function endStreamAfterFailure(
+  writer: ClientWriter,
+  options: RelayOptions,
+  settle: SettleOnce,
+  tap: SseTap,
+  error: unknown,
+): Promise<RelayResult> {
+  writer.release()
+  await settle.run()
+  if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', true, tap.eventCount)
+  const failure = classifyUpstreamError(error).label
+  const frame =
+    (tap.atEventBoundary ? '' : '\n\n') +
+    options.errorShape.streamEvent(
+      'upstream_unreachable',
+      `ctxgate: the upstream stream failed mid-way (${failure}); no retry after the first byte.`,
+    )
+  writer.response.end(frame)
+  return { ...writer.result('upstream_failed', true, tap.eventCount), errorEventSent: true, failure }
+}
+
+async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settle: SettleOnce): Promise<RelayResult> {
+  const encoding = firstHeader(options.reply.headers['content-encoding'])
+  const readable = encoding === undefined || encoding === 'identity'
+  // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
+  const copy = new PlainCopy(writer, readable ? (options.plainUpTo ?? 0) : 0, options.settleFirst === true)
+  try {
+    await forEachChunk(options.reply, writer, (chunk) => copy.write(chunk))
+  } catch (error) {
+    writer.release()
+    await settle.run()
+    if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', false, 0)
+    // A JSON body cut short cannot be repaired; ending the socket (after what arrived) makes the client see the cut.
+    await copy.flushHeld()
+    endConnection(writer.response)
+    return { ...writer.result('upstream_failed', false, 0), failure: classifyUpstreamError(error).label }
+  }
+  writer.release()
+  if (copy.hold) await settle.run(copy.body())
+  if (writer.clientGone) return writer.result('client_closed', false, 0)
+  await copy.flushHeld()
+  if (!copy.hold) await settle.run(copy.body())
+  writer.response.end()
+  return writer.result('complete', false, 0)
+}
+
+/** The copy of a plain body read for its usage; held back from the client until complete when `hold`. */
+class PlainCopy {
+  readonly #writer: ClientWriter
+  #limit: number
+  readonly hold: boolean
+  #chunks: Buffer[] = []
+  #bytes = 0
+  #sentUpTo = 0
+
+  constructor(writer: ClientWriter, limit: number, hold: boolean) {
+    this.#writer = writer
+    this.#limit = limit
+    this.hold = hold
   }
 
-  try {
-    if (reply.firstChunk) await write(reply.firstChunk)
-    for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
-      if (clientGone) break
-      await write(next.value)
+  async write(chunk: Buffer): Promise<void> {
+    if (this.#limit === 0) return this.#writer.send(chunk)
+    this.#chunks.push(chunk)
+    this.#bytes += chunk.length
+    if (this.#bytes > this.#limit) {
+      // Too big to read for usage: let it all go.
+      this.#limit = 0
+      await this.flushHeld()
+      this.#chunks = []
+      this.#sentUpTo = 0
+      return
     }
-  } catch (error) {
-    response.off('close', onClose)
-    await settle()
-    if (clientGone || response.destroyed)
-      return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
-    const failure = classifyUpstreamError(error).label
-    if (tap) {
-      // Close any half-sent event first, so the error event is parsed on its own.
-      const frame =
-        (tap.atEventBoundary ? '' : '\n\n') +
-        options.errorShape.streamEvent(
-          'upstream_unreachable',
-          `ctxgate: the upstream stream failed mid-way (${failure}); no retry after the first byte.`,
-        )
-      response.end(frame)
-      return { outcome: 'upstream_failed', bytes, sse, events: tap.eventCount, errorEventSent: true, failure }
-    }
-    // A JSON body cut short cannot be repaired; ending the socket makes the client see the cut.
-    await flushHeld()
-    response.destroy()
-    return { outcome: 'upstream_failed', bytes, sse, events: 0, errorEventSent: false, failure }
+    if (this.hold) return
+    this.#sentUpTo = this.#chunks.length
+    await this.#writer.send(chunk)
   }
-  response.off('close', onClose)
-  tap?.end()
-  if (hold) await settle(copyLimit > 0 ? Buffer.concat(copied) : undefined)
-  if (clientGone) return { outcome: 'client_closed', bytes, sse, events: tap?.eventCount ?? 0, errorEventSent: false }
-  await flushHeld()
-  if (!hold) await settle(copyLimit > 0 ? Buffer.concat(copied) : undefined)
-  if (filter) await send(filter.end())
-  response.end()
-  return {
-    outcome: 'complete',
-    bytes,
-    sse,
-    events: tap?.eventCount ?? 0,
-    errorEventSent: false,
-    ...(firstWriteAt === undefined ? {} : { firstWriteAt }),
+
+  async flushHeld(): Promise<void> {
+    const chunks = this.#chunks.slice(this.#sentUpTo)
+    this.#sentUpTo = this.#chunks.length
+    for (const chunk of chunks) await this.#writer.send(chunk)
   }
+
+  /** The whole body, when it was small enough to copy. */
+  body(): Buffer | undefined {
+    return this.#limit > 0 ? Buffer.concat(this.#chunks) : undefined
+  }
+}
+
+/** Sends what was written, then closes the connection: the client sees the body end short of its length. */
+function endConnection(response: ServerResponse): void {
+  const socket = response.socket
+  if (socket) socket.end()
+  else response.destroy()
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {
-  const value = Array.isArray(contentType) ? contentType[0] : contentType
+  const value = firstHeader(contentType)
   return value !== undefined && value.toLowerCase().startsWith('text/event-stream')
-}
-
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      response.off('drain', done)
-      response.off('close', done)
-      resolve()
-    }
-    response.on('drain', done)
-    response.on('close', done)
-  })
 }
 
 function guard(onEvent: RelayOptions['onEvent']): ((event: EventSourceMessage) => void) | undefined {

@@ -1,7 +1,8 @@
 import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../config/schema.ts'
 
-export type UpstreamId = 'anthropic' | 'openai'
+/** The upstreams configuration names, each with its own pool. */
+export type UpstreamId = keyof Config['upstreams']
 
 export interface Upstream {
   readonly id: UpstreamId
@@ -31,7 +32,8 @@ export function createUpstreams(config: Readonly<Config>): Upstreams {
       }),
     }
   }
-  return { anthropic: make('anthropic'), openai: make('openai') }
+  const ids = Object.keys(config.upstreams) as UpstreamId[]
+  return Object.fromEntries(ids.map((id) => [id, make(id)])) as Record<UpstreamId, Upstream>
 }
 
 export async function closeUpstreams(upstreams: Upstreams): Promise<void> {

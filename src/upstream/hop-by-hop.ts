@@ -1,8 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 
-/** Connection-scoped headers (RFC 9110 §7.6.1) that never cross a proxy. */
+/**
+ * Connection-scoped headers (RFC 9110 §7.6.1) that never cross a proxy. `expect` too: Node already
+ * answered the client's `100-continue` and read the body, and undici refuses to send it.
+ */
 const hopByHop = new Set([
   'connection',
+  'expect',
   'keep-alive',
   'proxy-connection',
   'proxy-authenticate',

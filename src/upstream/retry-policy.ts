@@ -1,3 +1,5 @@
+import { firstHeader } from '../util/headers.ts'
+
 /**
  * When to try the upstream again, before the first byte has reached the client. Mirrors the
  * official SDKs (model-apis §5.3) so ctxgate's retries and theirs agree on what is worth retrying.
@@ -45,7 +47,7 @@ function retryReason(status: number | undefined, headers: AttemptOutcome['header
   if (status === undefined) return 'connection'
   // The same request gets the same 400 every time, whatever the upstream hints.
   if (status === 400) return undefined
-  const hint = headerValue(headers, 'x-should-retry')
+  const hint = firstHeader(headers['x-should-retry'])
   if (hint === 'false') return undefined
   if (status === 408) return 'status_408'
   if (status === 409) return 'status_409'
@@ -58,9 +60,9 @@ function retryReason(status: number | undefined, headers: AttemptOutcome['header
 
 /** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
 export function retryAfterMs(headers: AttemptOutcome['headers'], now: number = Date.now()): number | undefined {
-  const ms = Number.parseFloat(headerValue(headers, 'retry-after-ms') ?? '')
+  const ms = Number.parseFloat(firstHeader(headers['retry-after-ms']) ?? '')
   if (Number.isFinite(ms) && ms >= 0) return Math.round(ms)
-  const raw = headerValue(headers, 'retry-after')
+  const raw = firstHeader(headers['retry-after'])
   if (raw === undefined) return undefined
   const seconds = Number.parseFloat(raw)
   if (Number.isFinite(seconds) && seconds >= 0 && /^\s*[\d.]+\s*$/.test(raw)) return Math.round(seconds * 1000)
@@ -73,9 +75,4 @@ export function retryAfterMs(headers: AttemptOutcome['headers'], now: number = D
 export function backoffMs(attempt: number, policy: RetryPolicy, random: () => number): number {
   const exponential = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs)
   return Math.round(exponential * (1 - random() * 0.25))
-}
-
-function headerValue(headers: AttemptOutcome['headers'], name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
 }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import { cancellableDelay, type Cancellation } from './cancellation.ts'
 import type { Upstream } from './dispatcher.ts'
-import { exchange, type ResponseBody } from './exchange.ts'
+import { exchange } from './exchange.ts'
 import type { HeaderMap } from './hop-by-hop.ts'
 import { classifyUpstreamError, type UpstreamFailure } from './classify-error.ts'
 import { decideRetry, type RetryPolicy, type RetryReason } from './retry-policy.ts'
@@ -56,76 +56,75 @@ export async function sendWithRetries(call: UpstreamCall): Promise<UpstreamReply
   const policy = call.body === null || Buffer.isBuffer(call.body) ? call.policy : { ...call.policy, maxAttempts: 1 }
   let waitedMs = 0
   for (let attempt = 1; ; attempt++) {
-    let status: number | undefined
-    let headers: UpstreamReply['headers'] = {}
-    let failure: { error: unknown; kind: UpstreamFailure } | undefined
-    let body: ResponseBody | undefined
-    try {
-      const response = await exchange(
-        call.upstream.dispatcher,
-        { origin: call.upstream.origin, path: call.path, method: call.method, headers: call.headers, body: call.body },
-        call.cancellation,
-      )
-      status = response.status
-      headers = response.headers
-      body = response.body
-    } catch (error) {
-      if (call.cancellation.cancelled) throw error
-      failure = { error, kind: classifyUpstreamError(error) }
-    }
-
-    const decision = failure
-      ? failure.kind.retryable
-        ? decideRetry({ status: undefined, headers: {}, attempt, waitedMs }, policy)
-        : { retry: false as const }
-      : decideRetry({ status, headers, attempt, waitedMs }, policy)
-
-    if (!decision.retry && body && status !== undefined) {
-      try {
-        const first = await body.next()
-        const exhausted = attempt > 1 && attempt >= policy.maxAttempts && isRetryableStatus(status)
-        return {
-          status,
-          headers,
-          firstChunk: first.done ? null : first.value,
-          rest: body,
-          attempts: attempt,
-          exhausted,
-          firstByteMs: performance.now() - started,
-        }
-      } catch (error) {
-        if (call.cancellation.cancelled) throw error
-        // Reset after headers, before any byte: nothing reached the client, so it may be sent again.
-        failure = { error, kind: classifyUpstreamError(error) }
-        const again = failure.kind.retryable
-          ? decideRetry({ status: undefined, headers: {}, attempt, waitedMs }, policy)
-          : { retry: false as const }
-        if (!again.retry)
-          throw new UpstreamCallFailed(
-            failure.kind,
-            attempt,
-            failure.kind.retryable && attempt > 1 && attempt >= policy.maxAttempts,
-            error,
-          )
-        await waitBeforeRetry(call, again.reason, again.delayMs)
-        waitedMs += again.delayMs
-        continue
-      }
-    }
-    if (!decision.retry) {
-      const kind = failure?.kind ?? classifyUpstreamError(undefined)
-      throw new UpstreamCallFailed(
-        kind,
-        attempt,
-        kind.retryable && attempt > 1 && attempt >= policy.maxAttempts,
-        failure?.error,
-      )
-    }
-    // Drain the refused answer so its connection goes back to the pool.
-    body?.discard()
-    await waitBeforeRetry(call, decision.reason, decision.delayMs)
-    waitedMs += decision.delayMs
+    const step = await attemptOnce(call, policy, { attempt, waitedMs, started })
+    if (step.kind === 'answered') return step.reply
+    if (step.kind === 'failed') throw step.error
+    await waitBeforeRetry(call, step.reason, step.delayMs)
+    waitedMs += step.delayMs
   }
+}
+
+interface AttemptContext {
+  readonly attempt: number
+  readonly waitedMs: number
+  /** performance.now() when the call began (the first byte time counts retries). */
+  readonly started: number
+}
+
+type AttemptStep =
+  | { readonly kind: 'answered'; readonly reply: UpstreamReply }
+  | { readonly kind: 'failed'; readonly error: UpstreamCallFailed }
+  | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number }
+
+/** One attempt: send, decide on the status, then wait for the first body byte. */
+async function attemptOnce(call: UpstreamCall, policy: RetryPolicy, context: AttemptContext): Promise<AttemptStep> {
+  let response: Awaited<ReturnType<typeof exchange>>
+  try {
+    response = await exchange(
+      call.upstream.dispatcher,
+      { origin: call.upstream.origin, path: call.path, method: call.method, headers: call.headers, body: call.body },
+      call.cancellation,
+    )
+  } catch (error) {
+    if (call.cancellation.cancelled) throw error
+    return afterFailure(error, policy, context)
+  }
+  const { status, headers, body } = response
+  const decision = decideRetry({ status, headers, attempt: context.attempt, waitedMs: context.waitedMs }, policy)
+  if (decision.retry) {
+    // Drain the refused answer so its connection goes back to the pool.
+    body.discard()
+    return { kind: 'retry', reason: decision.reason, delayMs: decision.delayMs }
+  }
+  try {
+    const first = await body.next()
+    const exhausted = context.attempt > 1 && context.attempt >= policy.maxAttempts && isRetryableStatus(status)
+    const reply: UpstreamReply = {
+      status,
+      headers,
+      firstChunk: first.done ? null : first.value,
+      rest: body,
+      attempts: context.attempt,
+      exhausted,
+      firstByteMs: performance.now() - context.started,
+    }
+    return { kind: 'answered', reply }
+  } catch (error) {
+    if (call.cancellation.cancelled) throw error
+    // Reset after headers, before any byte: nothing reached the client, so it may be sent again.
+    return afterFailure(error, policy, context)
+  }
+}
+
+/** A failed attempt is retried when the failure is retryable and the policy has attempts left. */
+function afterFailure(error: unknown, policy: RetryPolicy, context: AttemptContext): AttemptStep {
+  const kind = classifyUpstreamError(error)
+  const decision = kind.retryable
+    ? decideRetry({ status: undefined, headers: {}, attempt: context.attempt, waitedMs: context.waitedMs }, policy)
+    : { retry: false as const }
+  if (decision.retry) return { kind: 'retry', reason: decision.reason, delayMs: decision.delayMs }
+  const exhausted = kind.retryable && context.attempt > 1 && context.attempt >= policy.maxAttempts
+  return { kind: 'failed', error: new UpstreamCallFailed(kind, context.attempt, exhausted, error) }
 }
 
 async function waitBeforeRetry(call: UpstreamCall, reason: RetryReason, delayMs: number): Promise<void> {

@@ -6,10 +6,13 @@ import { WebSocket, WebSocketServer } from 'ws'
 import type { Config } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import type { RecordDeps } from '../metrics/record-request.ts'
-import { errorShapes, upstreamForPassthrough, upstreamPath } from '../providers/routes.ts'
-import type { PrepareBody } from '../routes/prepare.ts'
+import type { Provider } from '../providers/provider-contract.ts'
+import { providerForPassthrough, wireFormat } from '../providers/registry.ts'
+import { requestTargetProblem } from '../routes/request-target.ts'
+import type { LiveRecorder } from '../live/live-recorder.ts'
+import type { PrepareBody } from '../model-call/prepared.ts'
 import { createTokenCheck } from '../security/tokens.ts'
-import type { UpstreamId, Upstreams } from '../upstream/dispatcher.ts'
+import type { Upstreams } from '../upstream/dispatcher.ts'
 import { relayFrames } from './frame-relay.ts'
 import {
   clientHandshakeLines,
@@ -27,10 +30,14 @@ export interface WebSocketDeps extends RecordDeps {
   readonly logger: Logger
   /** How `response.create` messages are prepared: the same function as `POST /v1/responses`. */
   readonly prepare: PrepareBody | undefined
+  /** The live page (/ctxgate/): told about every finished response. */
+  readonly live?: LiveRecorder
 }
 
 /** The paths the OpenAI route table lists for the Responses API. */
-const responsesPaths = new Set(['/v1/responses', '/responses'])
+const responsesFormat = wireFormat('openai-responses')
+/** The Responses API's paths: the only upgrades ctxgate reads; others are bridged as they are. */
+const responsesPaths = new Set(responsesFormat?.paths ?? [])
 
 interface OpenSocket {
   readonly responses: ResponsesSocket | undefined
@@ -71,9 +78,10 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
   })
 }
 
-function upstreamOf(request: IncomingMessage): UpstreamId {
+function upstreamOf(request: IncomingMessage): Provider {
   const path = pathOf(request)
-  return responsesPaths.has(path) ? 'openai' : upstreamForPassthrough(request.url ?? '/', request.headers)
+  if (responsesFormat && responsesPaths.has(path)) return responsesFormat.provider
+  return providerForPassthrough(request.url ?? '/', request.headers)
 }
 
 function refusalFor(
@@ -82,15 +90,14 @@ function refusalFor(
   clientAllowed: (token: string | undefined) => boolean,
   closing: boolean,
 ): { status: number; body: string } | undefined {
-  const shape = errorShapes[upstreamOf(request)]
+  const shape = upstreamOf(request).errorShape
   const refuse = (error: CtxgateError, status = error.status) => ({
     status,
     body: shape.body(error.kind, error.message),
   })
   if (closing) return refuse(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', 'ctxgate is shutting down'), 503)
-  // Only origin-form targets: an absolute URI must never choose the host (upstreams come from config).
-  if (!(request.url ?? '').startsWith('/'))
-    return refuse(new CtxgateError('CTXGATE_INVALID_REQUEST', 'ctxgate accepts only origin-form request targets'))
+  const targetProblem = requestTargetProblem(request.url ?? '')
+  if (targetProblem) return refuse(new CtxgateError('CTXGATE_INVALID_REQUEST', targetProblem))
   if (deps.config.auth.tokens.length === 0) return undefined
   const presented = request.headers['x-ctxgate-auth']
   if (clientAllowed(Array.isArray(presented) ? presented[0] : presented)) return undefined
@@ -112,9 +119,10 @@ interface UpgradeContext {
 /** Opens the upstream socket first, so its answer to the handshake (even a refusal) is the client's answer. */
 function connectUpstream(deps: WebSocketDeps, context: UpgradeContext): void {
   const { request, socket } = context
-  const upstreamId = upstreamOf(request)
+  const provider = upstreamOf(request)
+  const upstreamId = provider.upstream
   const upstream = deps.upstreams[upstreamId]
-  const target = socketUrl(upstream.origin, upstreamPath(upstreamId, upstream.basePath, request.url ?? '/'))
+  const target = socketUrl(upstream.origin, provider.upstreamPath(upstream.basePath, request.url ?? '/'))
   const upstreamSocket = new WebSocket(target, offeredProtocols(request.headers), {
     headers: upstreamHandshakeHeaders(request.headers) as Record<string, string>,
     autoPong: false,
@@ -130,7 +138,7 @@ function connectUpstream(deps: WebSocketDeps, context: UpgradeContext): void {
       'CTXGATE_UPSTREAM_UNREACHABLE',
       `ctxgate could not open a WebSocket to the ${upstreamId} API: ${error.message}`,
     )
-    refuseUpgrade(socket, failure.status, errorShapes[upstreamId].body(failure.kind, failure.message))
+    refuseUpgrade(socket, failure.status, provider.errorShape.body(failure.kind, failure.message))
   })
   // The client went away while ctxgate was still connecting.
   socket.once('close', () => {
@@ -152,7 +160,13 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
   const path = pathOf(context.request)
   const responses = responsesPaths.has(path)
     ? new ResponsesSocket(
-        { ...deps, socketId: context.socketId, path, maxConversationBytes: deps.config.server.bodyLimitBytes },
+        {
+          ...deps,
+          socketId: context.socketId,
+          path,
+          maxConversationBytes: deps.config.server.bodyLimitBytes,
+          ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
+        },
         context.request.headers,
       )
     : undefined

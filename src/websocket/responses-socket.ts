@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { CtxgateError } from '../errors.ts'
 import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { PrepareBody } from '../routes/prepare.ts'
+import type { PrepareBody } from '../model-call/prepared.ts'
 import { SocketConversation } from './conversation.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'

@@ -1,8 +1,13 @@
 import type { Logger } from 'pino'
 import { recordRequest, type RecordDeps } from '../metrics/record-request.ts'
-import { promptTokensOf, type Usage, type UsageReader } from '../providers/usage.ts'
-import type { Accounting, Prepared } from '../routes/prepare.ts'
+import { promptTokensOf, type Usage, type UsageReader } from '../model-call/usage.ts'
+import type { Accounting, Prepared } from '../model-call/prepared.ts'
 import type { ConversationPlan } from './conversation.ts'
+import type { LiveRecorder } from '../live/live-recorder.ts'
+import { wireFormat } from '../providers/registry.ts'
+
+/** The upstream the Responses socket talks to, from the provider registry. */
+const socketProvider = wireFormat('openai-responses')?.provider.upstream ?? 'openai'
 
 /** Route label of model calls made over a Responses socket (HTTP ones are `openai-responses`). */
 export const socketRoute = 'openai-responses-ws'
@@ -54,7 +59,7 @@ export class SocketTurn {
     const now = performance.now()
     const record = {
       route: socketRoute,
-      provider: 'openai',
+      provider: socketProvider,
       status: ending.status,
       outcome: ending.outcome,
       ...(this.firstEventAt !== undefined ? { upstreamStatus: 200 } : {}),
@@ -71,6 +76,7 @@ export class SocketTurn {
     }
     try {
       recordRequest(deps, record)
+      deps.live?.recordRequest(record, deps.userAgent)
     } catch (error) {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }
@@ -85,7 +91,7 @@ export class SocketTurn {
         method: 'WS',
         path: deps.path,
         route: socketRoute,
-        upstream: 'openai',
+        upstream: socketProvider,
         status: ending.status,
         durationMs: Math.round(durationMs * 100) / 100,
         bytesIn: this.bytesIn,
@@ -107,6 +113,10 @@ export class SocketTurn {
 
 export interface TurnDeps extends RecordDeps {
   readonly logger: Logger
+  /** The live page (/ctxgate/): told about every finished response, as for HTTP. */
+  readonly live?: LiveRecorder
+  /** The handshake's user agent, for the live page's client column. */
+  readonly userAgent?: string
   readonly socketId: string
   readonly path: string
 }

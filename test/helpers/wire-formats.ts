@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { countAnthropicRequest } from '../../src/mock/anthropic-messages.ts'
-import type { WireFormat } from '../../src/providers/routes.ts'
+import type { WireFormat } from '../../src/providers/provider-contract.ts'
 import { anthropicBody, buildMessages, output, stepArbitrary, type Json, type Step } from './conversations.ts'
 
 /** One tool result as sent: its id, its content, and the unknown field the generator put on it (if any). */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LiveEvent } from '../../src/live/live-event.ts'
 import { RedisLiveMirror } from '../../src/live/redis-mirror.ts'
 import { addEvent, countersOf } from '../../src/live/session-summary.ts'
-import { zeroUsage } from '../../src/providers/usage.ts'
+import { zeroUsage } from '../../src/model-call/usage.ts'
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts'
 import { eventually, startStack, type Stack } from '../helpers/stack.ts'
 

@@ -4,7 +4,8 @@ import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { registerProcessMetrics } from '../../src/metrics/process-metrics.ts'
-import { createProxyMetrics, ModelLabels, withoutOpenAIDate } from '../../src/metrics/proxy-metrics.ts'
+import { createProxyMetrics, ModelLabels } from '../../src/metrics/proxy-metrics.ts'
+import { withoutOpenAIDate } from '../../src/model-call/model-family.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack

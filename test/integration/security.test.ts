@@ -46,7 +46,10 @@ describe('upstream origins come from configuration only', () => {
         `GET //evil.example/_mock/echo/c HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\nx-ctxgate-auth: ${clientToken}\r\nConnection: close\r\n\r\n`,
       ),
     ]
-    for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 (200|404)/)
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 (200|404)/)
+    // Dot-segments are refused before anything goes upstream (an upstream that normalises would leave the base path).
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 400[^]*x-ctxgate-error-code: CTXGATE_INVALID_REQUEST/)
+    expect(answers[2]).toMatch(/^HTTP\/1\.1 (200|404)/)
     // Every request that went anywhere went to the fake upstream, with its own Host.
     expect(stack.mock.requests.length).toBeGreaterThanOrEqual(1)
     for (const seen of stack.mock.requests) expect(seen.headers['host']).toBe(new URL(stack.mock.url).host)

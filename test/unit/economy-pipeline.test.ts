@@ -123,7 +123,10 @@ describe('the cache-priced economy through the pipeline', () => {
 
   it('puts a one-hour TTL on the stable head when the session pauses past five minutes', () => {
     const pausing = session(40, {
-      economy: { growth: [100], gapsMs: Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? 20 : 0.5) * minute) },
+      economy: {
+        growth: [100],
+        gapsMs: Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? 20 : 0.5) * minute),
+      },
     })
     expect(run(viewOf(rounds(3, 500)), pausing).stableTtl).toBe('1h')
     expect(run(viewOf(rounds(3, 500)), session(40)).stableTtl).toBe('5m')

@@ -7,7 +7,7 @@ import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
 import { addEvent, compactPointOf, counterFields, type SessionSummary } from '../../src/live/session-summary.ts'
-import { zeroUsage, type Usage } from '../../src/providers/usage.ts'
+import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
 import { billedEquivalentInput } from '../../src/replay/billing.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
 

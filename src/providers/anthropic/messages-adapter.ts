@@ -4,14 +4,13 @@ import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import {
   conversationFingerprint,
-  isJsonObject,
   NotAChatRequest,
   type Applied,
   type ApplyOptions,
   type ChatAdapter,
-  type Json,
   type SessionHints,
-} from '../chat-adapter.ts'
+} from '../adapter-contract.ts'
+import { isJsonObject, type Json } from '../../util/json.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3

@@ -1,16 +1,17 @@
-import { isRecord, number, type Usage, type UsageReader } from '../usage.ts'
+import type { Usage, UsageReader } from '../../model-call/usage.ts'
+import { isJsonObject, numberOrZero } from '../../util/json.ts'
 
 /** Anthropic usage: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation` (model-apis §2.4). */
 export function anthropicUsage(usage: Record<string, unknown>): Usage {
-  const written = number(usage['cache_creation_input_tokens'])
-  const breakdown = isRecord(usage['cache_creation']) ? usage['cache_creation'] : undefined
-  const oneHour = number(breakdown?.['ephemeral_1h_input_tokens'])
+  const written = numberOrZero(usage['cache_creation_input_tokens'])
+  const breakdown = isJsonObject(usage['cache_creation']) ? usage['cache_creation'] : undefined
+  const oneHour = numberOrZero(breakdown?.['ephemeral_1h_input_tokens'])
   return {
-    inputTokens: number(usage['input_tokens']),
+    inputTokens: numberOrZero(usage['input_tokens']),
     cacheWrite5mTokens: breakdown ? Math.max(0, written - oneHour) : written,
     cacheWrite1hTokens: oneHour,
-    cacheReadTokens: number(usage['cache_read_input_tokens']),
-    outputTokens: number(usage['output_tokens']),
+    cacheReadTokens: numberOrZero(usage['cache_read_input_tokens']),
+    outputTokens: numberOrZero(usage['output_tokens']),
   }
 }
 
@@ -22,18 +23,18 @@ export function createAnthropicUsageReader(): UsageReader {
   let merged: Record<string, unknown> | undefined
   let final = false
   const merge = (usage: unknown): void => {
-    if (!isRecord(usage)) return
+    if (!isJsonObject(usage)) return
     merged ??= {}
     for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value
   }
   return {
-    fromJson: (body) => (isRecord(body) && isRecord(body['usage']) ? anthropicUsage(body['usage']) : undefined),
+    fromJson: (body) => (isJsonObject(body) && isJsonObject(body['usage']) ? anthropicUsage(body['usage']) : undefined),
     onEvent(event) {
       if (event.event !== 'message_start' && event.event !== 'message_delta') return
       const data = JSON.parse(event.data) as unknown
-      if (!isRecord(data)) return
-      merge(event.event === 'message_start' && isRecord(data['message']) ? data['message']['usage'] : data['usage'])
-      if (event.event === 'message_delta' && isRecord(data['usage'])) final = true
+      if (!isJsonObject(data)) return
+      merge(event.event === 'message_start' && isJsonObject(data['message']) ? data['message']['usage'] : data['usage'])
+      if (event.event === 'message_delta' && isJsonObject(data['usage'])) final = true
     },
     complete: () => final,
     result: () => (merged ? anthropicUsage(merged) : undefined),

@@ -4,14 +4,13 @@ import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 import {
   conversationFingerprint,
-  isJsonObject,
   NotAChatRequest,
   objectEntries,
   type Applied,
   type ChatAdapter,
-  type Json,
   type SessionHints,
-} from '../chat-adapter.ts'
+} from '../adapter-contract.ts'
+import { isJsonObject, type Json } from '../../util/json.ts'
 
 const perMessageTokens = 4
 const imageTokens = 1_600

@@ -1,5 +1,5 @@
 import type { Edit } from '../../rewrite/types.ts'
-import type { Json } from '../chat-adapter.ts'
+import type { Json } from '../../util/json.ts'
 
 /** The API's limit on prompt_cache_key length. */
 export const cacheKeyMax = 64

@@ -6,9 +6,9 @@ import {
   objectEntries,
   type Applied,
   type ChatAdapter,
-  type Json,
   type SessionHints,
-} from '../chat-adapter.ts'
+} from '../adapter-contract.ts'
+import type { Json } from '../../util/json.ts'
 import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 

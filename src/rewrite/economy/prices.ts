@@ -3,7 +3,7 @@
  * providers publish them); dollars are per million tokens and may be unknown for a family.
  */
 import { globToRegExp } from '../../config/model-limits.ts'
-import type { Usage } from '../../providers/usage.ts'
+import type { Usage } from '../../model-call/usage.ts'
 
 export interface ModelPrices {
   /** Glob on the model name; the first matching entry wins. */

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { CtxgateError } from '../errors.ts'
-import type { Usage, UsageReader } from '../providers/usage.ts'
+import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
@@ -20,7 +20,7 @@ export interface Accounting {
 /** A request body ready to send, with what the response path needs to know about it. */
 export interface Prepared {
   readonly body: Buffer
-  /** Headers to set on the upstream request; `anthropic-beta` is merged with the client's. */
+  /** Headers to set on the upstream request (the provider's merge rules say which combine with the client's). */
   readonly headers?: Readonly<Record<string, string>>
   /** Fields for the request's log line (the rewrite report). */
   readonly log?: Readonly<Record<string, unknown>>
@@ -29,7 +29,7 @@ export interface Prepared {
   /** Called with the upstream's reported usage (calibration), before the client has the whole answer. */
   readonly onUsage?: (usage: Usage) => Promise<void> | void
   readonly accounting?: Accounting
-  /** ctxgate asked an OpenAI Chat stream for usage the client did not ask for: hide it again. */
+  /** ctxgate asked the stream for usage the client did not ask for: the format's filter hides it again. */
   readonly hideUsageChunk?: boolean
   /** The upstream said the prompt was `actualTokens` long, over its `limit`: a smaller request to send once instead. */
   readonly refit?: (actualTokens: number, limit: number | undefined) => Promise<Prepared | undefined>

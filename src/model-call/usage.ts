@@ -30,9 +30,3 @@ export interface UsageReader {
   /** The stream has carried its final usage. */
   complete(): boolean
 }
-
-export const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}

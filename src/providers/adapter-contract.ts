@@ -1,8 +1,7 @@
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { hashText } from '../rewrite/hash.ts'
 import type { ChatView, Edit } from '../rewrite/types.ts'
-
-export type Json = Record<string, unknown>
+import { isJsonObject, type Json } from '../util/json.ts'
 
 /** What the pipeline asks an adapter to write back besides the edits. */
 export interface ApplyOptions {
@@ -53,10 +52,6 @@ export interface ChatAdapter {
 
 /** The body is valid JSON but not a chat request this adapter understands: forward it untouched. */
 export class NotAChatRequest extends Error {}
-
-export function isJsonObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /** The entries of a request's list field (`messages`, `input`), each an object, or NotAChatRequest naming the first that is not. */
 export function objectEntries(list: readonly unknown[], field: string): Json[] {

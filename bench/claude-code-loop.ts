@@ -1,0 +1,220 @@
+/**
+ * Claude Code in a long tool loop against the mock, straight and through ctxgate, side by side:
+ * requests, billed-equivalent input, cache-read share, whether Claude Code compacted, wall time.
+ *
+ *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate]
+ *
+ * Needs the `claude` binary (CLAUDE_BIN, or on PATH); it is not a dependency of this repo, so the
+ * script says so and exits 0 without it. Claude Code runs its Bash tool for real, in a temp folder,
+ * on the mock's harmless read-only commands. The environment passes through to Claude Code, e.g.
+ * CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000 makes it compact on its own before the mock's window.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { request } from 'undici'
+import { isSummaryRequest } from '../src/mock/agent-loop.ts'
+import { startMockServer, type MockServer, type RecordedRequest } from '../src/mock/server.ts'
+import type { UsageTotals } from '../src/mock/usage-ledger.ts'
+
+const { values } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '40' },
+    window: { type: 'string', default: '200000' },
+    model: { type: 'string', default: 'claude-sonnet-4-5' },
+    only: { type: 'string' },
+    'timeout-s': { type: 'string', default: '1800' },
+  },
+})
+const steps = Number(values.steps)
+const window = Number(values.window)
+const model = values.model
+const timeoutMs = Number(values['timeout-s']) * 1000
+const root = new URL('..', import.meta.url).pathname
+const prompt = `Run ${steps} shell commands, one after another, and tell me when you are done.`
+
+interface RunResult {
+  readonly label: string
+  readonly exitCode: number | null
+  readonly wallSeconds: number
+  readonly usage: UsageTotals
+  readonly messageRequests: number
+  readonly refused: number
+  readonly retries: number
+  readonly compactions: number
+  readonly toolResultsInLastRequest: number
+  readonly resultText: string
+  readonly stderrTail: string
+  readonly ctxgate?: { readonly tokensRemoved: number; readonly prefixBreaks: number; readonly refusalsAvoided: number }
+}
+
+function findClaude(): string | undefined {
+  const candidate = process.env['CLAUDE_BIN'] ?? 'claude'
+  const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8' })
+  return probe.status === 0 ? candidate : undefined
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+/** ctxgate as a user runs it: the CLI from source, pointed at the mock. */
+async function startCtxgate(mockUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort()
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', '--anthropic-url', mockUrl, '--port', String(port), '--log-level', 'warn'],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  )
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const ready = await request(`${url}/healthz`).then(
+      (response) => response.body.text().then(() => response.statusCode === 200),
+      () => false,
+    )
+    if (ready) return { url, child }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  child.kill()
+  throw new Error('ctxgate did not start within 20 s')
+}
+
+function runClaude(
+  claude: string,
+  baseUrl: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
+  const folder = mkdtempSync(join(tmpdir(), 'ctxgate-claude-loop-'))
+  const started = performance.now()
+  const child = spawn(claude, ['-p', prompt, '--model', model, '--allowedTools', 'Bash', '--output-format', 'json'], {
+    cwd: folder,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      ANTHROPIC_BASE_URL: baseUrl,
+      ANTHROPIC_API_KEY: 'dummy',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    },
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()))
+  child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()))
+  const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs)
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      rmSync(folder, { recursive: true, force: true })
+      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000 })
+    }),
+  )
+}
+
+function lastUserText(record: RecordedRequest): string {
+  const body = JSON.parse(record.body) as { messages?: { role: string; content: unknown }[] }
+  const last = body.messages?.[body.messages.length - 1]
+  if (!last || last.role !== 'user') return ''
+  const content = last.content
+  if (typeof content === 'string') return content
+  return Array.isArray(content) ? content.map((block: { text?: string }) => block.text ?? '').join('\n') : ''
+}
+
+function toolResultsIn(record: RecordedRequest | undefined): number {
+  return record ? (record.body.match(/"type":"tool_result"/g) ?? []).length : 0
+}
+
+async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
+  const response = await request(`${url}/ctxgate/sessions?limit=50`)
+  const { sessions } = (await response.body.json()) as { sessions: Record<string, number>[] }
+  const sum = (key: string): number => sessions.reduce((total, session) => total + (Number(session[key]) || 0), 0)
+  return {
+    tokensRemoved: sum('tokensRemoved'),
+    prefixBreaks: sum('prefixBreaks'),
+    refusalsAvoided: sum('refusalsAvoided'),
+  }
+}
+
+async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<RunResult> {
+  const mock: MockServer = await startMockServer({ agentSteps: steps, window, logLimit: 100_000 })
+  const proxy = label === 'ctxgate' ? await startCtxgate(mock.url) : undefined
+  try {
+    process.stderr.write(`running Claude Code ${label} (${steps} steps, window ${window})…\n`)
+    const run = await runClaude(claude, proxy?.url ?? mock.url)
+    const messages = mock.requests.filter((record) => record.url.startsWith('/v1/messages') && record.method === 'POST')
+    const chats = messages.filter((record) => !record.url.startsWith('/v1/messages/count_tokens'))
+    let resultText = run.stdout.trim()
+    try {
+      resultText = String((JSON.parse(run.stdout) as { result?: unknown }).result ?? resultText)
+    } catch {
+      // Not JSON: Claude Code printed an error; keep its text.
+    }
+    return {
+      label,
+      exitCode: run.code,
+      wallSeconds: run.seconds,
+      usage: mock.usage.totals(),
+      messageRequests: chats.length,
+      refused: chats.filter((record) => record.status !== 200).length,
+      retries: chats.filter((record) => Number(record.headers['x-stainless-retry-count'] ?? 0) > 0).length,
+      compactions: chats.filter((record) => isSummaryRequest(lastUserText(record))).length,
+      toolResultsInLastRequest: toolResultsIn(chats[chats.length - 1]),
+      resultText: resultText.slice(0, 160),
+      stderrTail: run.stderr.trim().split('\n').slice(-5).join('\n'),
+      ...(proxy ? { ctxgate: await ctxgateSession(proxy.url) } : {}),
+    }
+  } finally {
+    proxy?.child.kill('SIGTERM')
+    await mock.close()
+  }
+}
+
+const thousands = (value: number): string => value.toLocaleString('en-US')
+
+function table(results: readonly RunResult[]): string {
+  const rows: [string, (result: RunResult) => string][] = [
+    ['exit code', (result) => String(result.exitCode)],
+    ['wall time', (result) => `${result.wallSeconds.toFixed(1)} s`],
+    ['Messages requests', (result) => String(result.messageRequests)],
+    ['refused (non-200)', (result) => String(result.refused)],
+    ['retried by Claude Code', (result) => String(result.retries)],
+    ['Claude Code compactions', (result) => String(result.compactions)],
+    ['billed-equivalent input', (result) => thousands(result.usage.billedEquivalentInput)],
+    ['  input', (result) => thousands(result.usage.inputTokens)],
+    ['  cache write 5m', (result) => thousands(result.usage.cacheWrite5mTokens)],
+    ['  cache write 1h', (result) => thousands(result.usage.cacheWrite1hTokens)],
+    ['  cache read', (result) => thousands(result.usage.cacheReadTokens)],
+    ['cache-read share', (result) => `${(result.usage.cacheReadShare * 100).toFixed(1)} %`],
+    ['largest prompt', (result) => thousands(result.usage.largestPromptTokens)],
+    ['output', (result) => thousands(result.usage.outputTokens)],
+    ['tokens removed by ctxgate', (result) => (result.ctxgate ? thousands(result.ctxgate.tokensRemoved) : '-')],
+    ['prefix breaks (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.prefixBreaks) : '-')],
+    ['refusals avoided (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.refusalsAvoided) : '-')],
+  ]
+  const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
+  const rule = `|---|${results.map(() => '---:').join('|')}|`
+  return [header, rule, ...rows.map(([name, cell]) => `| ${name} | ${results.map(cell).join(' | ')} |`)].join('\n')
+}
+
+const claude = findClaude()
+if (!claude) {
+  process.stdout.write(
+    'skipped: the claude binary is not installed (install @anthropic-ai/claude-code in a scratch folder and set CLAUDE_BIN, or put claude on PATH)\n',
+  )
+  process.exit(0)
+}
+const labels: readonly ('direct' | 'ctxgate')[] =
+  values.only === 'direct' || values.only === 'ctxgate' ? [values.only] : ['direct', 'ctxgate']
+const results: RunResult[] = []
+for (const label of labels) results.push(await runOnce(claude, label))
+process.stdout.write(`${table(results)}\n\n`)
+for (const result of results) {
+  process.stdout.write(`${result.label}: final answer: ${JSON.stringify(result.resultText)}\n`)
+  if (result.stderrTail) process.stdout.write(`${result.label}: stderr: ${result.stderrTail}\n`)
+}

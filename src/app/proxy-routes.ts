@@ -1,0 +1,109 @@
+import type { Readable } from 'node:stream'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config/schema.ts'
+import { CtxgateError } from '../errors.ts'
+import type { PrepareBody } from '../model-call/prepared.ts'
+import type { Provider, WireFormat } from '../providers/provider-contract.ts'
+import { modelRoutes, providerForPassthrough, providers, type ModelRoute } from '../providers/registry.ts'
+import { createTokenCheck } from '../security/tokens.ts'
+import { forward } from '../routes/forward.ts'
+import type { ForwardDeps } from '../routes/forward-types.ts'
+import { writeError } from '../routes/write-error.ts'
+import type { UpstreamId } from '../upstream/dispatcher.ts'
+import { firstHeader } from '../util/headers.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    upstream?: UpstreamId
+  }
+}
+
+export interface ProxyRouteDeps {
+  readonly config: Readonly<Config>
+  readonly forward: ForwardDeps
+  readonly prepareFor: (format: WireFormat) => PrepareBody | undefined
+}
+
+/** The proxied routes: each wire format's model calls, then everything else as passthrough. */
+export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRouteDeps): Promise<void> {
+  const requireClientToken = clientTokenCheck(deps.config)
+  // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
+  await server.register(async (scope) => {
+    scope.addHook('onRequest', requireClientToken)
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
+    scope.setErrorHandler(providerShapedErrors)
+    for (const route of modelRoutes) {
+      const prepare = deps.prepareFor(route.format.name)
+      scope.post(route.path, { config: { upstream: route.format.provider.upstream } }, (request, reply) =>
+        forwardModelCall(deps.forward, route, prepare, request, reply),
+      )
+    }
+  })
+
+  // Everything else (models list, files, batches…): streamed through untouched.
+  await server.register(async (scope) => {
+    scope.addHook('onRequest', requireClientToken)
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
+    scope.setErrorHandler(providerShapedErrors)
+    scope.all('/*', (request, reply) =>
+      forward(deps.forward, {
+        request,
+        reply,
+        provider: providerForPassthrough(request.url, request.headers),
+        body: hasBody(request) ? (request.raw as Readable) : null,
+      }),
+    )
+  })
+}
+
+/** Client authentication, when configured, guards every proxied route (not health or admin). */
+function clientTokenCheck(config: Readonly<Config>): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const clientAllowed = createTokenCheck(config.auth.tokens)
+  return async (request, reply) => {
+    if (config.auth.tokens.length === 0) return
+    if (clientAllowed(firstHeader(request.headers['x-ctxgate-auth']))) return
+    reply.hijack()
+    const error = new CtxgateError(
+      'CTXGATE_UNAUTHORIZED',
+      'ctxgate requires a valid x-ctxgate-auth header on this deployment',
+    )
+    writeError(reply.raw, providerOf(request).errorShape, error, { doNotRetry: true })
+  }
+}
+
+function providerOf(request: FastifyRequest): Provider {
+  const upstream = request.routeOptions.config.upstream
+  return upstream ? providers[upstream] : providerForPassthrough(request.url, request.headers)
+}
+
+function forwardModelCall(
+  deps: ForwardDeps,
+  route: ModelRoute,
+  prepare: PrepareBody | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+  return forward(deps, { request, reply, provider: route.format.provider, format: route.format, body, prepare })
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/** Errors fastify raises while reading a request (too large, bad length), in the provider's own shape. */
+function providerShapedErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413
+  const ctxError = tooLarge
+    ? new CtxgateError(
+        'CTXGATE_REQUEST_TOO_LARGE',
+        `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`,
+      )
+    : new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not read this request: ${error.message}`)
+  request.log.warn({ reqId: request.id, code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
+  reply.hijack()
+  writeError(reply.raw, providerOf(request).errorShape, ctxError, { doNotRetry: true })
+}

@@ -1,0 +1,56 @@
+import { countStepsDone, isSummaryRequest, planAgentReply, shellToolFrom, type ShellTool } from './agent-loop.ts'
+
+type Json = Record<string, unknown>
+
+/** The client's first shell-like tool, unless it forbade tool use for this request. */
+function shellToolOf(request: Json): ShellTool | undefined {
+  if ((request['tool_choice'] as Json | undefined)?.['type'] === 'none') return undefined
+  for (const tool of (request['tools'] as Json[] | undefined) ?? []) {
+    if (typeof tool['name'] !== 'string' || (tool['type'] !== undefined && tool['type'] !== 'custom')) continue
+    const found = shellToolFrom(tool['name'], tool['input_schema'])
+    if (found) return found
+  }
+  return undefined
+}
+
+function blocksOf(message: Json): Json[] {
+  const content = message['content']
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : []
+}
+
+function textOf(blocks: readonly Json[]): string {
+  return blocks.map((block) => (block['type'] === 'text' ? String(block['text'] ?? '') : '')).join('\n')
+}
+
+function systemText(request: Json): string {
+  const system = request['system']
+  return typeof system === 'string' ? system : Array.isArray(system) ? textOf(system as Json[]) : ''
+}
+
+/**
+ * The content of the agent loop's next reply to a Messages request, or undefined when the request
+ * offers no shell-like tool (then the mock answers as usual).
+ */
+export function anthropicAgentContent(request: Json, steps: number, sequence: number): Json[] | undefined {
+  const tool = shellToolOf(request)
+  if (!tool) return undefined
+  const messages = (request['messages'] as Json[]).map(blocksOf)
+  const done = countStepsDone(
+    messages.map((blocks) => ({
+      toolResults: blocks.filter((block) => block['type'] === 'tool_result').length,
+      text: textOf(blocks),
+    })),
+  )
+  const lastUser = messages.length > 0 ? textOf(messages[messages.length - 1] as Json[]) : ''
+  const reply = planAgentReply(steps, done, isSummaryRequest(lastUser) || isSummaryRequest(systemText(request)))
+  if (reply.kind !== 'tool') return [{ type: 'text', text: reply.text }]
+  return [
+    { type: 'text', text: reply.narration },
+    {
+      type: 'tool_use',
+      id: `toolu_mock_${sequence}`,
+      name: tool.name,
+      input: tool.argumentsFor(reply.command, reply.description),
+    },
+  ]
+}

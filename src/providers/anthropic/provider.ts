@@ -1,0 +1,36 @@
+import type { Provider, WireFormatDefinition } from '../provider-contract.ts'
+import { anthropicErrorShape } from './error-shape.ts'
+import { readAnthropicLengthRefusal } from './length-refusal.ts'
+import { anthropicMessagesAdapter } from './messages-adapter.ts'
+import { createAnthropicUsageReader } from './usage.ts'
+
+export const anthropicProvider: Provider = {
+  upstream: 'anthropic',
+  errorShape: anthropicErrorShape,
+  upstreamPath: (basePath, requestTarget) => `${basePath}${requestTarget}`,
+  // The Anthropic SDKs always send `anthropic-version`: paths both APIs share (`/v1/models`) are told apart by it.
+  claimsPassthrough: (path, headers) =>
+    headers['anthropic-version'] !== undefined ||
+    headers['x-api-key'] !== undefined ||
+    path.startsWith('/v1/messages') ||
+    path.startsWith('/v1/complete'),
+  // ctxgate's betas join the client's, never replace them.
+  headerMerges: { 'anthropic-beta': mergeCommaList },
+}
+
+export const anthropicFormats: readonly WireFormatDefinition[] = [
+  {
+    name: 'anthropic-messages',
+    provider: anthropicProvider,
+    paths: ['/v1/messages'],
+    chat: { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
+    lengthRefusal: readAnthropicLengthRefusal,
+  },
+  { name: 'anthropic-count-tokens', provider: anthropicProvider, paths: ['/v1/messages/count_tokens'] },
+]
+
+/** Both lists, each entry once, in first-seen order. */
+function mergeCommaList(client: string, added: string): string {
+  const entries = [...client.split(','), ...added.split(',')].map((entry) => entry.trim()).filter(Boolean)
+  return [...new Set(entries)].join(',')
+}

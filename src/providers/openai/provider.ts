@@ -1,0 +1,39 @@
+import type { Provider, WireFormatDefinition } from '../provider-contract.ts'
+import { openaiChatAdapter } from './chat-adapter.ts'
+import { openaiErrorShape } from './error-shape.ts'
+import { createUsageChunkFilter } from './hide-usage-chunk.ts'
+import { readOpenAILengthRefusal } from './length-refusal.ts'
+import { openaiResponsesAdapter } from './responses-adapter.ts'
+import { createOpenAIUsageReader } from './usage.ts'
+
+const versioned = /^\/v1(\/|\?|$)/
+
+export const openaiProvider: Provider = {
+  upstream: 'openai',
+  errorShape: openaiErrorShape,
+  // Clients send `/v1/...` when their base URL ends in /v1 and bare paths when it doesn't.
+  upstreamPath: (basePath, requestTarget) =>
+    versioned.test(requestTarget) ? `${basePath}${requestTarget}` : `${basePath}/v1${requestTarget}`,
+  // OpenAI-compatible clients send every other path.
+  claimsPassthrough: () => true,
+}
+
+const chat = { adapter: openaiChatAdapter, usage: createOpenAIUsageReader }
+
+export const openaiFormats: readonly WireFormatDefinition[] = [
+  {
+    name: 'openai-chat',
+    provider: openaiProvider,
+    paths: ['/v1/chat/completions', '/chat/completions'],
+    chat,
+    lengthRefusal: readOpenAILengthRefusal,
+    hideRequestedUsage: createUsageChunkFilter,
+  },
+  {
+    name: 'openai-responses',
+    provider: openaiProvider,
+    paths: ['/v1/responses', '/responses'],
+    chat: { ...chat, adapter: openaiResponsesAdapter },
+    lengthRefusal: readOpenAILengthRefusal,
+  },
+]

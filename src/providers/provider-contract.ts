@@ -1,0 +1,41 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { UsageReader } from '../model-call/usage.ts'
+import type { ChunkFilter } from '../stream/chunk-filter.ts'
+import type { UpstreamId } from '../upstream/dispatcher.ts'
+import type { ChatAdapter } from './adapter-contract.ts'
+import type { ErrorShape } from './error-shape.ts'
+import type { LengthRefusalParser } from './length-refusal.ts'
+
+/** The wire formats ctxgate reads and may rewrite; every other call is forwarded untouched. */
+export type WireFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-chat' | 'openai-responses'
+
+/** One upstream API: where its calls go, how it words ctxgate's own errors, which headers combine. */
+export interface Provider {
+  readonly upstream: UpstreamId
+  readonly errorShape: ErrorShape
+  /** The path to request upstream: the configured base path, then the client's request target. */
+  upstreamPath(basePath: string, requestTarget: string): string
+  /** Whether a call no wire format claims (models list, files…) belongs to this upstream. */
+  claimsPassthrough(path: string, headers: IncomingHttpHeaders): boolean
+  /** Headers ctxgate combines with the client's value instead of replacing it: (client's, ctxgate's) → sent. */
+  readonly headerMerges?: Readonly<Record<string, (client: string, added: string) => string>>
+}
+
+/** What ctxgate needs to rewrite a format's requests and read its answers. */
+export interface ChatFormat {
+  readonly adapter: ChatAdapter
+  readonly usage: () => UsageReader
+}
+
+/** One wire format: the paths clients send it to, its upstream, and how ctxgate reads it. */
+export interface WireFormatDefinition {
+  readonly name: WireFormat
+  readonly provider: Provider
+  readonly paths: readonly string[]
+  /** Present when ctxgate may rewrite this format's requests. */
+  readonly chat?: ChatFormat
+  /** Reads a 400 body: whether (and by how much) the prompt was refused for its length. */
+  readonly lengthRefusal?: LengthRefusalParser
+  /** Takes back out of a stream the usage ctxgate asked for and the client did not. */
+  readonly hideRequestedUsage?: () => ChunkFilter
+}

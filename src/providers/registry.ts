@@ -1,0 +1,45 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { UpstreamId } from '../upstream/dispatcher.ts'
+import { anthropicFormats, anthropicProvider } from './anthropic/provider.ts'
+import { openaiFormats, openaiProvider } from './openai/provider.ts'
+import type { ChatFormat, Provider, WireFormat, WireFormatDefinition } from './provider-contract.ts'
+
+/**
+ * Every upstream and wire format ctxgate knows, in one place: the rest of the proxy looks them up
+ * here and never names a provider itself.
+ */
+export const providers: Readonly<Record<UpstreamId, Provider>> = {
+  anthropic: anthropicProvider,
+  openai: openaiProvider,
+}
+
+export const wireFormats: readonly WireFormatDefinition[] = [...anthropicFormats, ...openaiFormats]
+
+/** Asked in this order which upstream an unrouted call belongs to; the last one takes the rest. */
+const passthroughOrder: readonly Provider[] = [anthropicProvider, openaiProvider]
+
+export interface ModelRoute {
+  readonly path: string
+  readonly format: WireFormatDefinition
+}
+
+/** One POST route per path of each wire format. */
+export const modelRoutes: readonly ModelRoute[] = wireFormats.flatMap((format) =>
+  format.paths.map((path) => ({ path, format })),
+)
+
+const byName = new Map(wireFormats.map((format) => [format.name, format]))
+
+export function wireFormat(name: WireFormat): WireFormatDefinition | undefined {
+  return byName.get(name)
+}
+
+/** The adapter and usage reader of a format ctxgate may rewrite; undefined for the others. */
+export function chatFormat(name: WireFormat): ChatFormat | undefined {
+  return byName.get(name)?.chat
+}
+
+/** Which upstream a call no wire format claims goes to. */
+export function providerForPassthrough(path: string, headers: IncomingHttpHeaders): Provider {
+  return passthroughOrder.find((provider) => provider.claimsPassthrough(path, headers)) ?? openaiProvider
+}

@@ -1,0 +1,65 @@
+import type { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import type { Config } from '../config/schema.ts'
+import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
+import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
+import type { Usage } from '../model-call/usage.ts'
+import type { Provider, WireFormatDefinition } from '../providers/provider-contract.ts'
+import type { ModelPrices } from '../rewrite/economy/prices.ts'
+import type { SessionTotalsStore } from '../session/accounting.ts'
+import type { Upstreams } from '../upstream/dispatcher.ts'
+import type { LiveRecorder } from '../live/live-recorder.ts'
+
+export interface ForwardDeps {
+  readonly config: Readonly<Config>
+  readonly upstreams: Upstreams
+  readonly metrics: ProxyMetrics
+  readonly models: ModelLabels
+  readonly sessions: SessionTotalsStore
+  readonly logger: Logger
+  /** State lives in a store other replicas read: what an answer reports must land before the client has it. */
+  readonly sharedState: boolean
+  /** The live page (/ctxgate/): told about every finished request. */
+  readonly live?: LiveRecorder
+  /** The configured price table (`economy.prices`), for billed tokens and dollars. */
+  readonly prices?: readonly ModelPrices[]
+}
+
+export interface ForwardInput {
+  readonly request: FastifyRequest
+  readonly reply: FastifyReply
+  readonly provider: Provider
+  /** The wire format a route claimed the call for; absent for passthrough calls. */
+  readonly format?: WireFormatDefinition | undefined
+  readonly body: Buffer | Readable | null
+  readonly prepare?: PrepareBody | undefined
+}
+
+/** What one forwarded request came to: its metrics and its log line are made from this. */
+export interface ForwardResult {
+  readonly status: number
+  /** complete, rejected, client_closed, upstream_failed, upstream_unreachable or internal_error. */
+  readonly outcome: string
+  readonly attempts: number
+  readonly upstreamStatus?: number
+  readonly upstreamRequestId?: string
+  readonly bytesOut?: number
+  /** Fields for the log line (the rewrite report). */
+  readonly log?: Readonly<Record<string, unknown>>
+  readonly accounting?: Accounting
+  readonly usage?: Usage
+  readonly promptTokens?: number
+  readonly outputTokens?: number
+  /** The stage that failed and was skipped: the client's request went on unchanged. */
+  readonly failOpen?: string
+  readonly error?: string
+  /** In ctxgate before the upstream call (parse, rewrite). */
+  readonly requestOverheadMs?: number
+  /** In ctxgate between the first upstream byte and the first client byte. */
+  readonly responseOverheadMs?: number
+  readonly ttfbMs?: number
+}
+
+/** What the request side noted for the log line and the accounting, whatever happens next. */
+export type RequestNotes = Pick<ForwardResult, 'log' | 'accounting' | 'failOpen' | 'error'>

@@ -1,0 +1,98 @@
+import type { Prepared } from '../model-call/prepared.ts'
+import { promptTokensOf, type Usage, type UsageReader } from '../model-call/usage.ts'
+import { relayResponse } from '../stream/relay-response.ts'
+import type { Cancellation } from '../upstream/cancellation.ts'
+import type { UpstreamReply } from '../upstream/send-with-retries.ts'
+import { firstHeader } from '../util/headers.ts'
+import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
+import type { SentRequest } from './send-upstream.ts'
+
+/** JSON answers up to this size are read for their usage. */
+const jsonCopyLimit = 4 * 1024 * 1024
+
+export interface RelayAnswerInput {
+  readonly deps: ForwardDeps
+  readonly input: ForwardInput
+  readonly sent: Extract<SentRequest, { kind: 'replied' }>
+  readonly cancellation: Cancellation
+}
+
+/** Relays the upstream's answer to the client, reading its usage on the way (SSE or plain JSON). */
+export async function relayAnswer({ deps, input, sent, cancellation }: RelayAnswerInput): Promise<ForwardResult> {
+  const { reply, prepared } = sent
+  const replyAt = performance.now()
+  const usage = prepared?.usageReader?.()
+  const reported = usage ? new ReportedUsage(usage, reply, prepared) : undefined
+  const filter = prepared?.hideUsageChunk ? input.format?.hideRequestedUsage?.() : undefined
+  const relayed = await relayResponse({
+    reply,
+    response: input.reply.raw,
+    errorShape: input.provider.errorShape,
+    // Tell the SDK not to multiply retries ctxgate already made.
+    ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
+    ...(usage && reported
+      ? {
+          onEvent: (event) => usage.onEvent(event),
+          plainUpTo: jsonCopyLimit,
+          settle: (plainBody) => reported.settle(plainBody),
+          usageComplete: () => usage.complete(),
+          settleFirst: deps.sharedState,
+        }
+      : {}),
+    ...(filter ? { filter } : {}),
+    abortUpstream: () => cancellation.cancel(),
+  })
+  const usageReported = reported?.usage
+  return {
+    status: reply.status,
+    outcome: relayed.outcome,
+    attempts: sent.earlierAttempts + reply.attempts,
+    upstreamStatus: reply.status,
+    upstreamRequestId: firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id']),
+    bytesOut: relayed.bytes,
+    // The refit's log (re-planned, `refit: true`) replaces the first plan's.
+    log: sent.refitted ? prepared?.log : undefined,
+    accounting: prepared?.accounting,
+    usage: usageReported,
+    promptTokens: usageReported ? promptTokensOf(usageReported) : undefined,
+    outputTokens: usageReported?.outputTokens,
+    error: relayed.failure,
+    responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
+    ttfbMs: reply.firstByteMs,
+  }
+}
+
+/** The usage one answer reported, recorded (calibration) before the client has the whole answer. */
+class ReportedUsage {
+  readonly #reader: UsageReader
+  readonly #reply: UpstreamReply
+  readonly #prepared: Prepared | undefined
+  #usage: Usage | undefined
+
+  constructor(reader: UsageReader, reply: UpstreamReply, prepared: Prepared | undefined) {
+    this.#reader = reader
+    this.#reply = reply
+    this.#prepared = prepared
+  }
+
+  async settle(plainBody: Buffer | undefined): Promise<void> {
+    if (this.#reply.status !== 200) return
+    const usage = plainBody ? this.#fromJson(plainBody) : this.#reader.result()
+    if (!usage) return
+    this.#usage = usage
+    await this.#prepared?.onUsage?.(usage)
+  }
+
+  /** What the answer reported, once settled. */
+  get usage(): Usage | undefined {
+    return this.#usage
+  }
+
+  #fromJson(copy: Buffer): Usage | undefined {
+    try {
+      return this.#reader.fromJson(JSON.parse(copy.toString('utf8')))
+    } catch {
+      return undefined
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import type { ServerResponse } from 'node:http'
+import type { RelayOutcome, RelayResult } from './relay-result.ts'
+
+/** Writes to the client with its backpressure, counting bytes, and notices when it goes away. */
+export class ClientWriter {
+  readonly response: ServerResponse
+  #bytes = 0
+  #firstWriteAt: number | undefined
+  #clientGone = false
+  readonly #onClose: () => void
+
+  constructor(response: ServerResponse, abortUpstream: () => void) {
+    this.response = response
+    this.#onClose = () => {
+      if (response.writableFinished) return
+      this.#clientGone = true
+      abortUpstream()
+    }
+    response.once('close', this.#onClose)
+  }
+
+  get clientGone(): boolean {
+    return this.#clientGone
+  }
+
+  async send(chunk: Buffer): Promise<void> {
+    if (chunk.length === 0) return
+    this.#firstWriteAt ??= performance.now()
+    this.#bytes += chunk.length
+    if (!this.response.write(chunk)) await drained(this.response)
+  }
+
+  /** Stops watching for the client leaving (the relay is ending). */
+  release(): void {
+    this.response.off('close', this.#onClose)
+  }
+
+  result(outcome: RelayOutcome, sse: boolean, events: number): RelayResult {
+    return {
+      outcome,
+      bytes: this.#bytes,
+      sse,
+      events,
+      errorEventSent: false,
+      ...(outcome === 'complete' && this.#firstWriteAt !== undefined ? { firstWriteAt: this.#firstWriteAt } : {}),
+    }
+  }
+}
+
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      response.off('drain', done)
+      response.off('close', done)
+      resolve()
+    }
+    response.on('drain', done)
+    response.on('close', done)
+  })
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { modelRoutes, providerForPassthrough, providers, wireFormats } from '../../src/providers/registry.ts'
+
+describe('upstreamPath', () => {
+  it.each([
+    ['anthropic', '', '/v1/messages?beta=true', '/v1/messages?beta=true'],
+    ['anthropic', '/proxy', '/v1/models', '/proxy/v1/models'],
+    ['openai', '', '/v1/chat/completions', '/v1/chat/completions'],
+    ['openai', '', '/chat/completions', '/v1/chat/completions'],
+    ['openai', '', '/responses?x=1', '/v1/responses?x=1'],
+    ['openai', '/openai', '/v1?x', '/openai/v1?x'],
+    ['openai', '', '/v1beta/thing', '/v1/v1beta/thing'],
+  ] as const)('%s with base %j maps %s to %s', (upstream, base, url, expected) => {
+    expect(providers[upstream].upstreamPath(base, url)).toBe(expected)
+  })
+})
+
+describe('providerForPassthrough', () => {
+  it('tells shared paths apart by the Anthropic headers', () => {
+    const upstreamOf = (path: string, headers: Record<string, string>) => providerForPassthrough(path, headers).upstream
+    expect(upstreamOf('/v1/models', { 'anthropic-version': '2023-06-01' })).toBe('anthropic')
+    expect(upstreamOf('/v1/models', { authorization: 'Bearer x' })).toBe('openai')
+    expect(upstreamOf('/v1/files', { 'x-api-key': 'k' })).toBe('anthropic')
+    expect(upstreamOf('/v1/messages/batches', {})).toBe('anthropic')
+    expect(upstreamOf('/embeddings', {})).toBe('openai')
+  })
+})
+
+describe('the registry', () => {
+  it('routes every path of every wire format once, to its own format', () => {
+    const paths = modelRoutes.map((route) => route.path)
+    expect(new Set(paths).size).toBe(paths.length)
+    for (const format of wireFormats)
+      for (const path of format.paths)
+        expect(modelRoutes.find((route) => route.path === path)?.format.name).toBe(format.name)
+  })
+
+  it('merges the client betas with the ones ctxgate adds instead of replacing them', () => {
+    const merge = providers.anthropic.headerMerges?.['anthropic-beta']
+    expect(merge?.('a, b', 'b,c')).toBe('a,b,c')
+  })
+})
