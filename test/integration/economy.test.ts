@@ -56,7 +56,9 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
     // The mock received the cleared results; the newest three rounds went as sent.
     const sent = JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}') as { messages: Anthropic.MessageParam[] }
     const results = sent.messages.flatMap((message) =>
-      Array.isArray(message.content) ? message.content.filter((block) => block.type === 'tool_result') : [],
+      Array.isArray(message.content)
+        ? message.content.filter((block): block is Anthropic.ToolResultBlockParam => block.type === 'tool_result')
+        : [],
     )
     expect(String(results[0]?.content)).toMatch(/^\[ctxgate/)
     expect(results.slice(-3).every((block) => String(block.content).length === 8_000)).toBe(true)
