@@ -55,11 +55,9 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
     expect(logs.slice(0, 3).every((line) => line['batch'] === undefined)).toBe(true)
     // The mock received the cleared results; the newest three rounds went as sent.
     const sent = JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}') as { messages: Anthropic.MessageParam[] }
-    const results = sent.messages.flatMap((message) =>
-      Array.isArray(message.content)
-        ? message.content.filter((block): block is Anthropic.ToolResultBlockParam => block.type === 'tool_result')
-        : [],
-    )
+    const results = sent.messages
+      .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+      .filter((block): block is Anthropic.ToolResultBlockParam => block.type === 'tool_result')
     expect(String(results[0]?.content)).toMatch(/^\[ctxgate/)
     expect(results.slice(-3).every((block) => String(block.content).length === 8_000)).toBe(true)
     const metrics = await scrape(stack)
