@@ -119,9 +119,8 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
   const economy = input.economy && economyDecision(input, input.economy, { budget, noteTokens, gapMs })
-  // Over budget, today's plan (the configured strategy down to low water) stays the hard limit.
-  const decision =
-    economy?.decision.kind === 'batch' && economy.decision.reason === 'over_budget' ? undefined : economy?.decision
+  // Over budget the economy gives no decision: today's plan (the configured strategy, to low water) is the hard limit.
+  const decision = economy?.decision
   const planned = planRewrite({
     view: { ...view, headTokens: view.headTokens + noteTokens },
     decisions: memory?.decisions ?? noDecisions,

@@ -35,8 +35,8 @@ export function describeView(input: DescribeInput): ConversationCost {
     for (const result of message.toolResults) {
       const decision = frozen.get(result.id)
       if (decision && decision.hash === result.hash) {
-        const text = decision.action === 'fold' ? foldSummary(result.text) : clearedNote
-        tokens += estimator.text(text) - result.tokens
+        const replaced = decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens
+        tokens += replaced - result.tokens
         continue
       }
       const call = rounds.callOf.get(result.id)
@@ -59,6 +59,20 @@ export function describeView(input: DescribeInput): ConversationCost {
     cacheTtl: input.cacheTtl,
     msSinceLastRequest: input.msSinceLastRequest,
   }
+}
+
+/** Fold summaries' sizes by content hash: a frozen fold is re-measured on every request, its summary never changes. */
+const foldTokensByHash = new Map<string, number>()
+const maxFoldEntries = 50_000
+
+function foldTokens(hash: string, text: string, estimator: TokenEstimator): number {
+  let tokens = foldTokensByHash.get(hash)
+  if (tokens === undefined) {
+    tokens = estimator.text(foldSummary(text))
+    foldTokensByHash.set(hash, tokens)
+    if (foldTokensByHash.size > maxFoldEntries) foldTokensByHash.delete(foldTokensByHash.keys().next().value as string)
+  }
+  return tokens
 }
 
 interface Rounds {

@@ -7,7 +7,7 @@ import type { ChatView, FrozenDecisions } from '../types.ts'
 import { estimateCadence, type Cadence } from './cadence.ts'
 import { cadenceInputOf, storedTtl, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
-import { decideBatch } from './decide.ts'
+import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
 import type { ModelPrices } from './prices.ts'
 import type { EconomyDecision, EconomyPolicy } from './types.ts'
@@ -33,7 +33,8 @@ export interface RequestDecisionInput {
 }
 
 export interface RequestDecision {
-  readonly decision: EconomyDecision
+  /** Undefined over budget: the planner's hard limit decides there, so the path is not priced. */
+  readonly decision: EconomyDecision | undefined
   readonly cadence: Cadence
   /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead. */
   readonly stableTtl: '5m' | '1h'
@@ -52,7 +53,10 @@ export function decideForRequest(input: RequestDecisionInput): RequestDecision {
     cacheTtl: storedTtl(input.memory),
     msSinceLastRequest: input.msSinceLastRequest,
   })
-  const decision = decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
+  const decision =
+    totalTokens(conversation) > conversation.budget
+      ? undefined
+      : decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
   const ttl = chooseStableTtl({
     clientSetTtl: false,
     stableTokens: conversation.headTokens,
