@@ -1,12 +1,13 @@
 import { isCold } from './economy/cache-timing.ts'
 import { nextCadenceMemory, storedTtl, type CadenceMemory } from './economy/cadence-memory.ts'
-import { decideForRequest, type EconomySettings, type RequestDecision } from './economy/request-decision.ts'
-import type { BatchReason, NoBatchReason } from './economy/types.ts'
+import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import { planRewrite } from './plan.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
 import {
   noDecisions,
+  type RewriteOutcome,
   type ChatView,
   type Edit,
   type FrozenDecisions,
@@ -118,25 +119,17 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
-  const economy = input.economy && economyDecision(input, input.economy, { budget, noteTokens, gapMs })
-  // Over budget the economy gives no decision: today's plan (the configured strategy, to low water) is the hard limit.
-  const decision = economy?.decision
-  const planned = planRewrite({
-    view: { ...view, headTokens: view.headTokens + noteTokens },
-    decisions: memory?.decisions ?? noDecisions,
-    budget,
-    policy: input.policy,
-    factor: input.factor,
-    estimator: input.estimator,
-    ...(decision?.kind === 'batch' ? { batch: decision.ids } : {}),
-  })
+  const { planned, decision } = planWithEconomy(input, { budget, noteTokens, gapMs })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
   // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
   const noteOn =
     note !== undefined && (memory?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
   const newCut = report.newBatch && report.droppedMessages > 0
-  const stableTtl = economy?.stableTtl ?? '5m'
+  const requestsSoFar = (memory?.requests ?? 0) + 1
+  const stableTtl = input.economy
+    ? stableTtlFor(input.economy, memory?.economy, requestsSoFar, (view.headTokens + noteTokens) * input.factor)
+    : '5m'
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -169,17 +162,53 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   }
 }
 
+interface Sizes {
+  readonly budget: number
+  readonly noteTokens: number
+  readonly gapMs: number | undefined
+}
+
+/**
+ * Today's plan first (frozen decisions, then the budget's hard limit). Only when that makes no new
+ * batch is the economy asked, and only past its cheap checks (short session, start point), so a
+ * request it cannot edit costs no path pricing; a batch it decides is planned again, frozen.
+ */
+function planWithEconomy(
+  input: PipelineInput,
+  sizes: Sizes,
+): { readonly planned: RewriteOutcome; readonly decision: EconomyDecision | undefined } {
+  const plan = (batch?: readonly string[]): RewriteOutcome =>
+    planRewrite({
+      view: { ...input.view, headTokens: input.view.headTokens + sizes.noteTokens },
+      decisions: input.memory?.decisions ?? noDecisions,
+      budget: sizes.budget,
+      policy: input.policy,
+      factor: input.factor,
+      estimator: input.estimator,
+      ...(batch ? { batch } : {}),
+    })
+  const planned = plan()
+  const settings = input.economy
+  if (!settings || planned.kind === 'too-long' || planned.report.newBatch) return { planned, decision: undefined }
+  const decision = economyDecision(input, settings, sizes, planned.report.estimatedAfter)
+  return decision?.kind === 'batch' ? { planned: plan(decision.ids), decision } : { planned, decision }
+}
+
 function economyDecision(
   input: PipelineInput,
   settings: EconomySettings,
-  sizes: { readonly budget: number; readonly noteTokens: number; readonly gapMs: number | undefined },
-): RequestDecision {
+  sizes: Sizes,
+  estimatedAfter: number,
+): EconomyDecision | undefined {
+  const requestsSoFar = (input.memory?.requests ?? 0) + 1
+  if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
+  if (estimatedAfter < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
   return decideForRequest({
     settings,
     view: input.view,
     decisions: input.memory?.decisions ?? noDecisions,
     memory: input.memory?.economy,
-    requestsSoFar: (input.memory?.requests ?? 0) + 1,
+    requestsSoFar,
     msSinceLastRequest: sizes.gapMs,
     budget: sizes.budget,
     factor: input.factor,
@@ -189,7 +218,7 @@ function economyDecision(
 }
 
 /** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
-function batchAccount(decision: RequestDecision['decision'] | undefined): BatchAccount {
+function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
   if (decision?.kind !== 'batch') return { reason: 'over_budget' }
   return {
     reason: decision.reason,

@@ -4,7 +4,7 @@
  */
 import type { TokenEstimator } from '../estimate.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
-import { estimateCadence, type Cadence } from './cadence.ts'
+import { estimateCadence } from './cadence.ts'
 import { cadenceInputOf, storedTtl, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
@@ -32,17 +32,12 @@ export interface RequestDecisionInput {
   readonly extraHeadTokens: number
 }
 
-export interface RequestDecision {
-  /** Undefined over budget: the planner's hard limit decides there, so the path is not priced. */
-  readonly decision: EconomyDecision | undefined
-  readonly cadence: Cadence
-  /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead. */
-  readonly stableTtl: '5m' | '1h'
-}
-
-export function decideForRequest(input: RequestDecisionInput): RequestDecision {
+/**
+ * The break-even decision on this request as the planner will see it (frozen decisions re-applied);
+ * undefined over budget, where the planner's hard limit decides and the path is not priced.
+ */
+export function decideForRequest(input: RequestDecisionInput): EconomyDecision | undefined {
   const { settings } = input
-  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar))
   const conversation = describeView({
     view: input.view,
     decisions: input.decisions,
@@ -53,15 +48,19 @@ export function decideForRequest(input: RequestDecisionInput): RequestDecision {
     cacheTtl: storedTtl(input.memory),
     msSinceLastRequest: input.msSinceLastRequest,
   })
-  const decision =
-    totalTokens(conversation) > conversation.budget
-      ? undefined
-      : decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
-  const ttl = chooseStableTtl({
-    clientSetTtl: false,
-    stableTokens: conversation.headTokens,
-    cadence,
-    prices: settings.prices,
-  })
-  return { decision, cadence, stableTtl: ttl?.ttl ?? '5m' }
+  if (totalTokens(conversation) > conversation.budget) return undefined
+  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar))
+  return decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
+}
+
+/** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */
+export function stableTtlFor(
+  settings: EconomySettings,
+  memory: CadenceMemory | undefined,
+  requestsSoFar: number,
+  headTokens: number,
+): '5m' | '1h' {
+  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar))
+  const choice = chooseStableTtl({ clientSetTtl: false, stableTokens: headTokens, cadence, prices: settings.prices })
+  return choice?.ttl ?? '5m'
 }
