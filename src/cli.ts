@@ -22,6 +22,7 @@ Proxy options (each also an environment variable, see README):
   --openai-url URL       OpenAI upstream (CTXGATE_OPENAI_URL)
   --log-level LEVEL      pino level (CTXGATE_LOG_LEVEL)
   --metrics-port PORT    serve /metrics on its own port (CTXGATE_METRICS_PORT)
+  --metrics-host HOST    address of that port (CTXGATE_METRICS_HOST, default 127.0.0.1)
   --redis-url URL        share sessions across replicas (CTXGATE_REDIS_URL)
 
 Mock options:
@@ -41,6 +42,7 @@ const serveOptions = {
   'openai-url': text,
   'log-level': text,
   'metrics-port': text,
+  'metrics-host': text,
   'redis-url': text,
 } as const
 const mockOptions = {

@@ -7,7 +7,7 @@ export const errorCatalogue = {
   CTXGATE_REQUEST_TOO_LARGE: { status: 413, kind: 'request_too_large' },
   CTXGATE_UNAUTHORIZED: { status: 401, kind: 'unauthorized' },
   CTXGATE_INVALID_REQUEST: { status: 400, kind: 'invalid_request' },
-  CTXGATE_CONTEXT_TOO_LONG: { status: 400, kind: 'invalid_request' },
+  CTXGATE_CONTEXT_TOO_LONG: { status: 400, kind: 'context_length' },
   CTXGATE_UPSTREAM_TIMEOUT: { status: 504, kind: 'timeout' },
   CTXGATE_UPSTREAM_UNREACHABLE: { status: 502, kind: 'upstream_unreachable' },
   CTXGATE_INTERNAL: { status: 500, kind: 'internal' },

@@ -47,6 +47,10 @@ export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRo
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
     scope.setErrorHandler(providerShapedErrors)
+    // ctxgate's own namespace never reaches an upstream (nor does the live page's cookie with it).
+    scope.all('/ctxgate/*', async (_request, reply) =>
+      reply.code(404).send({ error: 'no such ctxgate endpoint (see /ctxgate/, /ctxgate/sessions, /metrics)' }),
+    )
     scope.all('/*', (request, reply) =>
       forward(deps.forward, {
         request,
@@ -103,7 +107,7 @@ function providerShapedErrors(error: FastifyError, request: FastifyRequest, repl
         `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`,
       )
     : new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not read this request: ${error.message}`)
-  request.log.warn({ reqId: request.id, code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
+  request.log.warn({ code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
   reply.hijack()
   writeError(reply.raw, providerOf(request).errorShape, ctxError, { doNotRetry: true })
 }

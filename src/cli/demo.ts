@@ -37,7 +37,7 @@ export async function demo(write: (text: string) => void = (text) => process.std
     )
   }
   write(
-    '\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x cache write + 0.1 x cache read.\n' +
+    '\nColumns: refused = requests the model would reject for length; billed-eq input = input + 1.25 x 5-minute cache write + 2 x 1-hour cache write + 0.1 x cache read.\n' +
       'A refused request bills nothing, but the agent stops there: where direct requests were refused, "÷ direct" compares a run that failed with one that finished.\n' +
       'Replay your own run: ctxgate replay ~/.claude/projects/PROJECT/SESSION.jsonl --window 64000 --html report.html\n',
   )

@@ -71,6 +71,8 @@ export const configSchema = z.strictObject({
     shutdownGraceMs: millis,
     /** Most time a client may take to send one request's headers and body (answers are not bounded by it). */
     requestTimeoutMs: z.number().int().min(100),
+    /** Add x-ctxgate-* headers saying what ctxgate did to each request (a request can ask with x-ctxgate-debug). */
+    responseHeaders: z.boolean(),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

@@ -2,7 +2,7 @@
  * Where configuration values may come from besides the YAML files: environment variables and
  * command-line flags, each mapped to one path in the schema.
  */
-export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list'
+export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list' | 'boolean'
 
 export interface Setting {
   readonly path: readonly string[]
@@ -38,6 +38,12 @@ export const settings: readonly Setting[] = [
     env: 'CTXGATE_REQUEST_TIMEOUT_MS',
     type: 'integer',
     description: 'Most time a client may take to send a request (headers and body).',
+  },
+  {
+    path: ['server', 'responseHeaders'],
+    env: 'CTXGATE_RESPONSE_HEADERS',
+    type: 'boolean',
+    description: 'Add x-ctxgate-* headers saying what ctxgate did to each request.',
   },
   {
     path: ['log', 'level'],
@@ -134,6 +140,7 @@ export const settings: readonly Setting[] = [
 /** Turns a raw string into the value the schema expects, or explains why it can't. */
 export function parseSettingValue(setting: Setting, raw: string): { value: unknown } | { problem: string } {
   if (setting.type === 'string') return { value: raw }
+  if (setting.type === 'boolean') return parseSwitch(raw)
   if (setting.type === 'list')
     return {
       value: raw
@@ -145,4 +152,16 @@ export function parseSettingValue(setting: Setting, raw: string): { value: unkno
   if (setting.type === 'nullable-integer' && (raw === '' || raw === 'null' || raw === 'off')) return { value: null }
   if (/^-?\d+$/.test(raw.trim())) return { value: Number(raw.trim()) }
   return { problem: `expected a whole number, got ${JSON.stringify(raw)}` }
+}
+
+const switchValues = new Map<string, boolean>([
+  ...['true', 'on', 'yes', '1'].map((word) => [word, true] as const),
+  ...['false', 'off', 'no', '0'].map((word) => [word, false] as const),
+])
+
+function parseSwitch(raw: string): { value: boolean } | { problem: string } {
+  const value = switchValues.get(raw.trim().toLowerCase())
+  return value === undefined
+    ? { problem: `expected true or false (or on/off, 1/0), got ${JSON.stringify(raw)}` }
+    : { value }
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { CtxgateError } from '../errors.ts'
+import type { LengthRefusal } from '../providers/length-refusal.ts'
 import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
@@ -31,8 +32,8 @@ export interface Prepared {
   readonly accounting?: Accounting
   /** ctxgate asked the stream for usage the client did not ask for: the format's filter hides it again. */
   readonly hideUsageChunk?: boolean
-  /** The upstream said the prompt was `actualTokens` long, over its `limit`: a smaller request to send once instead. */
-  readonly refit?: (actualTokens: number, limit: number | undefined) => Promise<Prepared | undefined>
+  /** The upstream refused the request for its length (with its numbers when it named them): a smaller request to send once instead. */
+  readonly refit?: (refusal: LengthRefusal) => Promise<Prepared | undefined>
 }
 
 export type PrepareResult =

@@ -13,6 +13,14 @@ export interface LengthRefusal {
 /** Reads a 400 body; undefined when it is not a length refusal. */
 export type LengthRefusalParser = (body: Buffer) => LengthRefusal | undefined
 
+/** A refusal that arrives inside a 200 stream, after events that carry no content yet. */
+export interface StreamRefusalReader {
+  /** Event types that may come before the refusal and say nothing (held back until the next one). */
+  readonly preamble: ReadonlySet<string>
+  /** Reads one event's data; undefined when it is not a length refusal. */
+  readonly read: (data: string) => LengthRefusal | undefined
+}
+
 /**
  * The provider's own `error` object of an error body, or undefined when the body is not JSON of
  * that shape. Only its fields are read: the rest of a 400 may echo the client's text.

@@ -4,7 +4,7 @@ import type { ChunkFilter } from '../stream/chunk-filter.ts'
 import type { UpstreamId } from '../upstream/dispatcher.ts'
 import type { ChatAdapter } from './adapter-contract.ts'
 import type { ErrorShape } from './error-shape.ts'
-import type { LengthRefusalParser } from './length-refusal.ts'
+import type { LengthRefusalParser, StreamRefusalReader } from './length-refusal.ts'
 
 /** The wire formats ctxgate reads and may rewrite; every other call is forwarded untouched. */
 export type WireFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-chat' | 'openai-responses'
@@ -25,6 +25,8 @@ export interface Provider {
 export interface ChatFormat {
   readonly adapter: ChatAdapter
   readonly usage: () => UsageReader
+  /** How this API itself begins a refusal for length, so ctxgate's own reads the same to a client. */
+  readonly tooLongWording: (promptTokens: number, limit: number) => string
 }
 
 /** One wire format: the paths clients send it to, its upstream, and how ctxgate reads it. */
@@ -36,6 +38,8 @@ export interface WireFormatDefinition {
   readonly chat?: ChatFormat
   /** Reads a 400 body: whether (and by how much) the prompt was refused for its length. */
   readonly lengthRefusal?: LengthRefusalParser
+  /** Reads a length refusal sent inside a 200 stream (the Responses API's `error` / `response.failed`). */
+  readonly streamRefusal?: StreamRefusalReader
   /** Takes back out of a stream the usage ctxgate asked for and the client did not. */
   readonly hideRequestedUsage?: () => ChunkFilter
 }

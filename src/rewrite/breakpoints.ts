@@ -22,6 +22,8 @@ export interface BreakpointInput {
   readonly existing: readonly ExistingBreakpoint[]
   /** A top-level cache_control: it takes a slot and already marks the last block. */
   readonly automatic: boolean
+  /** Its TTL: a 1-hour automatic marker sits after every candidate, so no 5-minute marker may go before it. */
+  readonly automaticTtl?: '5m' | '1h'
   /** In order of value: rolling tail, previous request's tail, end of system, end of tools. */
   readonly candidates: readonly BreakpointCandidate[]
   readonly minCacheableTokens: number
@@ -36,6 +38,8 @@ export function chooseBreakpoints(input: BreakpointInput): BreakpointCandidate[]
   let free = maxBreakpoints - input.existing.length - (input.automatic ? 1 : 0)
   const taken = new Set(input.existing.map((marker) => marker.position))
   const placed: ExistingBreakpoint[] = [...input.existing]
+  // The top-level marker sits on the last block, after every candidate.
+  if (input.automatic) placed.push({ position: Number.POSITIVE_INFINITY, ttl: input.automaticTtl ?? '5m' })
   const chosen: BreakpointCandidate[] = []
   for (const candidate of input.candidates) {
     if (free <= 0) break

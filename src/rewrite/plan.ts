@@ -279,19 +279,19 @@ class PlanState {
 
   #dropToBestCut(cuts: readonly number[], target: number, scope: 'turns' | 'rounds'): void {
     if (cuts.length === 0 || this.#input.view.messages[0]?.role !== 'user') return
+    // Cuts come in ascending order: the tokens removed grow with each, summed once (not per cut).
+    let removed = 0
+    let summedTo = this.#dropTo
     for (const cut of cuts) {
-      if (this.#totalIfDroppedTo(cut, scope) * this.#input.factor <= target) {
+      if (cut < summedTo) continue
+      for (; summedTo < cut; summedTo++) removed += this.#messageTokens[summedTo] as number
+      const total = this.#total - removed + this.#noteTokensFor(scope, cut - 1) - this.#dropNoteTokens
+      if (total * this.#input.factor <= target) {
         this.#dropUntil(cut, scope, true)
         return
       }
     }
     this.#dropUntil(cuts[cuts.length - 1] as number, scope, true)
-  }
-
-  #totalIfDroppedTo(cut: number, scope: 'turns' | 'rounds'): number {
-    let removed = 0
-    for (let index = this.#dropTo; index < cut; index++) removed += this.#messageTokens[index] as number
-    return this.#total - removed + this.#noteTokensFor(scope, cut - 1) - this.#dropNoteTokens
   }
 
   #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {

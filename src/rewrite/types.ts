@@ -37,6 +37,11 @@ export interface ChatView {
   readonly messages: readonly MessageView[]
   /** The reply size the client asked for (max_tokens and the like); 0 when unset. */
   readonly maxOutputTokens: number
+  /**
+   * The client asked the server to manage the context (context editing, compaction, or a
+   * compaction block or item it carries): ctxgate then makes no content edits of its own.
+   */
+  readonly serverManaged?: boolean
 }
 
 export type ResultAction = 'fold' | 'clear'

@@ -5,6 +5,7 @@ import type { UpstreamCall } from '../upstream/send-with-retries.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { requestTargetProblem } from './request-target.ts'
+import { ownResponseHeaders } from './response-headers.ts'
 import { answerUpstreamFailure, sendWithRefit } from './send-upstream.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult, RequestNotes } from './forward-types.ts'
 import { writeError } from './write-error.ts'
@@ -52,8 +53,10 @@ async function forwardOnce(
   }
 
   const ready = await prepareRequest(input)
+  const enabled = deps.config.server.responseHeaders
   if (ready.kind === 'rejected') {
-    const status = writeError(response, shape, ready.error, { doNotRetry: true })
+    const extraHeaders = ownResponseHeaders(enabled, input.request.headers, { ...ready.noted, refused: true })
+    const status = writeError(response, shape, ready.error, { doNotRetry: true, extraHeaders })
     return withNotes(ready.noted, { outcome: 'rejected', status, attempts: 0 })
   }
 
@@ -69,10 +72,16 @@ async function forwardOnce(
     onRetry: (reason) => retries.push(reason),
   }
   const requestOverheadMs = performance.now() - started
-  const sent = await sendWithRefit(call, ready.prepared, input.format?.lengthRefusal)
+  const sent = await sendWithRefit(call, ready.prepared, input.format)
   if (sent.kind !== 'replied')
     return withNotes(ready.noted, { ...answerUpstreamFailure(input, sent, retries.length), requestOverheadMs })
-  const relayed = await relayAnswer({ deps, input, sent, cancellation })
+  const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {
+    accounting: sent.prepared?.accounting,
+    log: sent.prepared?.log,
+    failOpen: ready.noted.failOpen,
+    refitted: sent.refitted,
+  })
+  const relayed = await relayAnswer({ deps, input, sent, cancellation, ownHeaders })
   return withNotes(ready.noted, { ...relayed, requestOverheadMs })
 }
 

@@ -1,13 +1,16 @@
 import type { Prepared } from '../model-call/prepared.ts'
 import type { LengthRefusalParser } from '../providers/length-refusal.ts'
+import type { WireFormatDefinition } from '../providers/provider-contract.ts'
 import { sendWithRetries, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
+import { readPastPreamble } from './hold-preamble.ts'
 
 /** Error bodies are small; more than this is not a length refusal. */
 const errorBodyLimit = 256 * 1024
 
 /**
- * On a 400 the format's parser reads as a length refusal with the measured size, the upstream has
- * told ctxgate the real size: re-plan with it and send the smaller request once. Any other 400
+ * On a 400 the format's parser reads as a length refusal, the request was over the upstream's
+ * limit: re-plan below it (with the measured size and limit when the refusal names them) and send
+ * the smaller request once. Any other 400
  * comes back as it was, body included (and a body cut off mid-way is relayed cut, as passthrough does).
  */
 export async function refitIfTooLong(
@@ -20,9 +23,8 @@ export async function refitIfTooLong(
   const asReply: UpstreamReply = { ...reply, firstChunk: read.body, rest: read.rest }
   if (read.cut || !readRefusal || !prepared.refit) return { reply: asReply, prepared }
   const refusal = readRefusal(read.body)
-  // A refusal without numbers (the Responses API's) gives nothing to re-plan with.
-  if (refusal?.actualTokens === undefined) return { reply: asReply, prepared }
-  const smaller = await prepared.refit(refusal.actualTokens, refusal.limit)
+  if (!refusal) return { reply: asReply, prepared }
+  const smaller = await prepared.refit(refusal)
   if (!smaller) return { reply: asReply, prepared }
   return { reply: await sendWithRetries({ ...call, body: smaller.body }), prepared: smaller }
 }
@@ -52,4 +54,40 @@ async function readBounded(reply: UpstreamReply, limit: number): Promise<Bounded
 
 function failingWith(error: unknown): AsyncIterator<Buffer> {
   return { next: () => Promise.reject(error as Error) }
+}
+
+/** The formats' readers of a length refusal: in a 400 body, and inside a 200 stream. */
+export type RefusalReaders = Pick<WireFormatDefinition, 'lengthRefusal' | 'streamRefusal'>
+
+/**
+ * Refits a request the upstream refused for its length, whichever form the refusal took: a 400, or
+ * an `error` / `response.failed` event right after a stream's content-free preamble (held back until
+ * then, so the client sees either the refit's stream alone or the first stream unchanged).
+ */
+export async function refitIfRefused(
+  reply: UpstreamReply,
+  prepared: Prepared,
+  call: UpstreamCall,
+  readers: RefusalReaders | undefined,
+): Promise<{ reply: UpstreamReply; prepared: Prepared }> {
+  if (reply.status === 400) return refitIfTooLong(reply, prepared, call, readers?.lengthRefusal)
+  const streamRefusal = readers?.streamRefusal
+  if (reply.status !== 200 || !streamRefusal || !isEventStream(reply.headers['content-type']))
+    return { reply, prepared }
+  const verdict = await readPastPreamble(reply, streamRefusal)
+  if (verdict.kind === 'relay' || !prepared.refit) return { reply: verdict.reply, prepared }
+  const smaller = await prepared.refit(verdict.refusal)
+  if (!smaller) return { reply: verdict.reply, prepared }
+  abandon(reply.rest)
+  return { reply: await sendWithRetries({ ...call, body: smaller.body }), prepared: smaller }
+}
+
+function isEventStream(contentType: string | string[] | undefined): boolean {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType
+  return value?.toLowerCase().includes('text/event-stream') ?? false
+}
+
+/** The refused stream is never read again: its body is drained (bounded) so the connection can be reused. */
+function abandon(rest: AsyncIterator<Buffer>): void {
+  if ('discard' in rest && typeof rest.discard === 'function') (rest as { discard(): void }).discard()
 }

@@ -2,6 +2,7 @@ import type { Prepared } from '../model-call/prepared.ts'
 import { promptTokensOf, type Usage, type UsageReader } from '../model-call/usage.ts'
 import { relayResponse } from '../stream/relay-response.ts'
 import type { Cancellation } from '../upstream/cancellation.ts'
+import type { HeaderMap } from '../upstream/hop-by-hop.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { firstHeader } from '../util/headers.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
@@ -15,21 +16,30 @@ export interface RelayAnswerInput {
   readonly input: ForwardInput
   readonly sent: Extract<SentRequest, { kind: 'replied' }>
   readonly cancellation: Cancellation
+  /** ctxgate's own headers saying what it did to the request (x-ctxgate-*), when asked for. */
+  readonly ownHeaders?: HeaderMap | undefined
 }
 
 /** Relays the upstream's answer to the client, reading its usage on the way (SSE or plain JSON). */
-export async function relayAnswer({ deps, input, sent, cancellation }: RelayAnswerInput): Promise<ForwardResult> {
+export async function relayAnswer({
+  deps,
+  input,
+  sent,
+  cancellation,
+  ownHeaders,
+}: RelayAnswerInput): Promise<ForwardResult> {
   const { reply, prepared } = sent
   const replyAt = performance.now()
   const usage = prepared?.usageReader?.()
   const reported = usage ? new ReportedUsage(usage, reply, prepared) : undefined
   const filter = prepared?.hideUsageChunk ? input.format?.hideRequestedUsage?.() : undefined
+  // Tell the SDK not to multiply retries ctxgate already made.
+  const extraHeaders = reply.exhausted ? { ...ownHeaders, 'x-should-retry': 'false' } : ownHeaders
   const relayed = await relayResponse({
     reply,
     response: input.reply.raw,
     errorShape: input.provider.errorShape,
-    // Tell the SDK not to multiply retries ctxgate already made.
-    ...(reply.exhausted ? { extraHeaders: { 'x-should-retry': 'false' } } : {}),
+    ...(extraHeaders ? { extraHeaders } : {}),
     ...(usage && reported
       ? {
           onEvent: (event) => usage.onEvent(event),

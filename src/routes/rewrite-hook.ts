@@ -19,7 +19,9 @@ import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
+import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
 import { firstHeader } from '../util/headers.ts'
+import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -60,6 +62,8 @@ interface ReadChat {
   readonly view: ChatView
   readonly limits: ModelLimits
   readonly large: boolean
+  /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
+  readonly restoreNumbers: (serialized: string) => string
 }
 
 async function prepareChat(request: HookRequest): Promise<PrepareResult> {
@@ -90,7 +94,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      error: new CtxgateError('CTXGATE_CONTEXT_TOO_LONG', outcome.message),
+      error: tooLong(format, outcome),
       log,
       accounting: { ...accounting, refusalAvoided: false },
     }
@@ -105,9 +109,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     lastSeen: now,
   })
   const sentEstimate = outcome.report.estimatedAfter / factor
-  const body = applied.changed || hideUsageChunk ? Buffer.from(JSON.stringify(applied.body)) : request.original
+  const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
-    // Nothing to change: the client's own bytes go on, and the serialize is skipped.
     body,
     headers: applied.headers,
     log,
@@ -122,9 +125,37 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, identity.conversationKey)
         .catch(() => undefined),
-    ...(request.isRefit ? {} : { refit: refitFor(request, read.chat, identity, sentEstimate) }),
+    // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
+    ...(request.isRefit || view.serverManaged
+      ? {}
+      : {
+          refit: refitFor(request, read.chat, identity, {
+            sentEstimate,
+            planned: outcome.report.estimatedAfter,
+          }),
+        }),
   }
   return { kind: 'forward', prepared }
+}
+
+/**
+ * The client's own bytes when nothing changed; its bytes with the new fields spliced in when ctxgate
+ * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
+ * wrote; a serialization of the rewritten body otherwise.
+ */
+function bodyToSend(original: Buffer, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
+  if (!applied.changed && !hideUsageChunk) return original
+  const added = fieldsAddedOnly(chat.json, applied.body)
+  return added ? addJsonFields(original, added) : Buffer.from(chat.restoreNumbers(JSON.stringify(applied.body)))
+}
+
+/** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
+function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 'too-long' }>): CtxgateError {
+  const { estimatedBefore, budget } = outcome.report
+  return new CtxgateError(
+    'CTXGATE_CONTEXT_TOO_LONG',
+    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message}`,
+  )
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */
@@ -135,6 +166,8 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
   const remembered = request.deps.calibration.limit(view.model, scope)
   const told = request.toldLimit
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
+  if (view.serverManaged) return { window: limits.window, budget: Number.POSITIVE_INFINITY }
   return {
     window: limits.window,
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
@@ -190,18 +223,29 @@ function freshShare(view: ChatView, state: ConversationState | undefined): numbe
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 
-/** Told the real size, re-plan once with the measured ratio: a new, smaller request, not a retry. */
+/** Share of ctxgate's estimate of a refused request taken as the limit when the refusal names none. */
+const unnamedLimitShare = 0.9
+
+/**
+ * Refused for length, re-plan once: with the measured ratio and the named limit when the upstream
+ * gave them, else below the estimate of what was refused (it was over the limit, whatever the limit
+ * is). A new, smaller request, not a retry.
+ */
 function refitFor(
   request: HookRequest,
   chat: ReadChat,
   identity: { readonly limitScope: string; readonly conversationKey: string },
-  sentEstimate: number,
+  sent: { readonly sentEstimate: number; readonly planned: number },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
-  return async (actualTokens, limit) => {
-    const scope = identity.limitScope
-    await calibration.record(model, sentEstimate, actualTokens, scope, identity.conversationKey).catch(() => undefined)
+  const scope = identity.limitScope
+  return async ({ actualTokens, limit: named }) => {
+    if (actualTokens !== undefined)
+      await calibration
+        .record(model, sent.sentEstimate, actualTokens, scope, identity.conversationKey)
+        .catch(() => undefined)
+    const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
     const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })
@@ -216,7 +260,8 @@ async function readChat(
   const { deps, format, original, incoming } = request
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
-  const json = decodable ? parseJson(original) : undefined
+  const parsed = decodable ? parseJson(original) : undefined
+  const json = parsed?.value
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
   const large = original.length > yieldAboveBytes
   if (large) await yieldToOtherRequests()
@@ -235,7 +280,7 @@ async function readChat(
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (firstHeader(incoming['x-ctxgate-mode']) === 'passthrough') return untouched('passthrough')
+  if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
   let view: ChatView
   try {
     view = format.adapter.view(json, deps.estimator)
@@ -246,12 +291,12 @@ async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  return { kind: 'chat', chat: { json, view, limits, large } }
+  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String } }
 }
 
-function parseJson(original: Buffer): unknown {
+function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
   try {
-    return JSON.parse(original.toString('utf8'))
+    return parseKeepingNumbers(original.toString('utf8'))
   } catch {
     return undefined
   }
@@ -312,8 +357,9 @@ async function saveState(deps: RewriteHookDeps, key: string, state: Conversation
   }
 }
 
+/** A whole number of tokens in decimal digits; anything else (hex, exponents, negatives) is ignored. */
 function parseBudget(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined
+  if (raw === undefined || !/^\s*\d{1,12}\s*$/.test(raw)) return undefined
   const value = Number(raw)
-  return Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined
+  return value > 0 ? value : undefined
 }

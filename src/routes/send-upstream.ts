@@ -1,6 +1,5 @@
 import { CtxgateError } from '../errors.ts'
 import type { Prepared } from '../model-call/prepared.ts'
-import type { LengthRefusalParser } from '../providers/length-refusal.ts'
 import {
   sendWithRetries,
   UpstreamCallFailed,
@@ -8,7 +7,7 @@ import {
   type UpstreamReply,
 } from '../upstream/send-with-retries.ts'
 import type { ForwardInput, ForwardResult } from './forward-types.ts'
-import { refitIfTooLong } from './refit.ts'
+import { refitIfRefused, type RefusalReaders } from './refit.ts'
 import { writeError } from './write-error.ts'
 
 export type SentRequest =
@@ -25,17 +24,16 @@ export type SentRequest =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'failed'; readonly failure: UpstreamCallFailed }
 
-/** Sends the request (with retries before the first byte); a length refusal is re-planned and sent once more. */
+/** Sends the request (with retries before the first byte); a length refusal (a 400, or in-stream) is re-planned and sent once more. */
 export async function sendWithRefit(
   call: UpstreamCall,
   prepared: Prepared | undefined,
-  readRefusal: LengthRefusalParser | undefined,
+  readers: RefusalReaders | undefined,
 ): Promise<SentRequest> {
   try {
     const reply = await sendWithRetries(call)
-    if (reply.status !== 400 || !prepared?.refit)
-      return { kind: 'replied', reply, prepared, refitted: false, earlierAttempts: 0 }
-    const refitted = await refitIfTooLong(reply, prepared, call, readRefusal)
+    if (!prepared?.refit) return { kind: 'replied', reply, prepared, refitted: false, earlierAttempts: 0 }
+    const refitted = await refitIfRefused(reply, prepared, call, readers)
     const replaced = refitted.prepared !== prepared
     return {
       kind: 'replied',

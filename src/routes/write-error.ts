@@ -6,6 +6,8 @@ import type { HeaderMap } from '../upstream/hop-by-hop.ts'
 export interface WriteErrorOptions {
   /** Adds `x-should-retry: false`: the SDK must not send the same request again (it would fail the same way). */
   readonly doNotRetry: boolean
+  /** ctxgate's own headers saying what it did to the request, when asked for. */
+  readonly extraHeaders?: HeaderMap | undefined
 }
 
 /** Writes a ctxgate error in the provider's shape and returns its status. */
@@ -22,6 +24,7 @@ export function writeError(
     'x-ctxgate-error-code': error.code,
   }
   if (options.doNotRetry) headers['x-should-retry'] = 'false'
+  if (options.extraHeaders) Object.assign(headers, options.extraHeaders)
   response.writeHead(error.status, headers)
   response.end(body)
   return error.status

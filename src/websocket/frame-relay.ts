@@ -4,6 +4,8 @@ import type { RawData, WebSocket } from 'ws'
 export interface RelayHooks {
   /** Every client message, in arrival order (the next waits for this one); it decides what goes upstream. */
   readonly clientMessage?: (data: Buffer, isBinary: boolean) => Promise<void>
+  /** True when the layer keeps this upstream message back (it relays it itself later, or drops it). */
+  readonly holdUpstream?: (data: Buffer, isBinary: boolean) => boolean
   /** Every upstream message, once it is queued for the client. */
   readonly upstreamMessage?: (data: Buffer, isBinary: boolean) => void
   /** The upstream socket ended, before the client is closed (a last word to the client goes here). */
@@ -42,6 +44,7 @@ export function relayFrames(client: WebSocket, upstream: WebSocket, hooks: Relay
   })
   upstream.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = asBuffer(data)
+    if (hooks.holdUpstream?.(bytes, isBinary)) return
     relay.toClient(bytes, isBinary)
     hooks.upstreamMessage?.(bytes, isBinary)
   })

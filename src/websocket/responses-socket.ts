@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { CtxgateError } from '../errors.ts'
 import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { PrepareBody } from '../model-call/prepared.ts'
+import type { PrepareBody, Prepared } from '../model-call/prepared.ts'
+import type { LengthRefusal } from '../providers/length-refusal.ts'
+import { readResponsesEventRefusal, responsesPreamble } from '../providers/openai/length-refusal.ts'
 import { SocketConversation } from './conversation.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
@@ -55,6 +57,7 @@ export class ResponsesSocket {
 
   readonly hooks: RelayHooks = {
     clientMessage: (data, isBinary) => this.#fromClient(data, isBinary),
+    holdUpstream: (data, isBinary) => this.#hold(data, isBinary),
     upstreamMessage: (data, isBinary) => this.#fromUpstream(data, isBinary),
     upstreamClosed: (code) => this.#upstreamGone(code),
     // As on HTTP: a client that leaves before any event has status 0, after one the upstream's 200.
@@ -85,6 +88,8 @@ export class ResponsesSocket {
     turn.usage ??= createOpenAIUsageReader()
     turn.sentAs ??= 'as-sent'
     turn.sentAt = performance.now()
+    // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
+    if (turn.prepared?.refit) turn.held = []
     relay.toUpstream(send, false)
   }
 
@@ -113,6 +118,58 @@ export class ResponsesSocket {
       turn.error = error instanceof Error ? error.message : String(error)
       return original
     }
+  }
+
+  /**
+   * Holds a response's content-free opening messages (`response.created`, `response.in_progress`)
+   * until the next one: a length refusal there is answered with one smaller `response.create`
+   * before anything of the refused response reached the client; anything else releases them first.
+   */
+  #hold(data: Buffer, isBinary: boolean): boolean {
+    const turn = this.#turn
+    if (!turn || turn.done || isBinary) return false
+    if (turn.refitting) return Boolean(turn.refitting.push(data))
+    if (turn.dropUntilCreated) {
+      turn.dropUntilCreated = eventType(data) !== 'response.created'
+      return turn.dropUntilCreated
+    }
+    const held = turn.held
+    if (!held) return false
+    if (responsesPreamble.has(eventType(data))) return Boolean(held.push(data))
+    turn.held = undefined
+    const refusal = readResponsesEventRefusal(data.toString('utf8'))
+    if (!refusal) this.#release(held)
+    else void this.#refit(turn, refusal, [...held, data])
+    return refusal !== undefined
+  }
+
+  /** Relays held messages in order, each read as if it had just arrived. */
+  #release(held: readonly Buffer[]): void {
+    for (const message of held) {
+      ;(this.#relay as FrameRelay).toClient(message, false)
+      this.#fromUpstream(message, false)
+    }
+  }
+
+  async #refit(turn: SocketTurn, refusal: LengthRefusal, refused: Buffer[]): Promise<void> {
+    turn.refitting = refused
+    let smaller: Prepared | undefined
+    try {
+      smaller = await turn.prepared?.refit?.(refusal)
+    } catch {
+      smaller = undefined
+    }
+    const kept = turn.refitting
+    turn.refitting = undefined
+    if (!smaller || turn.done) return this.#release(kept)
+    turn.prepared = smaller
+    turn.log = smaller.log
+    turn.accounting = smaller.accounting ?? turn.accounting
+    turn.usage = smaller.usageReader?.()
+    turn.refitted = true
+    turn.dropUntilCreated = true
+    turn.sentAs = 'full-input'
+    ;(this.#relay as FrameRelay).toUpstream(asCreateMessage(smaller.body), false)
   }
 
   #fromUpstream(data: Buffer, isBinary: boolean): void {
@@ -174,6 +231,11 @@ export class ResponsesSocket {
       error: `close ${code}`,
     })
   }
+}
+
+function eventType(data: Buffer): string {
+  const type = parseObject(data)?.['type']
+  return typeof type === 'string' ? type : ''
 }
 
 function parseObject(data: Buffer): Json | undefined {

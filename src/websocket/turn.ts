@@ -30,6 +30,14 @@ export class SocketTurn {
   bytesOut = 0
   failOpen: string | undefined
   error: string | undefined
+  /** Preamble messages held until the next one shows whether the response was refused for length. */
+  held: Buffer[] | undefined
+  /** The first response was refused for length and a smaller one asked for: its leftover messages are dropped. */
+  refitted = false
+  /** While the smaller request is being prepared: what the refused response still sends, kept in case none can be made. */
+  refitting: Buffer[] | undefined
+  /** The refused response's leftovers are dropped until the smaller one's `response.created`. */
+  dropUntilCreated = false
   readonly #finished: Promise<void>
   #finish!: () => void
   #done = false
@@ -63,7 +71,7 @@ export class SocketTurn {
       status: ending.status,
       outcome: ending.outcome,
       ...(this.firstEventAt !== undefined ? { upstreamStatus: 200 } : {}),
-      attempts: this.sentAt === undefined ? 0 : 1,
+      attempts: this.sentAt === undefined ? 0 : this.refitted ? 2 : 1,
       retries: [],
       ...(this.failOpen ? { failOpen: this.failOpen } : {}),
       durationMs: now - this.started,

@@ -80,3 +80,14 @@ describe('Expect: 100-continue', () => {
     expect(JSON.parse(stack.mock.requests[0]?.body ?? '{}')).toMatchObject({ model: 'claude-sonnet-4-5' })
   })
 })
+
+describe("ctxgate's own paths", () => {
+  it('does not forward an unknown /ctxgate/ path (with the live page cookie) to an upstream', async () => {
+    stack.mock.reset()
+    const answer = await raw(
+      'GET /ctxgate/unknown HTTP/1.1\r\nHost: x\r\ncookie: ctxgate_live=secret-cookie\r\nConnection: close\r\n\r\n',
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /)
+    expect(stack.mock.requests).toHaveLength(0)
+  })
+})

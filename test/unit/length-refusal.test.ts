@@ -1,6 +1,13 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { readAnthropicLengthRefusal } from '../../src/providers/anthropic/length-refusal.ts'
-import { readOpenAILengthRefusal } from '../../src/providers/openai/length-refusal.ts'
+import { anthropicErrorShape } from '../../src/providers/anthropic/error-shape.ts'
+import { anthropicTooLongWording, readAnthropicLengthRefusal } from '../../src/providers/anthropic/length-refusal.ts'
+import { openaiErrorShape } from '../../src/providers/openai/error-shape.ts'
+import {
+  chatTooLongWording,
+  readOpenAILengthRefusal,
+  responsesTooLongWording,
+} from '../../src/providers/openai/length-refusal.ts'
 
 const anthropic = (message: string) =>
   Buffer.from(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message } }))
@@ -74,5 +81,24 @@ describe('OpenAI length refusals', () => {
     expect(readOpenAILengthRefusal(openai(words, null))).toBeUndefined()
     expect(readOpenAILengthRefusal(openai(`Invalid tool_call_id '${words}'`))).toEqual({})
     expect(readOpenAILengthRefusal(Buffer.from('{"error":'))).toBeUndefined()
+  })
+})
+
+describe("ctxgate's own refusals, read back as the provider's", () => {
+  it('are read by the same parsers as the APIs own, with the numbers ctxgate put in', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 1, max: 10_000_000 }), (size, limit) => {
+        const anthropicBody = Buffer.from(
+          anthropicErrorShape.body('context_length', `${anthropicTooLongWording(size, limit)} Explained.`),
+        )
+        expect(readAnthropicLengthRefusal(anthropicBody)).toEqual({ actualTokens: size, limit })
+        const chatBody = Buffer.from(
+          openaiErrorShape.body('context_length', `${chatTooLongWording(size, limit)} More.`),
+        )
+        expect(readOpenAILengthRefusal(chatBody)).toEqual({ actualTokens: size, limit })
+      }),
+    )
+    const responsesBody = Buffer.from(openaiErrorShape.body('context_length', `${responsesTooLongWording()} More.`))
+    expect(readOpenAILengthRefusal(responsesBody)).toEqual({})
   })
 })

@@ -163,7 +163,10 @@ describe('the rewrite hook on Anthropic Messages', () => {
     expect(result.kind).toBe('reject')
     if (result.kind === 'reject') {
       expect(result.error.code).toBe('CTXGATE_CONTEXT_TOO_LONG')
-      expect(result.error.message).toMatch(/^This conversation got too long for the model to read in one go/)
+      // The API's own opening words (what Claude Code compacts on), then ctxgate's explanation.
+      expect(result.error.message).toMatch(
+        /^prompt is too long: \d+ tokens > 3000 maximum This conversation got too long for the model to read in one go/,
+      )
     }
   })
 
@@ -202,6 +205,15 @@ describe('the rewrite hook on Anthropic Messages', () => {
     })
     const passthrough = await rewrite(body, { 'x-ctxgate-mode': 'passthrough' })
     expect(passthrough.kind === 'forward' && passthrough.prepared.body.toString()).toBe(JSON.stringify(body))
+  })
+
+  it('reads x-ctxgate-mode in any case and takes x-ctxgate-budget only as decimal digits', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
+    const shouted = await rewrite(body, { 'x-ctxgate-mode': 'PassThrough' })
+    expect(shouted.kind === 'forward' && shouted.prepared.body.toString()).toBe(JSON.stringify(body))
+    for (const odd of ['0x2328', '9e3', '-9000', '9000abc'])
+      expect(reportOf(await rewrite(body, { 'x-ctxgate-budget': odd })).budget).toBeGreaterThan(9_000)
   })
 
   it('forwards bodies it cannot read untouched', async () => {

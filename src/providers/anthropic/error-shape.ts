@@ -7,6 +7,8 @@ const typeByKind: Record<ErrorKind, string> = {
   request_too_large: 'request_too_large',
   unauthorized: 'authentication_error',
   invalid_request: 'invalid_request_error',
+  // With a message that begins as the API's own ("prompt is too long: …"), so clients recover the same way.
+  context_length: 'invalid_request_error',
   timeout: 'timeout_error',
   upstream_unreachable: 'api_error',
   internal: 'api_error',

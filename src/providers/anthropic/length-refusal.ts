@@ -15,3 +15,8 @@ export function readAnthropicLengthRefusal(body: Buffer): LengthRefusal | undefi
   const limit = tokenCount(measured[2])
   return { ...(actualTokens === undefined ? {} : { actualTokens }), ...(limit === undefined ? {} : { limit }) }
 }
+
+/** The API's own opening words for a prompt over its limit (what Claude Code compacts on). */
+export function anthropicTooLongWording(promptTokens: number, limit: number): string {
+  return `prompt is too long: ${Math.ceil(promptTokens)} tokens > ${Math.floor(limit)} maximum`
+}

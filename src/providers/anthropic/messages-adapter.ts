@@ -29,7 +29,8 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     const messages = (body['messages'] as unknown[]).map((message, index) => messageView(message, index, estimator))
     const headTokens = headTokensOf(body, estimator)
     const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
-    return { model: body['model'], headTokens, messages, maxOutputTokens }
+    const serverManaged = managesContext(body)
+    return { model: body['model'], headTokens, messages, maxOutputTokens, ...(serverManaged ? { serverManaged } : {}) }
   },
 
   sessionHints(body, view): SessionHints {
@@ -293,6 +294,7 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   const chosen = chooseBreakpoints({
     existing,
     automatic: isJsonObject(body['cache_control']),
+    automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
     candidates,
     minCacheableTokens: options.minCacheableTokens,
   })
@@ -325,9 +327,22 @@ function blocksOf(message: Json): Json[] {
   return Array.isArray(content) ? (content as unknown[]).filter(isJsonObject) : []
 }
 
-/** Thinking blocks and empty text take no cache_control (model-apis §2.1). */
+/**
+ * Context editing or compaction asked of the server (`context_management.edits`), or a compaction
+ * block the client sends back: the server edits this conversation, so ctxgate must not as well.
+ */
+function managesContext(body: Json): boolean {
+  const management = body['context_management']
+  if (isJsonObject(management) && Array.isArray(management['edits']) && management['edits'].length > 0) return true
+  return (body['messages'] as unknown[]).some(
+    (message) => isJsonObject(message) && blocksOf(message).some((block) => block['type'] === 'compaction'),
+  )
+}
+
+/** Thinking blocks and empty text take no cache_control; compaction blocks stay byte for byte as the server wrote them. */
 function markable(block: Json): boolean {
-  if (block['type'] === 'thinking' || block['type'] === 'redacted_thinking') return false
+  if (block['type'] === 'thinking' || block['type'] === 'redacted_thinking' || block['type'] === 'compaction')
+    return false
   if (block['type'] === 'text') return typeof block['text'] === 'string' && block['text'].trim() !== ''
   return true
 }

@@ -1,6 +1,6 @@
 import type { Provider, WireFormatDefinition } from '../provider-contract.ts'
 import { anthropicErrorShape } from './error-shape.ts'
-import { readAnthropicLengthRefusal } from './length-refusal.ts'
+import { anthropicTooLongWording, readAnthropicLengthRefusal } from './length-refusal.ts'
 import { anthropicMessagesAdapter } from './messages-adapter.ts'
 import { createAnthropicUsageReader } from './usage.ts'
 
@@ -23,7 +23,11 @@ export const anthropicFormats: readonly WireFormatDefinition[] = [
     name: 'anthropic-messages',
     provider: anthropicProvider,
     paths: ['/v1/messages'],
-    chat: { adapter: anthropicMessagesAdapter, usage: createAnthropicUsageReader },
+    chat: {
+      adapter: anthropicMessagesAdapter,
+      usage: createAnthropicUsageReader,
+      tooLongWording: anthropicTooLongWording,
+    },
     lengthRefusal: readAnthropicLengthRefusal,
   },
   { name: 'anthropic-count-tokens', provider: anthropicProvider, paths: ['/v1/messages/count_tokens'] },

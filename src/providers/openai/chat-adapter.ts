@@ -62,13 +62,15 @@ export const openaiChatAdapter: ChatAdapter = {
       options.systemNote && !hasNote
         ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }]
         : []
-    const out: Json = { ...body, messages: [...head, ...note, ...rest] }
+    // The client's own list when nothing in it changed, so the body can be told apart as "fields added only".
+    const listChanged = options.edits.length > 0 || note.length > 0
+    const out: Json = { ...body, messages: listChanged ? [...head, ...note, ...rest] : all }
     const keyed = withCacheKey(body, out, options.sessionId)
     return {
       body: out,
       headers: {},
       tail: rest.length - 1,
-      changed: options.edits.length > 0 || note.length > 0 || keyed,
+      changed: listChanged || keyed,
     }
   },
 }

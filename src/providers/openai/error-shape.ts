@@ -6,6 +6,8 @@ const typeByKind: Record<ErrorKind, { type: string; code: string }> = {
   request_too_large: { type: 'invalid_request_error', code: 'request_too_large' },
   unauthorized: { type: 'invalid_request_error', code: 'ctxgate_unauthorized' },
   invalid_request: { type: 'invalid_request_error', code: 'invalid_request' },
+  // The API's own code for a prompt over the window: clients (Codex) key their recovery on it.
+  context_length: { type: 'invalid_request_error', code: 'context_length_exceeded' },
   timeout: { type: 'server_error', code: 'upstream_timeout' },
   upstream_unreachable: { type: 'server_error', code: 'upstream_unreachable' },
   internal: { type: 'server_error', code: 'internal_error' },

@@ -2,7 +2,13 @@ import type { Provider, WireFormatDefinition } from '../provider-contract.ts'
 import { openaiChatAdapter } from './chat-adapter.ts'
 import { openaiErrorShape } from './error-shape.ts'
 import { createUsageChunkFilter } from './hide-usage-chunk.ts'
-import { readOpenAILengthRefusal } from './length-refusal.ts'
+import {
+  chatTooLongWording,
+  readOpenAILengthRefusal,
+  readResponsesEventRefusal,
+  responsesPreamble,
+  responsesTooLongWording,
+} from './length-refusal.ts'
 import { openaiResponsesAdapter } from './responses-adapter.ts'
 import { createOpenAIUsageReader } from './usage.ts'
 
@@ -18,7 +24,7 @@ export const openaiProvider: Provider = {
   claimsPassthrough: () => true,
 }
 
-const chat = { adapter: openaiChatAdapter, usage: createOpenAIUsageReader }
+const chat = { adapter: openaiChatAdapter, usage: createOpenAIUsageReader, tooLongWording: chatTooLongWording }
 
 export const openaiFormats: readonly WireFormatDefinition[] = [
   {
@@ -33,7 +39,8 @@ export const openaiFormats: readonly WireFormatDefinition[] = [
     name: 'openai-responses',
     provider: openaiProvider,
     paths: ['/v1/responses', '/responses'],
-    chat: { ...chat, adapter: openaiResponsesAdapter },
+    chat: { ...chat, adapter: openaiResponsesAdapter, tooLongWording: responsesTooLongWording },
     lengthRefusal: readOpenAILengthRefusal,
+    streamRefusal: { preamble: responsesPreamble, read: readResponsesEventRefusal },
   },
 ]

@@ -38,7 +38,11 @@ export const openaiResponsesAdapter: ChatAdapter = {
       (Array.isArray(body['tools']) ? estimator.value(body['tools']) : 0)
     const messages = items.slice(lead).map((item, index) => itemView(item, index, estimator))
     const maxOutputTokens = typeof body['max_output_tokens'] === 'number' ? body['max_output_tokens'] : 0
-    return { model: body['model'], headTokens, messages, maxOutputTokens }
+    // Server-side compaction asked for, or a compaction item sent back: the server manages this context.
+    const serverManaged =
+      (Array.isArray(body['context_management']) && body['context_management'].length > 0) ||
+      items.some((item) => item['type'] === 'compaction')
+    return { model: body['model'], headTokens, messages, maxOutputTokens, ...(serverManaged ? { serverManaged } : {}) }
   },
 
   sessionHints(body, view): SessionHints {
@@ -49,7 +53,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
     const items = body['input'] as Json[]
     const lead = leadingSystemCount(items)
     const rest = editList(items.slice(lead), options.edits, replaceOutput)
-    const out: Json = { ...body, input: [...items.slice(0, lead), ...rest] }
+    // The client's own list when no edit touched it, so the body can be told apart as "fields added only".
+    const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : items }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
     if (options.systemNote && !instructions.endsWith(options.systemNote))
       out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote

@@ -1,0 +1,97 @@
+/**
+ * JSON.parse turns number literals into doubles: `9007199254740993` comes back as …992 and `1e400`
+ * as Infinity (written out as `null`). A body ctxgate rewrites must keep every number the client
+ * wrote, so literals that would change are swapped for sentinel strings before parsing and put back,
+ * as written, after serializing.
+ */
+export interface ParsedKeepingNumbers {
+  readonly value: unknown
+  /** Puts the original literals back into a serialization of `value` (or of something built from it). */
+  readonly restore: (serialized: string) => string
+}
+
+const unchanged = (serialized: string): string => serialized
+
+/** A cheap look for what could be a risky literal between `:`, `[` or `,` and `,`, `]` or `}`: long digit runs or an exponent. */
+const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d+)\s*(?:[,\]}]|$)/
+
+export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
+  if (!maybeRisky.test(text)) return { value: JSON.parse(text), restore: unchanged }
+  const literals: string[] = []
+  const nonce = Math.random().toString(36).slice(2, 10)
+  const protectedText = replaceRiskyLiterals(text, (literal) => {
+    literals.push(literal)
+    return `"\\u0000ctxgate-number-${nonce}-${literals.length - 1}"`
+  })
+  const value: unknown = JSON.parse(protectedText)
+  if (literals.length === 0) return { value, restore: unchanged }
+  const sentinel = new RegExp(`"\\\\u0000ctxgate-number-${nonce}-(\\d+)"`, 'g')
+  return {
+    value,
+    restore: (serialized) => serialized.replace(sentinel, (_match, index: string) => literals[Number(index)] ?? 'null'),
+  }
+}
+
+/** Walks the text as JSON tokens (strings skipped whole) and replaces each number literal that a double cannot hold exactly. */
+function replaceRiskyLiterals(text: string, replace: (literal: string) => string): string {
+  let out = ''
+  let copiedTo = 0
+  for (let index = 0; index < text.length;) {
+    const code = text.charCodeAt(index)
+    if (code === 0x22) {
+      index = endOfString(text, index)
+      continue
+    }
+    if (code === 0x2d || (code >= 0x30 && code <= 0x39)) {
+      const end = endOfNumber(text, index)
+      const literal = text.slice(index, end)
+      if (!exactAsDouble(literal)) {
+        out += text.slice(copiedTo, index) + replace(literal)
+        copiedTo = end
+      }
+      index = end
+      continue
+    }
+    index++
+  }
+  return copiedTo === 0 ? text : out + text.slice(copiedTo)
+}
+
+function endOfString(text: string, start: number): number {
+  for (let quote = text.indexOf('"', start + 1); quote !== -1; quote = text.indexOf('"', quote + 1)) {
+    let backslashes = 0
+    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
+    if (backslashes % 2 === 0) return quote + 1
+  }
+  return text.length
+}
+
+function endOfNumber(text: string, start: number): number {
+  let index = start + 1
+  while (index < text.length && /[0-9.eE+-]/.test(text[index] as string)) index++
+  return index
+}
+
+/** Whether a double holds the literal's value, so writing the double back names the same number. */
+export function exactAsDouble(literal: string): boolean {
+  const value = Number(literal)
+  if (!Number.isFinite(value)) return false
+  const written = significant(literal)
+  if (value === 0) return written.digits === ''
+  // Up to 15 significant digits always survive a double; beyond, compare with what the double writes back.
+  if (written.digits.length <= 15) return true
+  const back = significant(String(value))
+  return back.digits === written.digits && back.exponent === written.exponent
+}
+
+/** The significant digits without leading or trailing zeros, and the power of ten of the first one. */
+function significant(literal: string): { digits: string; exponent: number } {
+  const match = /^-?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal)
+  if (!match) return { digits: literal, exponent: 0 }
+  const whole = match[1] ?? ''
+  const fraction = match[2] ?? ''
+  const all = whole + fraction
+  const leading = all.length - all.replace(/^0+/, '').length
+  const digits = all.slice(leading).replace(/0+$/, '')
+  return { digits, exponent: whole.length - leading - 1 + Number(match[3] ?? 0) }
+}
