@@ -189,7 +189,9 @@ function planWithEconomy(
     })
   const planned = plan()
   const settings = input.economy
-  if (!settings || planned.kind === 'too-long' || planned.report.newBatch) return { planned, decision: undefined }
+  // The provider manages a server-managed conversation's context itself: ctxgate makes no content edits to it.
+  if (!settings || input.view.serverManaged === true || planned.kind === 'too-long' || planned.report.newBatch)
+    return { planned, decision: undefined }
   const decision = economyDecision(input, settings, sizes, planned.report.estimatedAfter)
   return decision?.kind === 'batch' ? { planned: plan(decision.ids), decision } : { planned, decision }
 }

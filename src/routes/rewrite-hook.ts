@@ -74,19 +74,12 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
   const state = await loadState(deps, identity.conversationKey)
-  const note = deps.config.rewrite.systemNote ? systemNote : undefined
   const factor = deps.calibration.factor(view.model, identity.conversationKey, freshShare(view, state))
   const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
-    view,
+    ...pipelineInput(request, read.chat, identity.limitScope),
     memory: state,
-    limits: budgetLimits(request, read.chat, identity.limitScope),
-    policy: deps.config.rewrite,
     factor,
-    estimator: deps.estimator,
-    note:
-      note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, read.chat, note, deps) },
-    ...economyOf(deps.config, view.model),
     now,
   })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyNotes(outcome).log }
@@ -189,6 +182,24 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     estimator: request.deps.estimator,
     ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
   })
+}
+
+/** What the pipeline needs besides the conversation's memory, the calibration factor and the clock. */
+function pipelineInput(
+  request: HookRequest,
+  chat: ReadChat,
+  scope: string,
+): Omit<PipelineInput, 'memory' | 'factor' | 'now'> {
+  const { deps, format } = request
+  const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  return {
+    view: chat.view,
+    limits: budgetLimits(request, chat, scope),
+    policy: deps.config.rewrite,
+    estimator: deps.estimator,
+    note: note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, deps) },
+    ...economyOf(deps.config, chat.view.model),
+  }
 }
 
 /** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */

@@ -98,6 +98,14 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(outcome.report.estimatedAfter).toBeLessThanOrEqual(90_000 * 0.6)
   })
 
+  it('never edits a conversation whose context the provider manages', () => {
+    const outcome = run({ ...long, serverManaged: true }, session(40), {
+      limits: { window: 200_000, budget: Number.POSITIVE_INFINITY },
+    })
+    expect(outcome).toMatchObject({ batch: undefined, waited: undefined })
+    expect(outcome.edits).toHaveLength(0)
+  })
+
   it('edits nothing below budget under budget-only', () => {
     const outcome = run(long, session(40), { economy: undefined })
     expect(outcome).toMatchObject({ batch: undefined, waited: undefined })
