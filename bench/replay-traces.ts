@@ -5,6 +5,7 @@
  * the public runs come from and how to fetch them.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { replay } from '../src/cli/replay.ts'
 import { howToGetTraces } from './public-traces.ts'
@@ -85,6 +86,73 @@ sections.push(
   `### Strategies compared (totals over all runs)\n\n\`npx tsx src/cli.ts replay <traces> --window W --client-cache C --strategy config/strategies/clear-only.yaml --strategy config/strategies/batched-fold.yaml --strategy config/strategies/eager-fold.yaml\`\n\n| window | client marks | variant | refused | largest | billed-eq input | read share | prefix breaks | removed |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n${strategyRows.join('\n')}\n`,
 )
 
+// The cache-priced economy against budget-only editing, and the start-point curve.
+const strategyFile = (name: string): string => new URL(`../config/strategies/${name}.yaml`, import.meta.url).pathname
+const careful = reports.get('200000/rolling')
+const carefulDirect = careful ? totalOf(careful, 'direct').billedEquivalentInput : Number.NaN
+const economyRows: string[] = []
+const economyTotals = new Map<string, { billed: number; refused: number; worstRun: number }>()
+for (const [window, clientCache] of [
+  ['200000', 'none'],
+  ['200000', 'rolling'],
+  ['64000', 'none'],
+  ['64000', 'rolling'],
+] as const) {
+  const report = await replay(
+    { window, 'client-cache': clientCache, strategy: ['budget-only', 'cache-priced'].map(strategyFile), json: true },
+    files,
+    quiet,
+  )
+  if (!report) continue
+  for (const row of report.totals) {
+    const worstRun = Math.max(
+      ...report.runs.flatMap((run) =>
+        run.rows.filter((entry) => entry.variant === row.variant).map((entry) => entry.ratioToDirect ?? 0),
+      ),
+    )
+    const summary = row.summary
+    economyTotals.set(`${window}/${clientCache}/${row.variant}`, {
+      billed: summary.billedEquivalentInput,
+      refused: summary.refusedForLength,
+      worstRun,
+    })
+    economyRows.push(
+      `| ${window === '200000' ? '200k' : '64k'} | ${clientCache} | ${row.variant} | ${summary.refusedForLength} | ${thousands(summary.billedEquivalentInput)} | ${(summary.billedEquivalentInput / carefulDirect).toFixed(3)} | ${row.variant === 'direct' ? '—' : worstRun.toFixed(3)} | ${summary.prefixBreaks} | ${thousands(summary.tokensRemoved)} |`,
+    )
+  }
+}
+sections.push(
+  `### The cache-priced economy against budget-only editing (totals over all runs)\n\n\`npx tsx src/cli.ts replay <traces> --window W --client-cache C --strategy config/strategies/budget-only.yaml --strategy config/strategies/cache-priced.yaml\`. "÷ careful direct" divides by the agent with rolling cache marks sent direct at the full window (${thousands(carefulDirect)}); "worst run" is the largest ratio of one run to the same run sent direct.\n\n| window | client marks | variant | refused | billed-eq input | ÷ careful direct | worst run ÷ its direct | prefix breaks | removed |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n${economyRows.join('\n')}\n`,
+)
+
+const startPoints = [20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000]
+const curveFiles = startPoints.map((start) => {
+  const file = join(tmpdir(), `ctxgate-start-${start}.yaml`)
+  writeFileSync(file, `rewrite:\n  economy: cache-priced\neconomy:\n  startTokens: ${start}\n`)
+  return file
+})
+const curveRows: string[] = []
+for (const clientCache of ['none', 'rolling'] as const) {
+  const report = await replay(
+    {
+      window: '200000',
+      'client-cache': clientCache,
+      strategy: [strategyFile('budget-only'), ...curveFiles],
+      json: true,
+    },
+    files,
+    quiet,
+  )
+  if (!report) continue
+  const ratios = report.totals
+    .filter((row) => row.variant !== 'direct')
+    .map((row) => (row.summary.billedEquivalentInput / carefulDirect).toFixed(3))
+  curveRows.push(`| ${clientCache} | ${ratios.join(' | ')} |`)
+}
+sections.push(
+  `### Billed input against the below-budget start point (full window, ÷ careful direct)\n\n\`economy.startTokens\` from 20k to 100k (the default), with everything else at its default; one \`--strategy\` file per start point (\`rewrite: {economy: cache-priced}\`, \`economy: {startTokens: N}\`). Lower start points edit earlier and more often.\n\n| client marks | budget-only | ${startPoints.map((start) => `${start / 1000}k`).join(' | ')} |\n|---|---:|${startPoints.map(() => '---:').join('|')}|\n${curveRows.join('\n')}\n`,
+)
+
 const uncompacted: string[] = []
 await replay(
   { window: '200000', uncompacted: true, markdown: true },
@@ -116,6 +184,25 @@ if (fullNone && fullRolling && smallNone) {
   )
   targets.push(
     `| full window: rolling marks through ctxgate ≤ rolling marks direct | ${thousands(rollingThrough)} vs ${thousands(rollingDirect)} | ${mark(rollingThrough <= rollingDirect)} |`,
+  )
+}
+const cheapest = economyTotals.get('200000/none/ctxgate:cache-priced')
+const carefulThrough = economyTotals.get('200000/rolling/ctxgate:cache-priced')
+const smallToday = economyTotals.get('64000/none/ctxgate:budget-only')
+const smallEconomy = economyTotals.get('64000/none/ctxgate:cache-priced')
+if (cheapest && carefulThrough && smallToday && smallEconomy) {
+  const ratio = (value: number): string => (value / carefulDirect).toFixed(3)
+  targets.push(
+    `| economy, full window: no marks through ctxgate ≤ 0.75× careful direct (stretch 0.65×) | ${ratio(cheapest.billed)} | ${mark(cheapest.billed <= 0.75 * carefulDirect)} |`,
+  )
+  targets.push(
+    `| economy, full window: careful agent through ctxgate ≤ 0.78× direct in total | ${ratio(carefulThrough.billed)} | ${mark(carefulThrough.billed <= 0.78 * carefulDirect)} |`,
+  )
+  targets.push(
+    `| economy, full window: no run of the careful agent above 1.02× its direct | worst ${carefulThrough.worstRun.toFixed(3)} | ${mark(carefulThrough.worstRun <= 1.02)} |`,
+  )
+  targets.push(
+    `| economy, 64k window: nothing refused, billed no more than budget-only | ${smallEconomy.refused} refused; ${thousands(smallEconomy.billed)} vs ${thousands(smallToday.billed)} | ${mark(smallEconomy.refused === 0 && smallEconomy.billed <= smallToday.billed)} |`,
   )
 }
 const targetTable = `| target | measured | |\n|---|---|---|\n${targets.join('\n')}\n`

@@ -64,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     metrics,
     models: new ModelLabels(),
     sessions,
+    prices: config.economy.prices,
     logger,
     sharedState: store.kind !== 'memory',
     live,

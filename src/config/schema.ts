@@ -112,6 +112,8 @@ export const configSchema = z.strictObject({
     lowWater: z.number().gt(0).max(1),
     /** Tell the model, in the system prompt, that old tool results may be cleared and it should keep going. */
     systemNote: z.boolean(),
+    /** cache-priced: also edit below budget when the edit pays for its cache rewrite; budget-only: only when over budget. */
+    economy: z.enum(['cache-priced', 'budget-only']),
   }),
   models: z.array(modelSchema).min(1),
   economy: economySchema,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Usage } from '../model-call/usage.ts'
+import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import { clientFamily } from './client-family.ts'
 
@@ -28,7 +29,7 @@ export interface LiveEvent {
   /** ctxgate decided a new batch of edits on this request (the cache prefix breaks once here). */
   readonly newBatch: boolean
   readonly batchReason?: string
-  readonly prefixBreak?: 'client_edit' | 'ctxgate_batch'
+  readonly prefixBreak?: PrefixBreak
   /** As the client sent it, the request would not have fit the model's window; ctxgate served it. */
   readonly refusalAvoided: boolean
 }
@@ -43,7 +44,8 @@ export interface LiveSource {
     readonly model: string
     readonly sessionId?: string
     readonly report?: RewriteReport
-    readonly prefixBreak?: 'client_edit' | 'ctxgate_batch'
+    readonly prefixBreak?: PrefixBreak
+    readonly batchReason?: string
     readonly refusalAvoided: boolean
   }
 }
@@ -62,7 +64,9 @@ export function liveEventFrom(
   const report = accounting.report
   const window = windowOf(accounting.model)
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-  const reason = report?.newBatch ? batchReason(report, window, accounting.refusalAvoided) : undefined
+  const reason = report?.newBatch
+    ? batchReason(report, window, accounting.refusalAvoided, accounting.batchReason)
+    : undefined
   return {
     at,
     // Requests without a session id are grouped per client and model.
@@ -88,8 +92,13 @@ export function liveEventFrom(
   }
 }
 
-/** Why ctxgate edited here: the window, the budget, or (below both) folding old outputs early. */
-export function batchReason(report: RewriteReport, window: number | undefined, refusalAvoided: boolean): string {
+/** Why ctxgate edited here: the window, the budget, or (below both) the economy's reason or folding old outputs early. */
+export function batchReason(
+  report: RewriteReport,
+  window: number | undefined,
+  refusalAvoided: boolean,
+  economyReason?: string,
+): string {
   const kinds = [
     report.folded > 0 ? `folded ${report.folded}` : '',
     report.cleared > 0 ? `cleared ${report.cleared}` : '',
@@ -100,7 +109,11 @@ export function batchReason(report: RewriteReport, window: number | undefined, r
       ? 'over the window'
       : report.estimatedBefore > report.budget
         ? 'over budget'
-        : 'early fold'
+        : economyReason === 'pays_back'
+          ? 'pays for its cache rewrite'
+          : economyReason === 'cold_cache'
+            ? 'cache had expired'
+            : 'early fold'
   return kinds.length > 0 ? `${trigger}: ${kinds.join(', ')}` : trigger
 }
 

@@ -1,4 +1,5 @@
 import type { LiveEvent } from './live-event.ts'
+import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import { addEvent, type SessionSummary } from './session-summary.ts'
 
 /** One session on the page: its totals since first seen and its newest requests, oldest first. */
@@ -25,15 +26,17 @@ export const defaultHistoryBounds: HistoryBounds = { maxSessions: 50, maxRequest
 export class LiveHistory {
   readonly #sessions = new Map<string, { summary: SessionSummary; requests: LiveEvent[] }>()
   readonly #bounds: HistoryBounds
+  readonly #prices: readonly ModelPrices[]
 
-  constructor(bounds: HistoryBounds = defaultHistoryBounds) {
+  constructor(bounds: HistoryBounds = defaultHistoryBounds, prices: readonly ModelPrices[] = []) {
     this.#bounds = bounds
+    this.#prices = prices
   }
 
   /** Adds one request and returns its session's new summary. */
   record(event: LiveEvent): SessionSummary {
     const entry = this.#sessions.get(event.session)
-    const summary = addEvent(entry?.summary, event)
+    const summary = addEvent(entry?.summary, event, this.#prices)
     const requests = entry?.requests ?? []
     requests.push(event)
     if (requests.length > this.#bounds.maxRequestsPerSession)

@@ -1,6 +1,7 @@
 import { Counter, type Registry } from 'prom-client'
 import type { Config } from '../config/schema.ts'
 import { lookupLimits } from '../config/model-limits.ts'
+import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import { liveEventFrom, type LiveEvent, type LiveSource } from './live-event.ts'
 import { defaultHistoryBounds, LiveHistory, type HistoryBounds, type LiveSnapshot } from './live-history.ts'
 import { RedisLiveMirror, type RemoteRequest } from './redis-mirror.ts'
@@ -25,6 +26,8 @@ export interface LiveRecorderOptions {
   readonly bounds?: HistoryBounds
   readonly mirror?: LiveMirror
   readonly now?: () => number
+  /** The configured price table (`economy.prices`). */
+  readonly prices?: readonly ModelPrices[]
 }
 
 /** Keeps the live page's history and tells open pages about each request. Nothing here can fail a request. */
@@ -36,7 +39,7 @@ export class LiveRecorder {
 
   constructor(options: LiveRecorderOptions) {
     this.#options = options
-    this.#history = new LiveHistory(options.bounds ?? defaultHistoryBounds)
+    this.#history = new LiveHistory(options.bounds ?? defaultHistoryBounds, options.prices)
     this.#now = options.now ?? Date.now
     options.mirror?.subscribe((remote) => this.#notify(remote))
   }
@@ -58,7 +61,7 @@ export class LiveRecorder {
     if (!mirror) return this.#notify({ event, summary: local })
     // Fire and forget: the page gets Redis's totals (every replica's) or, if Redis fails, this replica's.
     void mirror
-      .record(event, countersOf(event, wasPast), local.pastCompactPoint)
+      .record(event, countersOf(event, wasPast, this.#options.prices), local.pastCompactPoint)
       .then((stored) => this.#notify({ event, summary: stored ?? local }))
       .catch(() => undefined)
   }
@@ -108,6 +111,7 @@ export function createLiveRecorder(config: Readonly<Config>, registry: Registry)
         })
   return new LiveRecorder({
     windowOf: (model) => lookupLimits(config, model)?.window,
+    prices: config.economy.prices,
     ...(mirror ? { mirror } : {}),
   })
 }

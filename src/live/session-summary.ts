@@ -1,7 +1,7 @@
-import { billedTokenCounts, promptTokensOf } from '../model-call/usage.ts'
-import { billedEquivalentInput } from '../replay/billing.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
+import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { uneditedScale } from '../session/billed-turn.ts'
 import type { LiveEvent } from './live-event.ts'
-import { dollarsFor, priceFor } from './prices.ts'
 
 /** Additive totals of one session; every field sums over its requests. */
 export const counterFields = [
@@ -45,17 +45,21 @@ export function compactPointOf(window: number | undefined): number | undefined {
   return window === undefined || window <= 33_000 ? undefined : window - 33_000
 }
 
-/** How much one request adds to its session's totals, given whether the session was already past its compaction point. */
-export function countersOf(event: LiveEvent, wasPastCompactPoint: boolean): Counters {
+/**
+ * How much one request adds to its session's totals, given whether the session was already past its
+ * compaction point; prices come from the configured table (`economy.prices`), the one ctxgate has.
+ */
+export function countersOf(
+  event: LiveEvent,
+  wasPastCompactPoint: boolean,
+  priceTable: readonly ModelPrices[] = [],
+): Counters {
   const usage = event.usage
-  // A server-side compaction pass is billed beside the answer's own counts.
-  const charged = usage ? billedTokenCounts(usage) : undefined
-  const billed = charged ? billedEquivalentInput(charged) : 0
-  const before = event.estimatedBefore ?? 0
-  const after = event.estimatedAfter ?? 0
+  const prices = pricesFor(priceTable, event.model)
+  const billed = usage ? billedInputTokens(usage, prices) : 0
   // Unedited, the prompt side would have been this much larger (ctxgate's own estimates, before ÷ after).
-  const scale = before > after && after > 0 ? before / after : 1
-  const price = priceFor(event.model)
+  const scale = uneditedScale(event)
+  const dollars = usage ? billedDollars(usage, prices) : null
   const served = event.status === 200
   return {
     requests: 1,
@@ -67,9 +71,9 @@ export function countersOf(event: LiveEvent, wasPastCompactPoint: boolean): Coun
     outputTokens: usage?.outputTokens ?? 0,
     billedTokens: billed,
     uneditedBilledTokens: billed * scale,
-    dollars: charged && price ? dollarsFor(price, charged) : 0,
-    uneditedDollars: charged && price ? dollarsFor(price, charged, scale) : 0,
-    unpricedRequests: usage && !price ? 1 : 0,
+    dollars: dollars ?? 0,
+    uneditedDollars: usage && dollars !== null ? (billedDollars(usage, prices, scale) ?? 0) : 0,
+    unpricedRequests: usage && dollars === null ? 1 : 0,
     tokensRemoved: event.tokensRemoved,
     editBatches: event.newBatch ? 1 : 0,
     refusalsAvoided: event.refusalAvoided ? 1 : 0,
@@ -95,9 +99,13 @@ export function pastCompactPointAfter(event: LiveEvent, wasPastCompactPoint: boo
 export const zeroCounters: Counters = Object.fromEntries(counterFields.map((field) => [field, 0])) as Counters
 
 /** The session's summary after one more request. */
-export function addEvent(previous: SessionSummary | undefined, event: LiveEvent): SessionSummary {
+export function addEvent(
+  previous: SessionSummary | undefined,
+  event: LiveEvent,
+  priceTable: readonly ModelPrices[] = [],
+): SessionSummary {
   const wasPast = (previous?.pastCompactPoint ?? 0) === 1
-  const added = countersOf(event, wasPast)
+  const added = countersOf(event, wasPast, priceTable)
   const base = previous ?? zeroCounters
   const counters = Object.fromEntries(counterFields.map((field) => [field, base[field] + added[field]])) as Counters
   return {

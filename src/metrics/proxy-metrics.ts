@@ -1,3 +1,5 @@
+import type { BatchReason } from '../rewrite/economy/types.ts'
+import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
 import { promptTokensOf, type ServerEdits, type TokenCounts, type Usage } from '../model-call/usage.ts'
@@ -148,6 +150,24 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'edit'] as const,
       registers,
     }),
+    batches: new Counter({
+      name: 'ctxgate_edit_batches_total',
+      help: 'New batches of edits, by reason: over_budget (the hard limit), pays_back (the economy priced it), cold_cache (the cache had expired anyway).',
+      labelNames: ['provider', 'reason'] as const,
+      registers,
+    }),
+    billedInputTokens: new Counter({
+      name: 'ctxgate_billed_input_tokens_total',
+      help: 'Prompt tokens as billed, in uncached-input equivalents (cache writes and reads at their price multiples), from upstream usage.',
+      labelNames: ['provider', 'model'] as const,
+      registers,
+    }),
+    billedDollars: new Counter({
+      name: 'ctxgate_billed_dollars_total',
+      help: 'Dollars of prompt and output at the configured prices (models with a known price only).',
+      labelNames: ['provider', 'model'] as const,
+      registers,
+    }),
     prefixBreaks: new Counter({
       name: 'ctxgate_cache_prefix_breaks_total',
       help: "Requests whose prefix did not extend the previous request's of the same conversation, by cause.",
@@ -262,6 +282,9 @@ function recordServerEdits(metrics: ProxyMetrics, provider: string, model: strin
   if (edits.clearedInputTokens > 0) metrics.serverClearedTokens.inc({ provider, model }, edits.clearedInputTokens)
 }
 
+const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
+const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
+
 const providerNames = Object.keys(providers)
 const routeProviders = [
   ...new Set([
@@ -297,7 +320,8 @@ function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): 
     for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
     if (provider === 'anthropic')
       for (const edit of ['clear_tool_uses', 'clear_thinking']) metrics.serverEdits.inc({ provider, edit }, 0)
-    for (const cause of ['ctxgate_batch', 'client_edit']) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
+    for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
     metrics.contextTooLong.inc({ provider }, 0)
   }
   metrics.storeErrors.inc({ operation: 'connection' }, 0)

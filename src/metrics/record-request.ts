@@ -1,7 +1,9 @@
 import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
+import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
+import { billedTurn } from '../session/billed-turn.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -28,6 +30,8 @@ export interface RecordDeps {
   readonly metrics: ProxyMetrics
   readonly models: ModelLabels
   readonly sessions: SessionTotalsStore
+  /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
+  readonly prices?: readonly ModelPrices[]
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -57,8 +61,10 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
     })
   }
   const report = accounting?.report
+  const prices = pricesFor(deps.prices ?? [], accounting?.model ?? '')
   if (record.usage) {
     recordUsage(metrics, provider, model, record.usage)
+    recordBilled(metrics, { provider, model }, record.usage, prices)
     if (report && report.estimatedAfter > 0)
       metrics.estimatorRatio.observe(
         { provider, model },
@@ -77,16 +83,40 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
+  if (accounting?.batchReason && record.outcome !== 'rejected')
+    metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
-  if (accounting?.sessionId) {
-    const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-    void deps.sessions.record(accounting.sessionId, {
-      model: accounting.model,
-      ...(record.usage ? { usage: record.usage } : {}),
-      tokensRemoved: removed,
-      prefixBreak: accounting.prefixBreak !== undefined,
-      refusalAvoided: avoided,
-    })
-  }
+  if (accounting?.sessionId)
+    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+}
+
+/** What the answer cost, in billed-equivalent tokens and (where the model's price is known) dollars. */
+function recordBilled(
+  metrics: ProxyMetrics,
+  labels: { readonly provider: string; readonly model: string },
+  usage: Usage,
+  prices: ModelPrices,
+): void {
+  metrics.billedInputTokens.inc(labels, billedInputTokens(usage, prices))
+  const dollars = billedDollars(usage, prices)
+  if (dollars !== null) metrics.billedDollars.inc(labels, dollars)
+}
+
+/** Adds the request to its session's totals (fire and forget: a store failure is the store's to count). */
+function recordSession(
+  sessions: SessionTotalsStore,
+  accounting: Accounting & { readonly sessionId: string },
+  usage: Usage | undefined,
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices },
+): void {
+  const report = accounting.report
+  const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
+  void sessions.record(accounting.sessionId, {
+    model: accounting.model,
+    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices) } : {}),
+    tokensRemoved: removed,
+    prefixBreak: accounting.prefixBreak !== undefined,
+    refusalAvoided: turn.avoided,
+  })
 }

@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { CtxgateError } from '../errors.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
 import type { Usage, UsageReader } from './usage.ts'
+import type { BatchReason } from '../rewrite/economy/types.ts'
+import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 
 /** What the response path needs to count this request (metrics, session totals). */
@@ -9,7 +11,9 @@ export interface Accounting {
   readonly model: string
   readonly sessionId?: string
   readonly report?: RewriteReport
-  readonly prefixBreak?: 'client_edit' | 'ctxgate_batch'
+  readonly prefixBreak?: PrefixBreak
+  /** This request made a new batch of edits, for this reason. */
+  readonly batchReason?: BatchReason
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
 }

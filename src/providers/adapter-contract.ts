@@ -18,6 +18,8 @@ export interface ApplyOptions {
   readonly firstEditedMessage: number
   /** Sizes of what is written back are estimated from the result itself, so a second pass sees the same numbers. */
   readonly estimator: TokenEstimator
+  /** Mark the stable head (tools, system) with a one-hour TTL where the client set no TTL of its own. */
+  readonly stableTtl?: '1h'
 }
 
 export interface Applied {

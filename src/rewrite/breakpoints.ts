@@ -9,6 +9,8 @@ export interface BreakpointCandidate {
   readonly position: number
   /** Tokens of the prefix ending at this position. */
   readonly prefixTokens: number
+  /** A one-hour marker (the stable head, when pauses make it pay); otherwise five minutes. */
+  readonly ttl?: '1h'
 }
 
 export interface ExistingBreakpoint {
@@ -28,30 +30,37 @@ export interface BreakpointInput {
 }
 
 /**
- * Which free slots to fill. The client's own markers always stay; new ones are 5-minute markers
- * and so never go before a 1-hour one (a 1h entry must come first), never on a prefix too short
- * to cache, never twice on one position.
+ * Which free slots to fill. The client's own markers always stay; new ones keep the required TTL
+ * order (a 1h entry before every 5m one, the client's included), never go on a prefix too short to
+ * cache, never twice on one position.
  */
 export function chooseBreakpoints(input: BreakpointInput): BreakpointCandidate[] {
   let free = maxBreakpoints - input.existing.length - (input.automatic ? 1 : 0)
   const taken = new Set(input.existing.map((marker) => marker.position))
-  const lastOneHour =
-    input.automatic && input.automaticTtl === '1h'
-      ? Number.POSITIVE_INFINITY
-      : Math.max(-1, ...input.existing.filter((marker) => marker.ttl === '1h').map((marker) => marker.position))
+  const placed: ExistingBreakpoint[] = [...input.existing]
+  // The top-level marker sits on the last block, after every candidate.
+  if (input.automatic) placed.push({ position: Number.POSITIVE_INFINITY, ttl: input.automaticTtl ?? '5m' })
   const chosen: BreakpointCandidate[] = []
   for (const candidate of input.candidates) {
     if (free <= 0) break
     if (input.automatic && candidate.name === 'rolling') continue
     if (
       taken.has(candidate.position) ||
-      candidate.position <= lastOneHour ||
+      !keepsTtlOrder(placed, candidate) ||
       candidate.prefixTokens < input.minCacheableTokens
     )
       continue
     chosen.push(candidate)
     taken.add(candidate.position)
+    placed.push({ position: candidate.position, ttl: candidate.ttl ?? '5m' })
     free--
   }
   return chosen
+}
+
+/** A 5m marker never before a 1h one, and a 1h marker never after a 5m one. */
+function keepsTtlOrder(placed: readonly ExistingBreakpoint[], candidate: BreakpointCandidate): boolean {
+  return candidate.ttl === '1h'
+    ? placed.every((marker) => marker.ttl === '1h' || marker.position > candidate.position)
+    : placed.every((marker) => marker.ttl === '5m' || marker.position < candidate.position)
 }

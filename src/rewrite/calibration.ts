@@ -20,6 +20,15 @@ export const maxRatio = 2
 export const limitFloorShare = 0.5
 /** Learned limits remembered per process; the least recently learned go first. */
 const maxLimits = 10_000
+/** A conversation's own ratios kept: its newest answers, which share most of their content with the next request. */
+const conversationWindow = 8
+/** Conversations whose own ratios are remembered per process; the least recently answered go first. */
+const maxConversations = 10_000
+/**
+ * Margin over a conversation's largest recent ratio. Consecutive requests of one conversation share
+ * almost all their content, so its own ratio moves little; the margin covers what a new step adds.
+ */
+export const conversationMargin = 1.03
 
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
@@ -46,6 +55,8 @@ interface LearnedLimit {
 export class Calibration {
   readonly #ratios = new Map<string, number[]>()
   readonly #limits = new Map<string, LearnedLimit>()
+  /** Per conversation (scope, conversation key and model family): its own recent ratios, replica-local. */
+  readonly #conversations = new Map<string, number[]>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
 
@@ -87,11 +98,15 @@ export class Calibration {
     return learned.limit
   }
 
-  /** A reported prompt size; one larger than a learned limit proves that limit wrong, so it goes. */
-  async record(model: string, estimated: number, actual: number, scope?: string): Promise<void> {
+  /**
+   * A reported prompt size; one larger than a learned limit proves that limit wrong, so it goes.
+   * With `conversation`, the ratio also sizes that conversation's later requests (and only its).
+   */
+  async record(model: string, estimated: number, actual: number, scope?: string, conversation?: string): Promise<void> {
     if (!(estimated > 0) || !(actual > 0)) return
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
+    if (conversation !== undefined) this.#rememberConversation(`${conversation}\n${family}`, ratio)
     const ratios = this.#ratios.get(family) ?? []
     ratios.push(ratio)
     if (ratios.length > window) ratios.shift()
@@ -100,10 +115,22 @@ export class Calibration {
     await Promise.all([this.#sync?.pushRatio(family, ratio, window), corrected])
   }
 
-  factor(model: string): number {
-    const ratios = this.#ratios.get(modelFamily(model))
-    if (!ratios || ratios.length === 0) return defaultFactor
-    return Math.max(...ratios) * 1.02
+  /**
+   * Estimates times this are an upper bound on the real count. After a conversation's first answer
+   * its own recent ratios size what it sent before (one model-wide factor cannot fit a Japanese log
+   * and a JSON dump at once); `freshShare`, the part of the prompt new since its previous request,
+   * is sized with the larger of its own and the model's factor, since new content may be of
+   * another kind. Before its first answer, the model's factor sizes everything.
+   */
+  factor(model: string, conversation?: string, freshShare = 0): number {
+    const family = modelFamily(model)
+    const ratios = this.#ratios.get(family)
+    const modelWide = !ratios || ratios.length === 0 ? defaultFactor : Math.max(...ratios) * 1.02
+    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation}\n${family}`)
+    if (!own || own.length === 0) return modelWide
+    const seen = Math.max(...own) * conversationMargin
+    const fresh = Math.min(1, Math.max(0, freshShare))
+    return seen * (1 - fresh) + Math.max(seen, modelWide) * fresh
   }
 
   samples(model: string): number {
@@ -115,6 +142,16 @@ export class Calibration {
     if (learned === undefined || actual <= learned) return
     this.#limits.delete(`${scope}\n${family}`)
     await this.#sync?.clearLimit(family, scope)
+  }
+
+  #rememberConversation(key: string, ratio: number): void {
+    const ratios = this.#conversations.get(key) ?? []
+    ratios.push(ratio)
+    if (ratios.length > conversationWindow) ratios.shift()
+    this.#conversations.delete(key)
+    this.#conversations.set(key, ratios)
+    if (this.#conversations.size > maxConversations)
+      this.#conversations.delete(this.#conversations.keys().next().value as string)
   }
 
   #remember(key: string, limit: number): void {

@@ -1,8 +1,13 @@
+import { isCold } from './economy/cache-timing.ts'
+import { nextCadenceMemory, storedTtl, type CadenceMemory } from './economy/cadence-memory.ts'
+import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import { planRewrite } from './plan.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
 import {
   noDecisions,
+  type RewriteOutcome,
   type ChatView,
   type Edit,
   type FrozenDecisions,
@@ -20,6 +25,13 @@ export interface ConversationMemory {
   /** How many messages the client sent last time, and a signature of them, to tell when it rewrote its history. */
   readonly messageCount?: number
   readonly prefixSignature?: string
+  /** Requests the conversation has sent before this one, and when it sent the last (the caller's clock). */
+  readonly requests?: number
+  readonly lastSeen?: number
+  /** What the cadence estimator needs: growth, gaps, the previous unedited size and cache TTL. */
+  readonly economy?: CadenceMemory
+  /** The model of the previous request (caches are per model). */
+  readonly model?: string
 }
 
 /** The model's limits as they bear on this request. */
@@ -53,6 +65,19 @@ export interface PipelineInput {
   readonly estimator: TokenEstimator
   /** Undefined when the note is turned off. */
   readonly note: SystemNoteCost | undefined
+  /** Prices and policy of the cache-priced economy; undefined under `budget-only` (edits only when over budget). */
+  readonly economy?: EconomySettings
+  /** The caller's clock, in milliseconds: gaps between requests and whether the cache went cold. */
+  readonly now?: number
+}
+
+/** Why this request made a new batch of edits (if it did), and what the economy expected of it. */
+export interface BatchAccount {
+  readonly reason: BatchReason
+  /** Uncached-input tokens the batch costs once (its cache rewrite), as the economy priced it. */
+  readonly oneTimeCost?: number
+  /** Expected saving over not editing, in uncached-input tokens. */
+  readonly expectedNetSaving?: number
 }
 
 /** What the session stores for the next request (the tail comes from the adapter, once the edits are written). */
@@ -71,6 +96,12 @@ export type PipelineOutcome =
       readonly previousTail: number | undefined
       /** As sent by the client, the request would not have fit the model's window. */
       readonly refusalAvoided: boolean
+      /** The new batch of edits on this request and why; undefined when none. */
+      readonly batch: BatchAccount | undefined
+      /** Why the economy made no batch below budget (for the log); undefined when it did, or is off. */
+      readonly waited: NoBatchReason | undefined
+      /** TTL for the stable head's cache marker. */
+      readonly stableTtl: '5m' | '1h'
       readonly next: NextMemory
     }
 
@@ -87,35 +118,121 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const budget = effectiveBudget(input.limits, view.maxOutputTokens)
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
-  const planned = planRewrite({
-    view: { ...view, headTokens: view.headTokens + noteTokens },
-    decisions: memory?.decisions ?? noDecisions,
-    budget,
-    policy: input.policy,
-    factor: input.factor,
-    estimator: input.estimator,
-  })
+  const gapMs = gapSince(memory?.lastSeen, input.now)
+  const { planned, decision } = planWithEconomy(input, { budget, noteTokens, gapMs })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
   // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
   const noteOn =
     note !== undefined && (memory?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
   const newCut = report.newBatch && report.droppedMessages > 0
+  const requestsSoFar = (memory?.requests ?? 0) + 1
+  const stableTtl = input.economy
+    ? stableTtlFor(input.economy, memory?.economy, requestsSoFar, (view.headTokens + noteTokens) * input.factor)
+    : '5m'
   return {
     kind: 'rewritten',
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: detectPrefixBreak({ previous: memory, view, report, noteOn }),
+    prefixBreak: detectPrefixBreak({
+      previous: memory,
+      view,
+      report,
+      noteOn,
+      expired: isCold(gapMs, storedTtl(memory?.economy)),
+    }),
     previousTail: newCut ? undefined : memory?.previousTail,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
+    batch: report.newBatch ? batchAccount(decision) : undefined,
+    waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
+    stableTtl,
     next: {
       decisions: planned.decisions,
       noteOn,
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
+      model: view.model,
+      economy: nextCadenceMemory(memory?.economy, {
+        unedited: report.estimatedBefore / input.factor,
+        gapMs,
+        cacheTtl: stableTtl,
+      }),
     },
   }
+}
+
+interface Sizes {
+  readonly budget: number
+  readonly noteTokens: number
+  readonly gapMs: number | undefined
+}
+
+/**
+ * Today's plan first (frozen decisions, then the budget's hard limit). Only when that makes no new
+ * batch is the economy asked, and only past its cheap checks (short session, start point), so a
+ * request it cannot edit costs no path pricing; a batch it decides is planned again, frozen.
+ */
+function planWithEconomy(
+  input: PipelineInput,
+  sizes: Sizes,
+): { readonly planned: RewriteOutcome; readonly decision: EconomyDecision | undefined } {
+  const plan = (batch?: readonly string[]): RewriteOutcome =>
+    planRewrite({
+      view: { ...input.view, headTokens: input.view.headTokens + sizes.noteTokens },
+      decisions: input.memory?.decisions ?? noDecisions,
+      budget: sizes.budget,
+      policy: input.policy,
+      factor: input.factor,
+      estimator: input.estimator,
+      ...(batch ? { batch } : {}),
+    })
+  const planned = plan()
+  const settings = input.economy
+  // The provider manages a server-managed conversation's context itself: ctxgate makes no content edits to it.
+  if (!settings || input.view.serverManaged === true || planned.kind === 'too-long' || planned.report.newBatch)
+    return { planned, decision: undefined }
+  const decision = economyDecision(input, settings, sizes, planned.report.estimatedAfter)
+  return decision?.kind === 'batch' ? { planned: plan(decision.ids), decision } : { planned, decision }
+}
+
+function economyDecision(
+  input: PipelineInput,
+  settings: EconomySettings,
+  sizes: Sizes,
+  estimatedAfter: number,
+): EconomyDecision | undefined {
+  const requestsSoFar = (input.memory?.requests ?? 0) + 1
+  if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
+  if (estimatedAfter < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  return decideForRequest({
+    settings,
+    view: input.view,
+    decisions: input.memory?.decisions ?? noDecisions,
+    memory: input.memory?.economy,
+    requestsSoFar,
+    msSinceLastRequest: sizes.gapMs,
+    budget: sizes.budget,
+    factor: input.factor,
+    estimator: input.estimator,
+    extraHeadTokens: sizes.noteTokens,
+  })
+}
+
+/** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
+function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
+  if (decision?.kind !== 'batch') return { reason: 'over_budget' }
+  return {
+    reason: decision.reason,
+    oneTimeCost: Math.round(decision.oneTimeCost),
+    expectedNetSaving: Math.round(decision.expectedNetSaving),
+  }
+}
+
+/** Time since the previous request; unknown on a first request, or when replicas' clocks disagree (negative). */
+function gapSince(lastSeen: number | undefined, now: number | undefined): number | undefined {
+  if (typeof lastSeen !== 'number' || now === undefined || now < lastSeen) return undefined
+  return now - lastSeen
 }
 
 /** Once the upstream has named its real limit, it wins over configuration (a window set too large). */

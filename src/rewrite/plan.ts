@@ -22,6 +22,8 @@ export interface PlanInput {
   /** Calibration: multiply estimates by this to get an upper bound on the real count. */
   readonly factor: number
   readonly estimator: TokenEstimator
+  /** Results to clear on this request whatever the budget: a batch the cache-priced economy decided. */
+  readonly batch?: readonly string[]
 }
 
 /**
@@ -33,6 +35,7 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
   const state = new PlanState(input)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
+  if (input.batch) state.clearIds(input.batch)
   if (input.policy.strategy === 'eager-fold') state.foldOld()
   if (state.estimate() > input.budget) {
     const target = input.budget * input.policy.lowWater
@@ -131,6 +134,14 @@ class PlanState {
         this.#dropUntil(drop.keepFrom, drop.scope, false)
       else this.#clientEdited = true
     }
+  }
+
+  /** Clear these results (unless already edited): a batch decided before planning, frozen like any other. */
+  clearIds(ids: readonly string[]): void {
+    const wanted = new Set(ids)
+    for (const result of this.#results)
+      if (wanted.has(result.id) && !this.#replacements.has(result.id) && !this.#isDropped(result.message))
+        this.#replace(result, 'clear', clearedNote, true)
   }
 
   /** Fold every large output older than the newest N rounds that is not already edited. */

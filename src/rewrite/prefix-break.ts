@@ -1,14 +1,19 @@
 import { hashText } from './hash.ts'
 import type { ChatView, RewriteReport } from './types.ts'
 
-/** Why this request's prefix fails to extend the previous one of its conversation. */
-export type PrefixBreak = 'client_edit' | 'ctxgate_batch'
+/**
+ * Why this request's cached prefix will not be read whole: the client rewrote its history, the
+ * model changed (caches are per model), ctxgate made a new batch of edits, or the previous
+ * request's entry has expired (its TTL ran out between the two).
+ */
+export type PrefixBreak = 'client_edit' | 'model_changed' | 'ctxgate_batch' | 'ttl_expired'
 
 /** What the previous request left behind for the check: how many messages it had, their signature, the note. */
 export interface PreviousPrefix {
   readonly messageCount?: number
   readonly prefixSignature?: string
   readonly noteOn?: boolean
+  readonly model?: string
 }
 
 export interface PrefixBreakInput {
@@ -16,13 +21,16 @@ export interface PrefixBreakInput {
   readonly view: ChatView
   readonly report: RewriteReport
   readonly noteOn: boolean
+  /** The previous request's cache entry has expired (the gap exceeded its TTL). */
+  readonly expired?: boolean
 }
 
 /**
  * The client rewrote its history (fewer messages, different ones, a result ctxgate had frozen), or
  * ctxgate started a new batch of edits inside what was sent before; undefined when the prefix held.
  */
-export function detectPrefixBreak({ previous, view, report, noteOn }: PrefixBreakInput): PrefixBreak | undefined {
+export function detectPrefixBreak(input: PrefixBreakInput): PrefixBreak | undefined {
+  const { previous, view, report, noteOn } = input
   if (!previous || previous.messageCount === undefined) return undefined
   if (
     report.clientEdited ||
@@ -30,6 +38,9 @@ export function detectPrefixBreak({ previous, view, report, noteOn }: PrefixBrea
     prefixSignature(view, previous.messageCount) !== previous.prefixSignature
   )
     return 'client_edit'
+  if (typeof previous.model === 'string' && previous.model !== view.model) return 'model_changed'
+  // An expired entry is written again whatever ctxgate does: a batch made then costs nothing extra.
+  if (input.expired === true) return 'ttl_expired'
   if ((report.firstNewEdit >= 0 && report.firstNewEdit < previous.messageCount) || (noteOn && previous.noteOn !== true))
     return 'ctxgate_batch'
   return undefined

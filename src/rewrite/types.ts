@@ -24,6 +24,8 @@ export interface MessageView {
   /** A user message with human text and no tool results: a user turn starts here. */
   readonly startsUserTurn: boolean
   readonly toolCallIds: readonly string[]
+  /** Tool names of those calls, same order (absent when the adapter cannot tell): for tools never cleared. */
+  readonly toolCallNames?: readonly string[]
   readonly toolResults: readonly ToolResultView[]
   readonly hasThinking: boolean
 }

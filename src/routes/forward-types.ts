@@ -6,6 +6,7 @@ import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
 import type { Usage } from '../model-call/usage.ts'
 import type { Provider, WireFormatDefinition } from '../providers/provider-contract.ts'
+import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
@@ -21,6 +22,8 @@ export interface ForwardDeps {
   readonly sharedState: boolean
   /** The live page (/ctxgate/): told about every finished request. */
   readonly live?: LiveRecorder
+  /** The configured price table (`economy.prices`), for billed tokens and dollars. */
+  readonly prices?: readonly ModelPrices[]
 }
 
 export interface ForwardInput {

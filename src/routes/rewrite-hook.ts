@@ -11,6 +11,9 @@ import { chatFormat } from '../providers/registry.ts'
 import type { Calibration } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
+import { pricesFor } from '../rewrite/economy/prices.ts'
+import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
+import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
 import { runPipeline, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
@@ -71,20 +74,16 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
   const state = await loadState(deps, identity.conversationKey)
-  const note = deps.config.rewrite.systemNote ? systemNote : undefined
-  const factor = deps.calibration.factor(view.model)
+  const factor = deps.calibration.factor(view.model, identity.conversationKey, freshShare(view, state))
+  const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
-    view,
+    ...pipelineInput(request, read.chat, identity.limitScope),
     memory: state,
-    limits: budgetLimits(request, read.chat, identity.limitScope),
-    policy: deps.config.rewrite,
     factor,
-    estimator: deps.estimator,
-    note:
-      note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, read.chat, note, deps) },
+    now,
   })
-  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, rewrite: outcome.report }
-  const accounting = { model: view.model, sessionId: identity.sessionId, report: outcome.report }
+  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyNotes(outcome).log }
+  const accounting = { model: view.model, sessionId: identity.sessionId, ...economyNotes(outcome).accounting }
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -96,8 +95,12 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
-  const lastSeen = (deps.now ?? Date.now)()
-  await saveState(deps, identity.conversationKey, { ...outcome.next, previousTail: applied.tail, requests, lastSeen })
+  await saveState(deps, identity.conversationKey, {
+    ...outcome.next,
+    previousTail: applied.tail,
+    requests,
+    lastSeen: now,
+  })
   const sentEstimate = outcome.report.estimatedAfter / factor
   const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
@@ -113,13 +116,13 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     },
     onUsage: (reported) =>
       deps.calibration
-        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope)
+        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, identity.conversationKey)
         .catch(() => undefined),
     // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
     ...(request.isRefit || view.serverManaged
       ? {}
       : {
-          refit: refitFor(request, read.chat, identity.limitScope, {
+          refit: refitFor(request, read.chat, identity, {
             sentEstimate,
             planned: outcome.report.estimatedAfter,
           }),
@@ -177,7 +180,56 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
     estimator: request.deps.estimator,
+    ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
   })
+}
+
+/** What the pipeline needs besides the conversation's memory, the calibration factor and the clock. */
+function pipelineInput(
+  request: HookRequest,
+  chat: ReadChat,
+  scope: string,
+): Omit<PipelineInput, 'memory' | 'factor' | 'now'> {
+  const { deps, format } = request
+  const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  return {
+    view: chat.view,
+    limits: budgetLimits(request, chat, scope),
+    policy: deps.config.rewrite,
+    estimator: deps.estimator,
+    note: note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, deps) },
+    ...economyOf(deps.config, chat.view.model),
+  }
+}
+
+/** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */
+function economyNotes(outcome: PipelineOutcome) {
+  const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
+  const batch = rewritten?.batch
+  return {
+    log: {
+      rewrite: outcome.report,
+      ...(batch ? { batch } : {}),
+      ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
+    },
+    accounting: { report: outcome.report, ...(batch ? { batchReason: batch.reason } : {}) },
+  }
+}
+
+/** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
+function economyOf(config: Readonly<Config>, model: string): { economy?: EconomySettings } {
+  if (config.rewrite.economy !== 'cache-priced') return {}
+  const { prices, startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
+  const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
+  return { economy: { prices: pricesFor(prices, model), policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+}
+
+/** Share of the prompt that is new since the conversation's previous request (all of it on a first request). */
+function freshShare(view: ChatView, state: ConversationState | undefined): number {
+  const total = view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+  const previous = state?.economy?.unedited
+  if (typeof previous !== 'number' || total <= 0) return 1
+  return Math.min(1, Math.max(0, (total - previous) / total))
 }
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
@@ -193,14 +245,17 @@ const unnamedLimitShare = 0.9
 function refitFor(
   request: HookRequest,
   chat: ReadChat,
-  scope: string,
+  identity: { readonly limitScope: string; readonly conversationKey: string },
   sent: { readonly sentEstimate: number; readonly planned: number },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
+  const scope = identity.limitScope
   return async ({ actualTokens, limit: named }) => {
     if (actualTokens !== undefined)
-      await calibration.record(model, sent.sentEstimate, actualTokens, scope).catch(() => undefined)
+      await calibration
+        .record(model, sent.sentEstimate, actualTokens, scope, identity.conversationKey)
+        .catch(() => undefined)
     const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)

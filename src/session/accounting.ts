@@ -1,4 +1,5 @@
 import { promptTokensOf, type Usage } from '../model-call/usage.ts'
+import type { BilledTurn } from './billed-turn.ts'
 
 /** The additive totals of a session, each summed over its turns. */
 export const sessionCounterFields = [
@@ -16,13 +17,24 @@ export const sessionCounterFields = [
   'tokensRemoved',
   'prefixBreaks',
   'refusalsAvoided',
+  'billedTokens',
+  'uneditedBilledTokens',
+  'microDollars',
+  'uneditedMicroDollars',
+  'unpricedTurns',
 ] as const
 
 export type SessionCounters = Readonly<Record<(typeof sessionCounterFields)[number], number>>
 
+/** Dollars are summed as whole millionths (exact in Redis's HINCRBY) and read out as dollars. */
+type DollarCounters = 'microDollars' | 'uneditedMicroDollars'
+
 /** What one session has cost so far, for harness authors deciding whether to split work. */
-export interface SessionTotals extends SessionCounters {
+export interface SessionTotals extends Omit<SessionCounters, DollarCounters> {
   readonly sessionId: string
+  /** Dollars so far at the configured prices, and had ctxgate edited nothing (estimated); unpriced answers count in `unpricedTurns`. */
+  readonly dollars: number
+  readonly uneditedDollars: number
   readonly models: readonly string[]
   readonly firstSeen: string
   readonly lastSeen: string
@@ -34,6 +46,8 @@ export interface TurnRecord {
   readonly tokensRemoved: number
   readonly prefixBreak: boolean
   readonly refusalAvoided: boolean
+  /** What the answer cost, when the upstream reported usage. */
+  readonly billed?: BilledTurn
 }
 
 export const maxModelsPerSession = 8
@@ -56,7 +70,23 @@ export function turnIncrements(turn: TurnRecord): SessionCounters {
     tokensRemoved: turn.tokensRemoved,
     prefixBreaks: turn.prefixBreak ? 1 : 0,
     refusalsAvoided: turn.refusalAvoided ? 1 : 0,
+    billedTokens: turn.billed?.billedTokens ?? 0,
+    uneditedBilledTokens: turn.billed?.uneditedBilledTokens ?? 0,
+    microDollars: turn.billed?.microDollars ?? 0,
+    uneditedMicroDollars: turn.billed?.uneditedMicroDollars ?? 0,
+    unpricedTurns: turn.billed && !turn.billed.priced ? 1 : 0,
   }
+}
+
+/** Totals as readers see them: dollars instead of the millionths they are summed in. */
+export function withDollars<T extends SessionCounters>(
+  counters: T,
+): Omit<T, DollarCounters> & {
+  dollars: number
+  uneditedDollars: number
+} {
+  const { microDollars, uneditedMicroDollars, ...rest } = counters
+  return { ...rest, dollars: microDollars / 1_000_000, uneditedDollars: uneditedMicroDollars / 1_000_000 }
 }
 
 /** Where per-session totals live: memory by default, Redis when replicas share them. */
@@ -68,9 +98,16 @@ export interface SessionTotalsStore {
   count(): Promise<number>
 }
 
+interface StoredTotals extends SessionCounters {
+  readonly sessionId: string
+  readonly models: readonly string[]
+  readonly firstSeen: string
+  readonly lastSeen: string
+}
+
 /** Per-session totals in a bounded in-memory LRU (least recently seen sessions go first). */
 export class SessionAccounting implements SessionTotalsStore {
-  readonly #sessions = new Map<string, SessionTotals>()
+  readonly #sessions = new Map<string, StoredTotals>()
   readonly #maxEntries: number
   readonly #now: () => number
 
@@ -90,7 +127,7 @@ export class SessionAccounting implements SessionTotalsStore {
     const counters = Object.fromEntries(
       sessionCounterFields.map((field) => [field, (previous?.[field] ?? 0) + added[field]]),
     ) as SessionCounters
-    const next: SessionTotals = {
+    const next: StoredTotals = {
       sessionId,
       ...counters,
       models,
@@ -103,11 +140,15 @@ export class SessionAccounting implements SessionTotalsStore {
   }
 
   async get(sessionId: string): Promise<SessionTotals | undefined> {
-    return this.#sessions.get(sessionId)
+    const stored = this.#sessions.get(sessionId)
+    return stored && withDollars(stored)
   }
 
   async list(limit: number): Promise<SessionTotals[]> {
-    return [...this.#sessions.values()].toReversed().slice(0, limit)
+    return [...this.#sessions.values()]
+      .toReversed()
+      .slice(0, limit)
+      .map((stored) => withDollars(stored))
   }
 
   async count(): Promise<number> {

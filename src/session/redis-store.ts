@@ -8,6 +8,7 @@ import {
   type SessionTotals,
   type SessionTotalsStore,
   type TurnRecord,
+  withDollars,
 } from './accounting.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 import { keepNewestDecisions } from './state-size.ts'
@@ -176,7 +177,14 @@ export class RedisSessionStore implements SessionStore {
       (typeof counterFields)[number],
       number
     >
-    return { sessionId, ...totals, models, firstSeen: fields['firstSeen'] ?? '', lastSeen: fields['lastSeen'] ?? '' }
+    return {
+      sessionId,
+      // Whole millionths in Redis (HINCRBY is exact); dollars for readers.
+      ...withDollars(totals),
+      models,
+      firstSeen: fields['firstSeen'] ?? '',
+      lastSeen: fields['lastSeen'] ?? '',
+    }
   }
 
   async #list(limit: number): Promise<SessionTotals[]> {

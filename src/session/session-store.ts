@@ -1,3 +1,4 @@
+import type { CadenceMemory } from '../rewrite/economy/cadence-memory.ts'
 import type { FrozenDecisions } from '../rewrite/types.ts'
 
 /** What ctxgate remembers about one conversation between its requests. */
@@ -10,6 +11,10 @@ export interface ConversationState {
   /** How many messages the client sent last time, and a signature of them, to tell when it rewrote its history. */
   readonly messageCount?: number
   readonly prefixSignature?: string
+  /** The cadence estimator's inputs (bounded); absent in states stored before the economy, read as none. */
+  readonly economy?: CadenceMemory
+  /** Model of the previous request, to tell a cache miss caused by a model change. */
+  readonly model?: string
   readonly requests: number
   readonly lastSeen: number
 }

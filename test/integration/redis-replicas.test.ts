@@ -72,8 +72,15 @@ describe('several replicas sharing one Redis', () => {
       for (const [index, body] of alone.entries()) expect(replicated[index], `request ${index + 1}`).toBe(body)
       const sessions = (await (await request(`${replicaB.proxyUrl}/ctxgate/sessions/replicated`)).body.json()) as {
         turns: number
+        billedTokens: number
+        uneditedBilledTokens: number
+        dollars: number
       }
       expect(sessions.turns).toBe(requests.length)
+      // What the session cost, summed over both replicas' answers in Redis (whole millionths of a dollar there).
+      expect(sessions.billedTokens).toBeGreaterThan(0)
+      expect(sessions.uneditedBilledTokens).toBeGreaterThan(sessions.billedTokens)
+      expect(sessions.dollars).toBeGreaterThan(0)
     } finally {
       await Promise.all([single.close(), replicaA.close(), replicaB.close(), sharedMock.close()])
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { NotAChatRequest } from '../../src/providers/adapter-contract.ts'
 import { openaiResponsesAdapter } from '../../src/providers/openai/responses-adapter.ts'
+import { anthropicMessagesAdapter } from '../../src/providers/anthropic/messages-adapter.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
 import { fieldsAddedOnly } from '../../src/util/add-json-fields.ts'
@@ -134,6 +135,35 @@ describe('Anthropic Messages adapter details', () => {
     }
     return messages
   }
+
+  it('writes the stable head with a one-hour TTL when asked, unless the client chose a TTL itself', () => {
+    const estimator = new TokenEstimator()
+    const apply = (body: Json) =>
+      anthropicMessagesAdapter.apply(body, anthropicMessagesAdapter.view(body, estimator), {
+        edits: [],
+        sessionId: 's',
+        minCacheableTokens: 0,
+        thinkingBound: false,
+        firstEditedMessage: -1,
+        estimator,
+        stableTtl: '1h',
+      }).body
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      tools: [{ name: 'read', input_schema: { type: 'object' } }],
+      system: [{ type: 'text', text: 'You are careful.' }],
+      messages: results(2),
+    }
+    const sent = apply(body)
+    expect((sent['tools'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral', ttl: '1h' })
+    expect((sent['system'] as Json[])[0]?.['cache_control']).toEqual({ type: 'ephemeral', ttl: '1h' })
+    // The rolling marker on the newest block stays a 5-minute one, after them.
+    expect(JSON.stringify((sent['messages'] as Json[]).at(-1))).toContain('"cache_control":{"type":"ephemeral"}')
+    // A client that set a TTL anywhere keeps its own choice: ctxgate adds only 5-minute markers.
+    const chosen = apply({ ...body, cache_control: { type: 'ephemeral', ttl: '5m' } })
+    expect(JSON.stringify(chosen)).not.toContain('"ttl":"1h"')
+  })
 
   it('keeps the client’s breakpoints, never exceeds 4 in all, and moves a marker out of replaced content', async () => {
     const rewrite = createRewriter('anthropic-messages', 20_000)

@@ -100,3 +100,38 @@ describe('calibration bounds what one request can teach', () => {
     expect(calibration.limit(model, 'tenant:a')).toBeUndefined()
   })
 })
+
+describe('calibration per conversation', () => {
+  it('sizes a conversation by its own answers, not by another conversation’s content', async () => {
+    const calibration = new Calibration()
+    // A JSON dump counts 30% more than estimated; prose 5% more.
+    await calibration.record(model, 10_000, 13_000, 'scope', 'json-session')
+    await calibration.record(model, 10_000, 10_500, 'scope', 'prose-session')
+    expect(calibration.factor(model, 'prose-session')).toBeCloseTo(1.05 * 1.03)
+    expect(calibration.factor(model, 'json-session')).toBeCloseTo(1.3 * 1.03)
+    // The model-wide factor, for conversations with no answer yet, covers both.
+    expect(calibration.factor(model, 'new-session')).toBeCloseTo(1.3 * 1.02)
+    expect(calibration.factor(model)).toBeCloseTo(1.3 * 1.02)
+  })
+
+  it('sizes content new since the previous request with the larger of its own and the model’s factor', async () => {
+    const calibration = new Calibration()
+    await calibration.record(model, 10_000, 13_000, 'scope', 'json-session')
+    await calibration.record(model, 10_000, 10_500, 'scope', 'prose-session')
+    const own = 1.05 * 1.03
+    const modelWide = 1.3 * 1.02
+    expect(calibration.factor(model, 'prose-session', 0)).toBeCloseTo(own)
+    expect(calibration.factor(model, 'prose-session', 0.25)).toBeCloseTo(own * 0.75 + modelWide * 0.25)
+    expect(calibration.factor(model, 'prose-session', 1)).toBeCloseTo(modelWide)
+    // A conversation already sized above the model stays at its own.
+    await calibration.record(model, 10_000, 14_000, 'scope', 'denser')
+    expect(calibration.factor(model, 'denser', 1)).toBeCloseTo(1.4 * 1.03)
+  })
+
+  it('keeps only a conversation’s newest answers, so it follows the content it sends now', async () => {
+    const calibration = new Calibration()
+    await calibration.record(model, 10_000, 15_000, 'scope', 'session')
+    for (let index = 0; index < 8; index++) await calibration.record(model, 10_000, 10_000, 'scope', 'session')
+    expect(calibration.factor(model, 'session')).toBeCloseTo(1.03)
+  })
+})

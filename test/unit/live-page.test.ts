@@ -4,7 +4,8 @@ import { clientFamily } from '../../src/live/client-family.ts'
 import { liveEventFrom, sessionDigest, type LiveEvent, type LiveSource } from '../../src/live/live-event.ts'
 import { LiveHistory } from '../../src/live/live-history.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
-import { dollarsFor, priceFor } from '../../src/live/prices.ts'
+import { loadConfig } from '../../src/config/load-config.ts'
+import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
 import { addEvent, compactPointOf, counterFields, type SessionSummary } from '../../src/live/session-summary.ts'
 import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
 import { billedEquivalentInput } from '../../src/replay/billing.ts'
@@ -140,9 +141,12 @@ describe('liveEventFrom', () => {
 })
 
 describe('prices', () => {
-  it('prices a request at list price: writes 1.25× and 2× input, reads at the cached price', () => {
+  const table = loadConfig({}).economy.prices
+  const priceFor = (model: string) => pricesFor(table, model)
+
+  it('prices a request from the configured table: writes 1.25× and 2× input, reads at the cached price', () => {
     const sonnet = priceFor('claude-sonnet-4-5')
-    expect(sonnet).toMatchObject({ input: 3, cacheRead: 0.3, output: 15 })
+    expect(sonnet).toMatchObject({ input: 3, cacheRead: 0.1, output: 15 })
     const billed = usage({
       inputTokens: 1_000_000,
       cacheWrite5mTokens: 1_000_000,
@@ -150,13 +154,22 @@ describe('prices', () => {
       cacheReadTokens: 1_000_000,
       outputTokens: 1_000_000,
     })
-    expect(dollarsFor(sonnet!, billed)).toBeCloseTo(3 + 3.75 + 6 + 0.3 + 15)
-    expect(dollarsFor(sonnet!, billed, 2)).toBeCloseTo(2 * (3 + 3.75 + 6 + 0.3) + 15)
-    expect(priceFor('claude-opus-4-6')?.input).toBe(5)
-    expect(priceFor('claude-haiku-4-5')?.output).toBe(5)
-    expect(priceFor('gpt-5-mini')?.family).toBe('gpt-5-mini')
-    expect(priceFor('gpt-5.1')?.family).toBe('gpt-5')
-    expect(priceFor('llama-3')).toBeUndefined()
+    expect(billedDollars(billed, sonnet)).toBeCloseTo(3 + 3.75 + 6 + 0.3 + 15)
+    expect(billedDollars(billed, sonnet, 2)).toBeCloseTo(2 * (3 + 3.75 + 6 + 0.3) + 15)
+    expect(priceFor('claude-opus-4-6').input).toBe(5)
+    expect(priceFor('claude-haiku-4-5').output).toBe(5)
+    expect(priceFor('gpt-5-mini').input).toBe(0.25)
+    expect(priceFor('gpt-5.1').input).toBe(1.25)
+    expect(priceFor('gpt-4o').cacheRead).toBe(0.5)
+    expect(priceFor('llama-3').input).toBeNull()
+  })
+
+  it('shows the configured price on the page: a changed table changes the dollars', () => {
+    const listed = addEvent(undefined, event(), table)
+    const cheaper = addEvent(undefined, event(), [{ ...priceFor('claude-sonnet-4-5'), input: 1.5, output: 7.5 }])
+    expect(listed.dollars).toBeGreaterThan(0)
+    expect(cheaper.dollars).toBeCloseTo(listed.dollars / 2)
+    expect(addEvent(undefined, event(), []).unpricedRequests).toBe(1)
   })
 })
 
@@ -212,12 +225,13 @@ describe('session summaries', () => {
 
   it('bills a server-side compaction pass beside the answer’s own counts', () => {
     const compaction = { ...zeroUsage, inputTokens: 180_000, cacheReadTokens: 2_000, outputTokens: 3_500 }
-    const plain = addEvent(undefined, event())
-    const compacted = addEvent(undefined, event({ usage: usage({ compaction }) }))
+    const prices = loadConfig({}).economy.prices
+    const plain = addEvent(undefined, event(), prices)
+    const compacted = addEvent(undefined, event({ usage: usage({ compaction }) }), prices)
     expect(compacted.billedTokens - plain.billedTokens).toBeCloseTo(180_000 + 0.1 * 2_000)
-    const price = priceFor('claude-sonnet-4-5')
-    expect(price).toBeDefined()
-    if (price) expect(compacted.dollars - plain.dollars).toBeCloseTo(dollarsFor(price, compaction))
+    expect(compacted.dollars - plain.dollars).toBeCloseTo(
+      billedDollars(compaction, pricesFor(prices, 'claude-sonnet-4-5')) ?? Number.NaN,
+    )
     expect(compacted.inputTokens).toBe(plain.inputTokens)
   })
 

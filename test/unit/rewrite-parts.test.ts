@@ -99,6 +99,37 @@ describe('chooseBreakpoints', () => {
       chooseBreakpoints({ existing: [], automatic: false, candidates, minCacheableTokens: 8_500 }).map((c) => c.name),
     ).toEqual(['rolling'])
   })
+
+  it('puts a 1-hour marker on the stable head only before every 5-minute one', () => {
+    const head = candidates.map((candidate) =>
+      candidate.name === 'system' || candidate.name === 'tools' ? { ...candidate, ttl: '1h' as const } : candidate,
+    )
+    const chosen = chooseBreakpoints({ existing: [], automatic: false, candidates: head, minCacheableTokens: 1_024 })
+    expect(chosen.map((c) => `${c.name}:${c.ttl ?? '5m'}`)).toEqual([
+      'rolling:5m',
+      'previous-tail:5m',
+      'system:1h',
+      'tools:1h',
+    ])
+    // A client's 5-minute marker in the tools (position 1) comes first: a 1-hour one after it would be refused.
+    expect(
+      chooseBreakpoints({
+        existing: [{ position: 1, ttl: '5m' }],
+        automatic: false,
+        candidates: head,
+        minCacheableTokens: 1_024,
+      }).map((c) => c.name),
+    ).toEqual(['rolling', 'previous-tail'])
+    // A 1-hour head marker keeps a later 5-minute candidate from going before it.
+    expect(
+      chooseBreakpoints({
+        existing: [],
+        automatic: false,
+        candidates: [{ name: 'tools', position: 10, prefixTokens: 2_000, ttl: '1h' }, candidates[2]!],
+        minCacheableTokens: 1_024,
+      }).map((c) => c.name),
+    ).toEqual(['tools'])
+  })
 })
 
 describe('notes and hashes', () => {

@@ -77,6 +77,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
         : []
   let tokens = perMessageTokens
   const toolCallIds: string[] = []
+  const toolCallNames: string[] = []
   const toolResults: ToolResultView[] = []
   let hasText = false
   let hasThinking = false
@@ -84,8 +85,10 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
     const blockTokens = perBlockTokens + contentTokens(block, estimator)
     tokens += blockTokens
     if (block.type === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') hasText = true
-    else if (block.type === 'tool_use' && role === 'assistant') toolCallIds.push(String(block['id']))
-    else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
+    else if (block.type === 'tool_use' && role === 'assistant') {
+      toolCallIds.push(String(block['id']))
+      toolCallNames.push(String(block['name'] ?? ''))
+    } else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
     else if (block.type === 'tool_result' && role === 'user')
       toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
   }
@@ -95,6 +98,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
       tokens,
       startsUserTurn: role === 'user' && hasText && toolResults.length === 0,
       toolCallIds,
+      toolCallNames,
       toolResults,
       hasThinking,
     },
@@ -233,8 +237,11 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   const messages = body['messages'] as Json[]
   const existing: ExistingBreakpoint[] = []
   let position = 0
+  let clientSetTtl = isJsonObject(body['cache_control']) && body['cache_control']['ttl'] !== undefined
   const note = (marked: unknown): void => {
-    if (isJsonObject(marked)) existing.push({ position, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
+    if (!isJsonObject(marked)) return
+    existing.push({ position, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
+    clientSetTtl ||= marked['ttl'] !== undefined
   }
   for (const tool of tools) {
     note(tool['cache_control'])
@@ -279,9 +286,11 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
     if (previous >= 0)
       candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
   }
+  // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
+  const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
   if (system.length > 0 && markable(system[system.length - 1] as Json))
-    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart })
-  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart })
+    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
+  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
   const chosen = chooseBreakpoints({
     existing,
     automatic: isJsonObject(body['cache_control']),
@@ -290,20 +299,24 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
     minCacheableTokens: options.minCacheableTokens,
   })
   if (chosen.length === 0) return false
-  markPositions(body, new Set(chosen.map((candidate) => candidate.position)))
+  markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
   return true
 }
 
-function markPositions(body: Json, positions: Set<number>): void {
+function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {
   let position = 0
-  const mark = (block: Json): Json =>
-    positions.has(position++) ? { ...block, cache_control: { type: 'ephemeral' } } : block
+  const mark = (block: Json): Json => {
+    const at = position++
+    if (!positions.has(at)) return block
+    const ttl = positions.get(at)
+    return { ...block, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } }
+  }
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
   body['messages'] = (body['messages'] as Json[]).map((message) => {
     const before = position
     const blocks = blocksOf(message).map(mark)
-    const touched = [...positions].some((target) => target >= before && target < position)
+    const touched = [...positions.keys()].some((target) => target >= before && target < position)
     return touched ? { ...message, content: blocks } : message
   })
 }

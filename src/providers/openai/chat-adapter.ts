@@ -113,6 +113,7 @@ function messageView(message: Json, index: number, estimator: TokenEstimator): M
     tokens,
     startsUserTurn: role === 'user',
     toolCallIds: calls.map((call) => String(call['id'])),
+    toolCallNames: calls.map((call) => (isJsonObject(call['function']) ? String(call['function']['name'] ?? '') : '')),
     toolResults,
     hasThinking: false,
     get hash() {

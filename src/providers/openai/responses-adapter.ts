@@ -82,10 +82,12 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   const type = typeof item['type'] === 'string' ? item['type'] : 'message'
   let role: Role = item['role'] === 'user' ? 'user' : 'assistant'
   const toolCallIds: string[] = []
+  const toolCallNames: string[] = []
   const toolResults: ToolResultView[] = []
   let tokens = perItemTokens
   if (callTypes.has(type)) {
     toolCallIds.push(String(item['call_id']))
+    toolCallNames.push(String(item['name'] ?? item['type']))
     tokens +=
       estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') +
       estimator.text(String(item['name'] ?? ''))
@@ -113,6 +115,7 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
     tokens,
     startsUserTurn: type === 'message' && role === 'user',
     toolCallIds,
+    toolCallNames,
     toolResults,
     hasThinking: type === 'reasoning',
     get hash() {

@@ -3,7 +3,7 @@
  * providers publish them); dollars are per million tokens and may be unknown for a family.
  */
 import { globToRegExp } from '../../config/model-limits.ts'
-import type { Usage } from '../../model-call/usage.ts'
+import { billedTokenCounts, type Usage } from '../../model-call/usage.ts'
 
 export interface ModelPrices {
   /** Glob on the model name; the first matching entry wins. */
@@ -36,6 +36,8 @@ export function pricesFor(entries: readonly ModelPrices[], model: string): Model
 
 /** Prompt tokens weighted by price, in uncached-input tokens: what the replay calls billed-equivalent input. */
 export function billedInputTokens(usage: Usage, prices: ModelPrices): number {
+  // A server-side compaction pass is billed beside the answer's own counts.
+  if (usage.compaction) return billedInputTokens(billedTokenCounts(usage), prices)
   return (
     usage.inputTokens +
     usage.cacheWrite5mTokens * prices.cacheWrite5m +
@@ -44,11 +46,12 @@ export function billedInputTokens(usage: Usage, prices: ModelPrices): number {
   )
 }
 
-/** Dollars of one usage (prompt and output); null when the family's dollar prices are unknown. */
-export function billedDollars(usage: Usage, prices: ModelPrices): number | null {
+/** Dollars of one usage (prompt and output); null when the family's dollar prices are unknown. `promptScale` stretches the prompt side (an unedited estimate). */
+export function billedDollars(usage: Usage, prices: ModelPrices, promptScale = 1): number | null {
   if (prices.input === null) return null
-  const input = (billedInputTokens(usage, prices) * prices.input) / 1_000_000
-  const output = prices.output === null ? 0 : (usage.outputTokens * prices.output) / 1_000_000
+  const input = (billedInputTokens(usage, prices) * promptScale * prices.input) / 1_000_000
+  const outputTokens = usage.outputTokens + (usage.compaction?.outputTokens ?? 0)
+  const output = prices.output === null ? 0 : (outputTokens * prices.output) / 1_000_000
   return input + output
 }
 

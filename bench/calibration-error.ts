@@ -1,0 +1,114 @@
+/**
+ * How close the calibrated estimate is to what the upstream counts, request by request, on every
+ * recorded run under a folder: each request goes through ctxgate's rewrite hook to the fake upstream,
+ * whose count comes back to the calibration exactly as on a live answer. Compares per-conversation
+ * calibration (what ctxgate does) with one factor per model (what it did before), and checks the
+ * targets: after a conversation's first answer never under by more than 2%, p99 over at most 15%.
+ * Usage: tsx bench/calibration-error.ts FOLDER
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { loadConfig } from '../src/config/load-config.ts'
+import { createLogger } from '../src/log/logger.ts'
+import { startMockServer } from '../src/mock/server.ts'
+import { createAnthropicUsageReader } from '../src/providers/anthropic/usage.ts'
+import { promptTokensOf } from '../src/model-call/usage.ts'
+import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
+import { loadRecording } from '../src/replay/importers/load-recording.ts'
+import { Calibration } from '../src/rewrite/calibration.ts'
+import { TokenEstimator } from '../src/rewrite/estimate.ts'
+import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
+import { MemorySessionStore } from '../src/session/memory-store.ts'
+import { howToGetTraces } from './public-traces.ts'
+
+const folder = process.argv[2]
+if (folder === undefined || !existsSync(folder) || !statSync(folder).isDirectory()) {
+  process.stderr.write(howToGetTraces())
+  process.exit(2)
+}
+const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
+  .filter((name) => /\.(jsonl|json)$/.test(name))
+  .toSorted()
+  .map((name) => join(folder, name))
+
+/** One factor per model: the conversation is never passed on, so only the model-wide ratios count. */
+class ModelWideCalibration extends Calibration {
+  override factor(model: string): number {
+    return super.factor(model)
+  }
+  override record(model: string, estimated: number, actual: number, scope?: string): Promise<void> {
+    return super.record(model, estimated, actual, scope)
+  }
+}
+
+interface Sample {
+  /** Calibrated estimate ÷ the upstream's count, minus 1. */
+  readonly error: number
+  /** The conversation had an answer before this request. */
+  readonly afterFirstAnswer: boolean
+}
+
+async function measure(calibration: Calibration): Promise<Sample[]> {
+  const mock = await startMockServer({ window: 200_000, logLimit: 1 })
+  const config = loadConfig({
+    overrides: { log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } } },
+  })
+  const hook = createRewriteHook({
+    config,
+    store: new MemorySessionStore(config.sessions),
+    calibration,
+    estimator: new TokenEstimator(),
+    logger: createLogger('silent'),
+  })('anthropic-messages')
+  if (!hook) throw new Error('no hook for Messages')
+  const samples: Sample[] = []
+  try {
+    for (const file of files)
+      for (const conversation of loadRecording(file, { uncompacted: false }).conversations) {
+        const requests = buildAnthropicRequests(conversation, { maxTokens: 4096, clientCache: 'none', stream: false })
+        let answered = false
+        for (const replayed of requests) {
+          const result = await hook(Buffer.from(JSON.stringify(replayed.body)), {})
+          if (result.kind !== 'forward') continue
+          const prepared = result.prepared
+          const answer = await request(`${mock.url}/v1/messages`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench' },
+            body: prepared.body,
+          })
+          const text = await answer.body.text()
+          const usage = answer.statusCode === 200 ? createAnthropicUsageReader().fromJson(JSON.parse(text)) : undefined
+          const estimate = (prepared.log?.['rewrite'] as { estimatedAfter?: number } | undefined)?.estimatedAfter
+          if (!usage || estimate === undefined) continue
+          samples.push({ error: estimate / promptTokensOf(usage) - 1, afterFirstAnswer: answered })
+          await prepared.onUsage?.(usage)
+          answered = true
+        }
+      }
+  } finally {
+    await mock.close()
+  }
+  return samples
+}
+
+const quantile = (sorted: readonly number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
+const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
+
+const rows: string[] = []
+for (const [label, calibration] of [
+  ['per conversation (ctxgate)', new Calibration()],
+  ['one factor per model (before)', new ModelWideCalibration()],
+] as const) {
+  const samples = (await measure(calibration)).filter((sample) => sample.afterFirstAnswer)
+  const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
+  const under = errors.filter((error) => error < -0.02)
+  const p99 = quantile(errors, 0.99)
+  rows.push(
+    `| ${label} | ${errors.length} | ${percent(quantile(errors, 0.5))} | ${percent(p99)} | ${percent(errors[errors.length - 1] ?? 0)} | ${under.length} | ${percent(errors[0] ?? 0)} | ${under.length === 0 && p99 <= 0.15 ? 'met' : '**not met**'} |`,
+  )
+}
+console.log(
+  `Calibrated estimate ÷ the fake upstream's count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | median over | p99 over | max over | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}`,
+)

@@ -1,0 +1,66 @@
+/**
+ * The economy's part of one request's rewrite: the session's cadence from what it kept, the
+ * break-even decision on the request as the planner will see it, and the TTL for its stable part.
+ */
+import type { TokenEstimator } from '../estimate.ts'
+import type { ChatView, FrozenDecisions } from '../types.ts'
+import { estimateCadence } from './cadence.ts'
+import { cadenceInputOf, storedTtl, type CadenceMemory } from './cadence-memory.ts'
+import { chooseStableTtl } from './cache-timing.ts'
+import { decideBatch, totalTokens } from './decide.ts'
+import { describeView } from './from-view.ts'
+import type { ModelPrices } from './prices.ts'
+import type { EconomyDecision, EconomyPolicy } from './types.ts'
+
+/** Prices and policy for this request's model; absent under `rewrite.economy: budget-only`. */
+export interface EconomySettings {
+  readonly prices: ModelPrices
+  readonly policy: EconomyPolicy
+}
+
+export interface RequestDecisionInput {
+  readonly settings: EconomySettings
+  readonly view: ChatView
+  readonly decisions: FrozenDecisions
+  readonly memory: CadenceMemory | undefined
+  /** Requests of the session, this one included. */
+  readonly requestsSoFar: number
+  readonly msSinceLastRequest: number | undefined
+  readonly budget: number
+  readonly factor: number
+  readonly estimator: TokenEstimator
+  readonly extraHeadTokens: number
+}
+
+/**
+ * The break-even decision on this request as the planner will see it (frozen decisions re-applied);
+ * undefined over budget, where the planner's hard limit decides and the path is not priced.
+ */
+export function decideForRequest(input: RequestDecisionInput): EconomyDecision | undefined {
+  const { settings } = input
+  const conversation = describeView({
+    view: input.view,
+    decisions: input.decisions,
+    factor: input.factor,
+    estimator: input.estimator,
+    extraHeadTokens: input.extraHeadTokens,
+    budget: input.budget,
+    cacheTtl: storedTtl(input.memory),
+    msSinceLastRequest: input.msSinceLastRequest,
+  })
+  if (totalTokens(conversation) > conversation.budget) return undefined
+  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar))
+  return decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
+}
+
+/** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */
+export function stableTtlFor(
+  settings: EconomySettings,
+  memory: CadenceMemory | undefined,
+  requestsSoFar: number,
+  headTokens: number,
+): '5m' | '1h' {
+  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar))
+  const choice = chooseStableTtl({ clientSetTtl: false, stableTokens: headTokens, cadence, prices: settings.prices })
+  return choice?.ttl ?? '5m'
+}

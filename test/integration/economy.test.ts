@@ -1,0 +1,82 @@
+import Anthropic from '@anthropic-ai/sdk'
+import { request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { output } from '../helpers/conversations.ts'
+import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
+
+/** A tool loop as an agent sends it: each request resends the history and adds one round of 8,000 characters. */
+function loop(rounds: number): Anthropic.MessageParam[] {
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Task: find the failing test and fix it.' }]
+  for (let index = 0; index < rounds; index++) {
+    const id = `toolu_${index}`
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'bash', input: { step: index } }] })
+    messages.push({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: output('log', 8_000, index) }],
+    })
+  }
+  return messages
+}
+
+async function scrape(stack: Stack): Promise<string> {
+  return (await request(`${stack.proxyUrl}/metrics`)).body.text()
+}
+
+const value = (metrics: string, series: string): number =>
+  Number(
+    metrics
+      .split('\n')
+      .find((line) => line.startsWith(series))
+      ?.split(' ')
+      .at(-1) ?? Number.NaN,
+  )
+
+describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () => {
+  let stack: Stack
+  beforeAll(async () => {
+    stack = await startStack({ config: { economy: { startTokens: 10_000, shortSessionRequests: 4 } } })
+  })
+  afterAll(() => stack.close())
+
+  it('clears old results below budget once the batch pays, counts it by reason, and bills the session', async () => {
+    const anthropic = new Anthropic({
+      baseURL: stack.proxyUrl,
+      apiKey: 'sk-ant-economy',
+      maxRetries: 0,
+      defaultHeaders: { 'x-ctxgate-session': 'economy-1' },
+    })
+    for (let rounds = 1; rounds <= 14; rounds++)
+      await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: loop(rounds) })
+    const logs = requestLogs(stack).filter((line) => line['session'] === 'economy-1')
+    const batches = logs.filter((line) => line['batch'] !== undefined)
+    expect(batches.length).toBeGreaterThan(0)
+    expect(batches[0]?.['batch']).toMatchObject({ reason: 'pays_back' })
+    // Short sessions wait: nothing before the fourth request, whatever its size.
+    expect(logs.slice(0, 3).every((line) => line['batch'] === undefined)).toBe(true)
+    // The mock received the cleared results; the newest three rounds went as sent.
+    const sent = JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}') as { messages: Anthropic.MessageParam[] }
+    const results = sent.messages
+      .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+      .filter((block): block is Anthropic.ToolResultBlockParam => block.type === 'tool_result')
+    expect(String(results[0]?.content)).toMatch(/^\[ctxgate/)
+    expect(results.slice(-3).every((block) => String(block.content).length === 8_000)).toBe(true)
+    const metrics = await scrape(stack)
+    expect(value(metrics, 'ctxgate_edit_batches_total{provider="anthropic",reason="pays_back"}')).toBe(batches.length)
+    expect(value(metrics, 'ctxgate_edit_batches_total{provider="anthropic",reason="over_budget"}')).toBe(0)
+    expect(
+      value(metrics, 'ctxgate_billed_dollars_total{provider="anthropic",model="claude-sonnet-4-5"}'),
+    ).toBeGreaterThan(0)
+    await eventually(async () => {
+      const session = (await (await request(`${stack.proxyUrl}/ctxgate/sessions/economy-1`)).body.json()) as Record<
+        string,
+        number
+      >
+      expect(session['turns']).toBe(14)
+      expect(session['billedTokens']).toBeGreaterThan(0)
+      expect(session['uneditedBilledTokens']).toBeGreaterThan(session['billedTokens'] as number)
+      expect(session['dollars']).toBeGreaterThan(0)
+      expect(session['uneditedDollars']).toBeGreaterThan(session['dollars'] as number)
+      expect(session['unpricedTurns']).toBe(0)
+    })
+  })
+})

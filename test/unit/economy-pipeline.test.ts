@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest'
+import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/economy/types.ts'
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
+import { systemNote } from '../../src/rewrite/notes.ts'
+import { runPipeline, type ConversationMemory, type PipelineInput } from '../../src/rewrite/pipeline.ts'
+import type { ChatView } from '../../src/rewrite/types.ts'
+import { testPolicy, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
+
+const estimator = new TokenEstimator()
+const minute = 60_000
+const policy: EconomyPolicy = { ...defaultEconomyPolicy, startTokens: 20_000 }
+
+const rounds = (count: number, tokens: number): ViewStep[] =>
+  Array.from({ length: count }, (_, index) => viewRound(tokens, `r${index}`))
+
+/** A session that has sent `requests` requests, 30 s apart, growing 2,500 tokens each. */
+const session = (requests: number, overrides: Partial<ConversationMemory> = {}): ConversationMemory => ({
+  decisions: { results: {} },
+  requests,
+  lastSeen: 0,
+  messageCount: 1,
+  economy: { growth: Array.from({ length: 16 }, () => 2_500), gapsMs: Array.from({ length: 16 }, () => 30_000) },
+  ...overrides,
+})
+
+function run(view: ChatView, memory: ConversationMemory | undefined, overrides: Partial<PipelineInput> = {}) {
+  const outcome = runPipeline({
+    view,
+    memory,
+    limits: { window: 200_000, budget: 180_000 },
+    policy: testPolicy,
+    factor: 1,
+    estimator,
+    note: { text: systemNote, tokens: 90 },
+    economy: { prices: anthropicMultipliers, policy },
+    now: 30_000,
+    ...overrides,
+  })
+  if (outcome.kind !== 'rewritten') throw new Error(outcome.message)
+  return outcome
+}
+
+// 100 head + 20 task + 40 rounds of (15 + 4 + 3 + 2,400): 97,000 tokens, well under the 180k budget.
+const long = viewOf(rounds(40, 2_400))
+
+describe('the cache-priced economy through the pipeline', () => {
+  it('clears every old result below budget when the batch pays for its cache rewrite, and freezes it', () => {
+    expect(viewTokens(long)).toBe(97_000)
+    const outcome = run(long, session(40))
+    expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
+    expect(outcome.batch?.expectedNetSaving).toBeGreaterThan(0.25 * (outcome.batch?.oneTimeCost ?? 0))
+    // Rounds 0–36 are cleared; the newest 3 stay whole.
+    expect(outcome.report.cleared).toBe(37)
+    const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    expect(cleared).not.toContain('r37')
+    expect(cleared).not.toContain('r39')
+    expect(Object.keys(outcome.next.decisions.results)).toHaveLength(37)
+    expect(outcome.noteOn).toBe(true)
+    // The next request re-applies the batch as frozen: no new batch, the prefix holds.
+    const grown = viewOf(rounds(41, 2_400))
+    const next = run(grown, { ...outcome.next, requests: 41, lastSeen: 30_000 }, { now: 60_000 })
+    expect(next.batch).toBeUndefined()
+    expect(next.report).toMatchObject({ newBatch: false, cleared: 37 })
+    expect(next.prefixBreak).toBeUndefined()
+  })
+
+  it('leaves a short session alone below budget, however large', () => {
+    const outcome = run(long, session(3))
+    expect(outcome).toMatchObject({ batch: undefined, waited: 'short_session' })
+    expect(outcome.edits).toHaveLength(0)
+  })
+
+  it('does not edit below the start point', () => {
+    const outcome = run(viewOf(rounds(7, 2_400)), session(40))
+    expect(outcome).toMatchObject({ batch: undefined, waited: 'under_start' })
+  })
+
+  it('waits when too few requests are ahead for the batch to pay back', () => {
+    // Priced over this request alone: 87,320 tokens × 0.1 saved once is less than the rewrite (≈ 11,100).
+    const tight = run(long, session(40), {
+      economy: { prices: anthropicMultipliers, policy: { ...policy, horizonCap: 0 } },
+    })
+    expect(tight).toMatchObject({ batch: undefined, waited: 'waiting_pays_more' })
+  })
+
+  it('applies the batch for free when the cache has expired since the previous request', () => {
+    const previous = run(viewOf(rounds(39, 2_400)), undefined, { economy: undefined }).next
+    const outcome = run(long, { ...session(40), ...previous, requests: 40, lastSeen: 0 }, { now: 6 * minute })
+    expect(outcome.batch).toMatchObject({ reason: 'cold_cache', oneTimeCost: 0 })
+    // The miss is the TTL's, not the batch's: the whole prefix had to be written again anyway.
+    expect(outcome.prefixBreak).toBe('ttl_expired')
+  })
+
+  it('leaves over-budget requests to the configured plan, counted as over_budget', () => {
+    const outcome = run(long, session(40), { limits: { window: 200_000, budget: 90_000 } })
+    expect(outcome.batch).toEqual({ reason: 'over_budget' })
+    expect(outcome.report.estimatedAfter).toBeLessThanOrEqual(90_000 * 0.6)
+  })
+
+  it('never edits a conversation whose context the provider manages', () => {
+    const outcome = run({ ...long, serverManaged: true }, session(40), {
+      limits: { window: 200_000, budget: Number.POSITIVE_INFINITY },
+    })
+    expect(outcome).toMatchObject({ batch: undefined, waited: undefined })
+    expect(outcome.edits).toHaveLength(0)
+  })
+
+  it('edits nothing below budget under budget-only', () => {
+    const outcome = run(long, session(40), { economy: undefined })
+    expect(outcome).toMatchObject({ batch: undefined, waited: undefined })
+    expect(outcome.edits).toHaveLength(0)
+  })
+
+  it('never clears the results of excluded tools below budget', () => {
+    const named: ChatView = {
+      ...long,
+      messages: long.messages.map((message) => ({
+        ...message,
+        toolCallNames: message.toolCallIds.map((id) => (Number(id.slice(1)) % 2 === 0 ? 'memory' : 'bash')),
+      })),
+    }
+    const outcome = run(named, session(40), {
+      economy: { prices: anthropicMultipliers, policy: { ...policy, excludeTools: ['memory'] } },
+    })
+    expect(outcome.batch?.reason).toBe('pays_back')
+    const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    expect(cleared.length).toBeGreaterThan(0)
+    for (const id of cleared) expect(Number(id.slice(1)) % 2).toBe(1)
+  })
+
+  it('puts a one-hour TTL on the stable head when the session pauses past five minutes', () => {
+    const pausing = session(40, {
+      economy: {
+        growth: [100],
+        gapsMs: Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? 20 : 0.5) * minute),
+      },
+    })
+    expect(run(viewOf(rounds(3, 500)), pausing).stableTtl).toBe('1h')
+    expect(run(viewOf(rounds(3, 500)), session(40)).stableTtl).toBe('5m')
+    expect(run(viewOf(rounds(3, 500)), pausing, { economy: undefined }).stableTtl).toBe('5m')
+  })
+
+  it('remembers growth and gaps, bounded, and reads a state stored before the economy as empty', () => {
+    const old = { decisions: { results: {} }, requests: 5, lastSeen: 10_000, messageCount: 1 }
+    let outcome = run(viewOf(rounds(2, 500)), old, { now: 40_000 })
+    expect(outcome.next.economy).toMatchObject({ growth: [], gapsMs: [30_000], cacheTtl: '5m' })
+    let memory: ConversationMemory = { ...outcome.next, requests: 6, lastSeen: 40_000 }
+    for (let step = 3; step < 25; step++) {
+      outcome = run(viewOf(rounds(step, 500)), memory, { now: memory.lastSeen! + 1_000 })
+      memory = { ...outcome.next, requests: step + 4, lastSeen: memory.lastSeen! + 1_000 }
+    }
+    expect(memory.economy?.growth).toHaveLength(16)
+    expect(new Set(memory.economy?.growth)).toEqual(new Set([522]))
+    expect(memory.economy?.gapsMs).toHaveLength(16)
+    const garbled = { ...memory, economy: { growth: 'x', gapsMs: [null, 5], unedited: 'y' } } as never
+    // Malformed entries are dropped; a clock behind the stored one (another replica's) adds no gap.
+    expect(run(viewOf(rounds(3, 500)), garbled).next.economy).toMatchObject({ growth: [], gapsMs: [5] })
+  })
+
+  it('tells a model change from the other causes of a cache miss', () => {
+    const first = run(viewOf(rounds(2, 500)), undefined)
+    const memory = { ...first.next, requests: 1, lastSeen: 0 }
+    expect(run({ ...viewOf(rounds(3, 500)), model: 'other-model' }, memory).prefixBreak).toBe('model_changed')
+    expect(run(viewOf(rounds(3, 500)), memory).prefixBreak).toBeUndefined()
+  })
+})
