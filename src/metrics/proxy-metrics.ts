@@ -218,18 +218,29 @@ export class ModelLabels {
 
 /** Adds one answer's usage to the token counters, the OTel histogram included. */
 export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {
-  const kinds: [string, number][] = [
-    ['input', usage.inputTokens],
-    ['cache_read', usage.cacheReadTokens],
-    ['cache_write_5m', usage.cacheWrite5mTokens],
-    ['cache_write_1h', usage.cacheWrite1hTokens],
-    ['output', usage.outputTokens],
-  ]
-  for (const [kind, value] of kinds) if (value > 0) metrics.tokens.inc({ provider, model, kind }, value)
+  countTokens(metrics, provider, model, 'input', usage.inputTokens)
+  countTokens(metrics, provider, model, 'cache_read', usage.cacheReadTokens)
+  countTokens(metrics, provider, model, 'cache_write_5m', usage.cacheWrite5mTokens)
+  countTokens(metrics, provider, model, 'cache_write_1h', usage.cacheWrite1hTokens)
+  countTokens(metrics, provider, model, 'output', usage.outputTokens)
   const input = usage.inputTokens + usage.cacheReadTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens
-  const labels = { gen_ai_operation_name: 'chat', gen_ai_provider_name: provider, gen_ai_request_model: model }
-  metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'input' }, input)
-  metrics.genAiTokens.observe({ ...labels, gen_ai_token_type: 'output' }, usage.outputTokens)
+  observeGenAiTokens(metrics, provider, model, 'input', input)
+  observeGenAiTokens(metrics, provider, model, 'output', usage.outputTokens)
+}
+
+function countTokens(metrics: ProxyMetrics, provider: string, model: string, kind: string, value: number): void {
+  if (value > 0) metrics.tokens.inc({ provider, model, kind }, value)
+}
+
+// Label objects written out whole: `{ ...labels, extra }` made a new hidden class per call on Node 20 (GC time).
+function observeGenAiTokens(metrics: ProxyMetrics, provider: string, model: string, type: string, value: number): void {
+  const labels = {
+    gen_ai_operation_name: 'chat',
+    gen_ai_provider_name: provider,
+    gen_ai_request_model: model,
+    gen_ai_token_type: type,
+  }
+  metrics.genAiTokens.observe(labels, value)
 }
 
 const providerNames = Object.keys(providers)
