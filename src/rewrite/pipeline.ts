@@ -88,7 +88,8 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const planned = planRewrite({
-    view: { ...view, headTokens: view.headTokens + noteTokens },
+    // Not `{ ...view, headTokens }`: on Node 20 that gives every request's view its own hidden class.
+    view: Object.assign({}, view, { headTokens: view.headTokens + noteTokens }),
     decisions: memory?.decisions ?? noDecisions,
     budget,
     policy: input.policy,
