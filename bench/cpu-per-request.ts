@@ -1,21 +1,27 @@
 /**
  * CPU time each proxy process spends per request (user + system, from /proc), at a moderate,
  * steady load of 8 concurrent 2 KB requests: steadier than req/s on a shared 2-core machine, and
- * the number that decides how many agents one sidecar core can serve. With a baseline (another
- * checkout's built dist/cli.js), the two builds run side by side in the same run.
- * Usage: tsx bench/cpu-per-request.ts [requests-per-round=3000] [rounds=7] [baseline-cli.js]
+ * the number that decides how many agents one sidecar core can serve. With baselines (other
+ * checkouts' built dist/cli.js), all builds run side by side in the same run.
+ * Usage: tsx bench/cpu-per-request.ts [requests-per-round=3000] [rounds=7] [[label=]baseline-cli.js ...]
  */
 import { Agent, request } from 'undici'
 import { cpuTimeMs, percentile, startCtxgate, startMockProcess, startNodeFloor, type Target } from './peers.ts'
 
 const perRound = Number(process.argv[2] ?? 3_000)
 const rounds = Number(process.argv[3] ?? 7)
-const baseline = process.argv[4]
+// Each further argument is another build, `label=path` or just a path (labelled "baseline").
+const baselines = process.argv.slice(4).map((argument) => {
+  const split = argument.indexOf('=')
+  return split > 0
+    ? { label: argument.slice(0, split), cli: argument.slice(split + 1) }
+    : { label: 'baseline', cli: argument }
+})
 
 const mock = await startMockProcess()
 const targets: Target[] = [await startNodeFloor(mock.url)]
 for (const rewrite of [false, true]) {
-  if (baseline) targets.push(await startCtxgate(mock.url, rewrite, { other: { cli: baseline, label: 'baseline' } }))
+  for (const other of baselines) targets.push(await startCtxgate(mock.url, rewrite, { other }))
   targets.push(await startCtxgate(mock.url, rewrite))
 }
 const agent = new Agent({ connections: 16 })

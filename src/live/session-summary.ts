@@ -98,7 +98,10 @@ export function pastCompactPointAfter(event: LiveEvent, wasPastCompactPoint: boo
 
 export const zeroCounters: Counters = Object.fromEntries(counterFields.map((field) => [field, 0])) as Counters
 
-/** The session's summary after one more request. */
+/**
+ * The session's summary after one more request. Written out field by field (the type checks none is
+ * missing): built with Object.fromEntries and a spread, it cost a new hidden class per request on Node 20.
+ */
 export function addEvent(
   previous: SessionSummary | undefined,
   event: LiveEvent,
@@ -107,9 +110,23 @@ export function addEvent(
   const wasPast = (previous?.pastCompactPoint ?? 0) === 1
   const added = countersOf(event, wasPast, priceTable)
   const base = previous ?? zeroCounters
-  const counters = Object.fromEntries(counterFields.map((field) => [field, base[field] + added[field]])) as Counters
   return {
-    ...counters,
+    requests: base.requests + added.requests,
+    errors: base.errors + added.errors,
+    inputTokens: base.inputTokens + added.inputTokens,
+    cacheWrite5mTokens: base.cacheWrite5mTokens + added.cacheWrite5mTokens,
+    cacheWrite1hTokens: base.cacheWrite1hTokens + added.cacheWrite1hTokens,
+    cacheReadTokens: base.cacheReadTokens + added.cacheReadTokens,
+    outputTokens: base.outputTokens + added.outputTokens,
+    billedTokens: base.billedTokens + added.billedTokens,
+    uneditedBilledTokens: base.uneditedBilledTokens + added.uneditedBilledTokens,
+    dollars: base.dollars + added.dollars,
+    uneditedDollars: base.uneditedDollars + added.uneditedDollars,
+    unpricedRequests: base.unpricedRequests + added.unpricedRequests,
+    tokensRemoved: base.tokensRemoved + added.tokensRemoved,
+    editBatches: base.editBatches + added.editBatches,
+    refusalsAvoided: base.refusalsAvoided + added.refusalsAvoided,
+    compactionsAvoided: base.compactionsAvoided + added.compactionsAvoided,
     session: event.session,
     client: event.client,
     model: event.model,

@@ -179,7 +179,8 @@ function planWithEconomy(
 ): { readonly planned: RewriteOutcome; readonly decision: EconomyDecision | undefined } {
   const plan = (batch?: readonly string[]): RewriteOutcome =>
     planRewrite({
-      view: { ...input.view, headTokens: input.view.headTokens + sizes.noteTokens },
+      // Not `{ ...view, headTokens }`: on Node 20 that gives every request's view its own hidden class.
+      view: Object.assign({}, input.view, { headTokens: input.view.headTokens + sizes.noteTokens }),
       decisions: input.memory?.decisions ?? noDecisions,
       budget: sizes.budget,
       policy: input.policy,

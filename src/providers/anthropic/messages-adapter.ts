@@ -157,8 +157,14 @@ function resultView(block: Block, message: number, tokens: number): ToolResultVi
 
 function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageView {
   let hash: string | undefined
+  // Fields written out: `{ ...fields, get hash() }` gave every message view its own hidden class on Node 20.
   return {
-    ...fields,
+    role: fields.role,
+    tokens: fields.tokens,
+    startsUserTurn: fields.startsUserTurn,
+    toolCallIds: fields.toolCallIds,
+    toolResults: fields.toolResults,
+    hasThinking: fields.hasThinking,
     get hash() {
       hash ??= hashText(JSON.stringify(message))
       return hash
