@@ -163,6 +163,7 @@ function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageV
     tokens: fields.tokens,
     startsUserTurn: fields.startsUserTurn,
     toolCallIds: fields.toolCallIds,
+    toolCallNames: fields.toolCallNames,
     toolResults: fields.toolResults,
     hasThinking: fields.hasThinking,
     get hash() {
