@@ -1,27 +1,29 @@
 /**
- * Offline simulator of the cache-priced economy: replays every run in ../shared/traces request by
+ * Offline simulator of the cache-priced economy: replays every run in a traces folder request by
  * request through the fake upstream's prompt cache (no sockets, exact counts of the fake upstream)
  * under today's budget-only clearing, the trigger-and-target baseline and the cache-priced policy,
  * with and without client cache marks, at the full window and at 64k. Prints billed-equivalent
  * input (input + 1.25 × 5m write + 2 × 1h write + 0.1 × read) per run and in total, ÷ the careful
  * agent (rolling marks) sent direct at the full window, then the curve of the billed ratio against
  * the below-budget start point. The authoritative numbers come from bench/replay-traces.ts.
- * Usage: npx tsx bench/economy-sim.ts [--traces DIR] [--runs] [--curve-only]
+ * Usage: npx tsx bench/economy-sim.ts --traces DIR [--runs] [--curve-only]; without DIR it says where
+ * the public runs come from (the same folder layout as bench/replay-traces.ts reads).
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildAnthropicRequests, type ClientCache } from '../src/replay/build-requests.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
+import { howToGetTraces } from './public-traces.ts'
 import type { Json } from './economy/describe.ts'
 import { budgetOnly, cachePriced, direct, triggerTarget, type RemainingEstimate } from './economy/policies.ts'
 import { addBilled, billedEquivalent, emptyBilled, simulateRun, type Billed, type Policy } from './economy/simulate.ts'
 
 const tracesFlag = process.argv.indexOf('--traces')
-const tracesDirectory =
-  tracesFlag > 0 ? (process.argv[tracesFlag + 1] ?? '') : new URL('../../shared/traces/', import.meta.url).pathname
-if (!existsSync(tracesDirectory)) {
-  console.log(`no traces at ${tracesDirectory}; nothing to simulate`)
-  process.exit(0)
+const tracesDirectory = tracesFlag > 0 ? (process.argv[tracesFlag + 1] ?? '') : ''
+if (tracesDirectory === '' || !existsSync(tracesDirectory)) {
+  if (tracesDirectory !== '') console.error(`${tracesDirectory} is not a folder\n`)
+  process.stderr.write(howToGetTraces())
+  process.exit(2)
 }
 const files = ['claude-code', 'openhands', 'mini-swe-agent'].flatMap((folder) =>
   readdirSync(join(tracesDirectory, folder))
