@@ -1,18 +1,11 @@
 import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
+import { anthropicMultipliers, billedInputTokens } from '../rewrite/economy/prices.ts'
 
 export { zeroUsage, type Usage }
 
-/** Prices relative to uncached input, as Anthropic publishes them: 5-minute write 1.25×, 1-hour write 2×, read 0.1×. */
-export const priceFactors = { input: 1, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 } as const
-
-/** Input tokens as if every one were billed at the uncached price. */
+/** Input tokens as if every one were billed at the uncached price, at Anthropic's published multipliers (5-minute write 1.25×, 1-hour write 2×, read 0.1×). */
 export function billedEquivalentInput(usage: Usage): number {
-  return (
-    usage.inputTokens * priceFactors.input +
-    usage.cacheWrite5mTokens * priceFactors.cacheWrite5m +
-    usage.cacheWrite1hTokens * priceFactors.cacheWrite1h +
-    usage.cacheReadTokens * priceFactors.cacheRead
-  )
+  return billedInputTokens(usage, anthropicMultipliers)
 }
 
 /** Share of prompt tokens read from cache (0 when nothing was sent). */
