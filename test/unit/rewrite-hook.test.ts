@@ -207,6 +207,22 @@ describe('the rewrite hook on Anthropic Messages', () => {
     expect(passthrough.kind === 'forward' && passthrough.prepared.body.toString()).toBe(JSON.stringify(body))
   })
 
+  it('still fits a Claude Code request that only asks the server to clear thinking (keep: all)', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const body = {
+      ...anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000)))),
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+    }
+    const report = reportOf(await rewrite(body, { 'x-ctxgate-budget': '9000' }))
+    expect(report).toMatchObject({ budget: 9_000, newBatch: true })
+    expect(report.cleared + report.folded).toBeGreaterThan(0)
+    // Clearing tool uses is the server's job once asked for: then ctxgate leaves the content alone.
+    const managed = { ...body, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } }
+    const fresh = createRewriter('anthropic-messages', 200_000)
+    const left = reportOf(await fresh(managed, { 'x-ctxgate-budget': '9000' }))
+    expect(left.cleared + left.folded + left.droppedMessages).toBe(0)
+  })
+
   it('reads x-ctxgate-mode in any case and takes x-ctxgate-budget only as decimal digits', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))

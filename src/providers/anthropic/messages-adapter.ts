@@ -335,15 +335,22 @@ function blocksOf(message: Json): Json[] {
 }
 
 /**
- * Context editing or compaction asked of the server (`context_management.edits`), or a compaction
- * block the client sends back: the server edits this conversation, so ctxgate must not as well.
+ * Context editing that touches tool results or compacts (`context_management.edits` other than
+ * thinking clearing), or a compaction block the client sends back: the server edits this
+ * conversation's content, so ctxgate must not as well. Clearing thinking alone leaves tool results to
+ * ctxgate (Claude Code sends `clear_thinking_20251015` with `keep: "all"` on every request).
  */
 function managesContext(body: Json): boolean {
   const management = body['context_management']
-  if (isJsonObject(management) && Array.isArray(management['edits']) && management['edits'].length > 0) return true
+  const edits: unknown[] = isJsonObject(management) && Array.isArray(management['edits']) ? management['edits'] : []
+  if (edits.some((edit) => !clearsThinkingOnly(edit))) return true
   return (body['messages'] as unknown[]).some(
     (message) => isJsonObject(message) && blocksOf(message).some((block) => block['type'] === 'compaction'),
   )
+}
+
+function clearsThinkingOnly(edit: unknown): boolean {
+  return isJsonObject(edit) && typeof edit['type'] === 'string' && edit['type'].startsWith('clear_thinking_')
 }
 
 /** Thinking blocks and empty text take no cache_control; compaction blocks stay byte for byte as the server wrote them. */
