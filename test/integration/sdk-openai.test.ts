@@ -59,6 +59,14 @@ describe('OpenAI SDK through ctxgate', () => {
     expect(usage?.completion_tokens).toBeGreaterThan(0)
   })
 
+  it('assembles a streamed chat with the chat.completions.stream() helper', async () => {
+    const completion = await client.chat.completions
+      .stream({ model: 'gpt-5', messages: [{ role: 'user', content: 'Stream with the helper' }] })
+      .finalChatCompletion()
+    expect(completion.choices[0]?.message.content).toContain('mock upstream')
+    expect(completion.choices[0]?.finish_reason).toBe('stop')
+  })
+
   it('round-trips tool calls', async () => {
     const first = await client.chat.completions.create(
       { model: 'gpt-5', tools, messages: [{ role: 'user', content: 'List files' }] },
