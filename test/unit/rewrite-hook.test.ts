@@ -215,12 +215,12 @@ describe('the rewrite hook on Anthropic Messages', () => {
     }
     const report = reportOf(await rewrite(body, { 'x-ctxgate-budget': '9000' }))
     expect(report).toMatchObject({ budget: 9_000, newBatch: true })
-    expect(report.cleared + report.folded).toBeGreaterThan(0)
+    expect(Number(report['cleared']) + Number(report['folded'])).toBeGreaterThan(0)
     // Clearing tool uses is the server's job once asked for: then ctxgate leaves the content alone.
     const managed = { ...body, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } }
     const fresh = createRewriter('anthropic-messages', 200_000)
     const left = reportOf(await fresh(managed, { 'x-ctxgate-budget': '9000' }))
-    expect(left.cleared + left.folded + left.droppedMessages).toBe(0)
+    expect(Number(left['cleared']) + Number(left['folded']) + Number(left['droppedMessages'])).toBe(0)
   })
 
   it('reads x-ctxgate-mode in any case and takes x-ctxgate-budget only as decimal digits', async () => {
