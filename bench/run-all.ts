@@ -9,6 +9,8 @@ const runs: [string, ...string[]][] = [
   ['bench/event-loop-stall.ts', '8'],
   ['bench/latency.ts', '100', '2'],
   ['bench/memory.ts', '1000', '20000'],
+  ['bench/preamble-hold.ts', '200', '0'],
+  ['bench/economy-cpu.ts', '100', '3'],
 ]
 for (const [script, ...args] of runs) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { stdio: 'inherit' })
