@@ -69,7 +69,18 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
     const refusal = refusalFor(request, deps, clientAllowed, closing)
     if (refusal) return refuseWithError(socket, upstreamOf(request), refusal.error, refusal.status)
     const context = { request, socket, head, server, accepted, open, socketId: `ws${++sockets}` }
-    connectUpstream(deps, context)
+    try {
+      connectUpstream(deps, context)
+    } catch (error) {
+      // ws throws synchronously on a handshake it will not send (a duplicated or malformed subprotocol list).
+      const reason = error instanceof Error ? error.message : String(error)
+      deps.logger.warn({ error: reason }, 'websocket upgrade refused')
+      refuseWithError(
+        socket,
+        upstreamOf(request),
+        new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not open this WebSocket: ${reason}`),
+      )
+    }
   })
   app.addHook('preClose', async () => {
     closing = true

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
+import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket, type RawData } from 'ws'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
@@ -248,6 +249,28 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
     const before = upstream.sockets.length
     await expect(openSocket(wsUrl(stack), auth)).rejects.toThrow('refused with 401')
     expect(upstream.sockets.length).toBe(before)
+  })
+
+  it('refuses a duplicated subprotocol list with 400 instead of crashing the process', async () => {
+    const port = Number(new URL(stack.proxyUrl).port)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const raw = connect(port, '127.0.0.1', () =>
+        raw.write(
+          'GET /v1/responses HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+            'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+            `Sec-WebSocket-Protocol: a, a\r\nx-ctxgate-auth: ${clientAuth['x-ctxgate-auth']}\r\n\r\n`,
+        ),
+      )
+      let text = ''
+      raw.on('data', (data: Buffer) => (text += data.toString()))
+      raw.on('close', () => resolve(text))
+      raw.on('error', reject)
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(answer).toContain('x-ctxgate-error-code: CTXGATE_INVALID_REQUEST')
+    const health = await request(`${stack.proxyUrl}/healthz`)
+    expect(health.statusCode).toBe(200)
+    await health.body.dump()
   })
 
   it('relays every upstream message byte for byte, text and binary, parsable or not', async () => {
