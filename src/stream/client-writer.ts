@@ -17,6 +17,8 @@ export class ClientWriter {
       abortUpstream()
     }
     response.once('close', this.#onClose)
+    // The client may have left while the answer was being read (a held preamble, a 400 read for a refit).
+    if (response.destroyed && !response.writableFinished) this.#onClose()
   }
 
   get clientGone(): boolean {
@@ -24,7 +26,8 @@ export class ClientWriter {
   }
 
   async send(chunk: Buffer): Promise<void> {
-    if (chunk.length === 0) return
+    if (chunk.length === 0 || this.#clientGone) return
+    if (this.response.destroyed) return this.#onClose()
     this.#firstWriteAt ??= performance.now()
     this.#bytes += chunk.length
     if (!this.response.write(chunk)) await drained(this.response)
@@ -48,6 +51,8 @@ export class ClientWriter {
 }
 
 function drained(response: ServerResponse): Promise<void> {
+  // A destroyed response never drains: waiting on it would hang the request forever.
+  if (response.destroyed) return Promise.resolve()
   return new Promise((resolve) => {
     const done = (): void => {
       response.off('drain', done)
