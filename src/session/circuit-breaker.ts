@@ -44,6 +44,14 @@ export class CircuitBreaker {
     this.#probing = false
   }
 
+  /**
+   * A call that failed at once (a refused connection): it never counts toward opening a closed
+   * circuit, but a probe that fails so re-opens it, so the probe slot is never left taken.
+   */
+  failedFast(): void {
+    if (this.#probing) this.failed()
+  }
+
   failed(): void {
     this.#probing = false
     this.#failures += 1

@@ -227,6 +227,7 @@ export class RedisSessionStore implements SessionStore {
       this.#options.onError(operation, new Error(`no answer within ${this.#timeoutMs} ms`))
       return undefined
     } catch (error) {
+      this.#breaker.failedFast()
       this.#options.onError(operation, error as Error)
       return undefined
     } finally {

@@ -46,4 +46,25 @@ describe('the store circuit breaker', () => {
     expect(circuit.state()).toBe('closed')
     expect(circuit.tryAcquire()).toBe(true)
   })
+
+  it('prevents a stuck half-open circuit: a probe that fails at once frees the slot and re-opens', () => {
+    const { circuit, advance } = breaker(1, 1_000)
+    circuit.failed()
+    advance(1_000)
+    expect(circuit.tryAcquire()).toBe(true)
+    // The connection dropped meanwhile: the probe is refused at once instead of timing out.
+    circuit.failedFast()
+    expect(circuit.state()).toBe('open')
+    advance(1_000)
+    expect(circuit.tryAcquire()).toBe(true)
+    circuit.succeeded()
+    expect(circuit.state()).toBe('closed')
+  })
+
+  it('does not count calls that fail at once while closed', () => {
+    const { circuit } = breaker(1, 1_000)
+    circuit.failedFast()
+    circuit.failedFast()
+    expect(circuit.state()).toBe('closed')
+  })
 })
