@@ -102,7 +102,8 @@ export class ResponsesSocket {
     try {
       const parsed = parseKeepingNumbers(data.toString('utf8'))
       if (!isJsonObject(parsed.value)) return undefined
-      if (parsed.kept) this.#restores.push(parsed.restore)
+      // Only a response.create's literals can come back in a resend; other messages keep none.
+      if (parsed.kept && parsed.value['type'] === 'response.create') this.#restores.push(parsed.restore)
       return parsed.value
     } catch {
       return undefined

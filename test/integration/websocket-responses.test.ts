@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
-import { request } from 'undici'
+import { request as httpGet } from 'undici'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket, type RawData } from 'ws'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
@@ -268,7 +268,7 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
     })
     expect(answer).toMatch(/^HTTP\/1\.1 400 /)
     expect(answer).toContain('x-ctxgate-error-code: CTXGATE_INVALID_REQUEST')
-    const health = await request(`${stack.proxyUrl}/healthz`)
+    const health = await httpGet(`${stack.proxyUrl}/healthz`)
     expect(health.statusCode).toBe(200)
     await health.body.dump()
   })
