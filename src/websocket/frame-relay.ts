@@ -1,5 +1,8 @@
 import type { RawData, WebSocket } from 'ws'
 
+/** Client messages ctxgate holds while an earlier response is in flight before it stops reading the socket. */
+const maxQueuedClientMessages = 16
+
 /** What a protocol-aware layer may do with the traffic of one socket pair. */
 export interface RelayHooks {
   /** Every client message, in arrival order (the next waits for this one); it decides what goes upstream. */
@@ -38,9 +41,17 @@ export function relayFrames(client: WebSocket, upstream: WebSocket, hooks: Relay
   }
   const onClientMessage = hooks.clientMessage ?? ((data, isBinary) => Promise.resolve(relay.toUpstream(data, isBinary)))
   let inOrder = Promise.resolve()
+  // Messages wait their turn (one response at a time); past a few, stop reading the client until they are sent.
+  let queued = 0
   client.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = asBuffer(data)
-    inOrder = inOrder.then(() => onClientMessage(bytes, isBinary)).catch(() => relay.close(1011, 'ctxgate error'))
+    if (++queued >= maxQueuedClientMessages) client.pause()
+    inOrder = inOrder
+      .then(() => onClientMessage(bytes, isBinary))
+      .catch(() => relay.close(1011, 'ctxgate error'))
+      .finally(() => {
+        if (--queued === maxQueuedClientMessages - 1 && client.readyState === client.OPEN) client.resume()
+      })
   })
   upstream.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = asBuffer(data)
