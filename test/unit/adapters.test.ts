@@ -81,6 +81,21 @@ describe('OpenAI Chat Completions adapter', () => {
 })
 
 describe('OpenAI Responses adapter', () => {
+  it('gives the drop note an input_text part even when message items leave out their type', async () => {
+    const rewrite = createRewriter('openai-responses', 4_000)
+    const filler = (count: number) => Array.from({ length: count }, (_, index) => `word${index}`).join(' ')
+    const input: Json[] = [{ role: 'user', content: [{ type: 'input_text', text: 'Task: do it' }] }]
+    for (let turn = 0; turn < 12; turn++)
+      input.push(
+        { role: 'assistant', content: filler(150) },
+        { role: 'user', content: [{ type: 'input_text', text: `turn ${turn} ${filler(150)}` }] },
+      )
+    const result = await rewrite({ model: 'gpt-x', input })
+    expect(Number(reportOf(result)['droppedMessages'])).toBeGreaterThan(0)
+    const first = (sentBody(result)['input'] as Json[])[0] as { content: Json[] }
+    expect(first.content.map((part) => part['type'])).toEqual(['input_text', 'input_text'])
+  })
+
   it('replaces function_call_output items, never reasoning items, and appends the note to instructions', async () => {
     const rewrite = createRewriter('openai-responses', 20_000)
     const input: Json[] = [{ role: 'user', content: [{ type: 'input_text', text: 'Fix it.' }] }]

@@ -55,7 +55,7 @@ export const openaiChatAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]
     const lead = leadingSystemCount(all)
-    const rest = editList(all.slice(lead), options.edits, replaceResult)
+    const rest = editList(all.slice(lead), options.edits, replaceResult, 'text')
     const head = all.slice(0, lead)
     const hasNote = all.some((message) => message['content'] === options.systemNote)
     const note =

@@ -20,22 +20,24 @@ export function editList(
   rest: readonly Json[],
   edits: readonly Edit[],
   replaceResult: (item: Json, replacements: ReadonlyMap<string, string>) => Json,
+  notePartType: 'text' | 'input_text',
 ): Json[] {
   const replacements = new Map<string, string>()
   for (const edit of edits) if (edit.kind === 'replace-tool-result') replacements.set(edit.id, edit.text)
   let out = replacements.size === 0 ? [...rest] : rest.map((item) => replaceResult(item, replacements))
   const drop = edits.find((edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages')
-  if (drop && out[0]) out = [withNote(out[0], drop.note), ...out.slice(drop.to)]
+  if (drop && out[0]) out = [withNote(out[0], drop.note, notePartType), ...out.slice(drop.to)]
   return out
 }
 
-export function withNote(first: Json, note: string): Json {
+/** The note joins the first entry; a list of parts gets one more of the format's text type (Chat `text`, Responses `input_text`). */
+export function withNote(first: Json, note: string, partType: 'text' | 'input_text'): Json {
   const content = first['content']
   if (typeof content === 'string') return { ...first, content: `${content}\n\n${note}` }
   if (Array.isArray(content))
     return {
       ...first,
-      content: [...content, { type: first['type'] === 'message' ? 'input_text' : 'text', text: note }],
+      content: [...content, { type: partType, text: note }],
     }
   return { ...first, content: note }
 }

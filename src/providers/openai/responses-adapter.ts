@@ -62,7 +62,7 @@ export const openaiResponsesAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const items = inputItems(body)
     const lead = leadingSystemCount(items)
-    const rest = editList(items.slice(lead), options.edits, replaceOutput)
+    const rest = editList(items.slice(lead), options.edits, replaceOutput, 'input_text')
     // The client's own input (list or string) when no edit touched it, so the body reads as "fields added only".
     const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : body['input'] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
