@@ -32,11 +32,13 @@ export const conversationMargin = 1.03
 
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
+  /** `ratioKey`: where the model-wide ratios live (the family, per tenant when clients authenticate). */
   load(
+    ratioKey: string,
     family: string,
     scope: string,
   ): Promise<{ readonly ratios: readonly number[]; readonly limit?: number } | undefined>
-  pushRatio(family: string, ratio: number, keep: number): Promise<void>
+  pushRatio(ratioKey: string, ratio: number, keep: number): Promise<void>
   pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void>
   clearLimit(family: string, scope: string): Promise<void>
 }
@@ -70,9 +72,10 @@ export class Calibration {
   async refresh(model: string, scope: string): Promise<void> {
     if (!this.#sync) return
     const family = modelFamily(model)
-    const shared = await this.#sync.load(family, scope)
+    const key = ratioKey(family, scope)
+    const shared = await this.#sync.load(key, family, scope)
     if (!shared) return
-    if (shared.ratios.length > 0) this.#ratios.set(family, shared.ratios.map(clampRatio))
+    if (shared.ratios.length > 0) this.#ratios.set(key, shared.ratios.map(clampRatio))
     // The shared copy wins either way: another replica may have corrected or expired it.
     if (shared.limit !== undefined) this.#remember(`${scope}\n${family}`, shared.limit)
     else this.#limits.delete(`${scope}\n${family}`)
@@ -107,12 +110,14 @@ export class Calibration {
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
     if (conversation !== undefined) this.#rememberConversation(`${conversation}\n${family}`, ratio)
-    const ratios = this.#ratios.get(family) ?? []
+    const key = ratioKey(family, scope)
+    const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
     if (ratios.length > window) ratios.shift()
-    this.#ratios.set(family, ratios)
+    this.#ratios.set(key, ratios)
+    if (this.#ratios.size > maxConversations) this.#ratios.delete(this.#ratios.keys().next().value as string)
     const corrected = scope === undefined ? undefined : this.#correctLimit(model, family, actual, scope)
-    await Promise.all([this.#sync?.pushRatio(family, ratio, window), corrected])
+    await Promise.all([this.#sync?.pushRatio(key, ratio, window), corrected])
   }
 
   /**
@@ -122,9 +127,9 @@ export class Calibration {
    * is sized with the larger of its own and the model's factor, since new content may be of
    * another kind. Before its first answer, the model's factor sizes everything.
    */
-  factor(model: string, conversation?: string, freshShare = 0): number {
+  factor(model: string, conversation?: string, freshShare = 0, scope?: string): number {
     const family = modelFamily(model)
-    const ratios = this.#ratios.get(family)
+    const ratios = this.#ratios.get(ratioKey(family, scope))
     const modelWide = !ratios || ratios.length === 0 ? defaultFactor : Math.max(...ratios) * 1.02
     const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation}\n${family}`)
     if (!own || own.length === 0) return modelWide
@@ -133,8 +138,8 @@ export class Calibration {
     return seen * (1 - fresh) + Math.max(seen, modelWide) * fresh
   }
 
-  samples(model: string): number {
-    return this.#ratios.get(modelFamily(model))?.length ?? 0
+  samples(model: string, scope?: string): number {
+    return this.#ratios.get(ratioKey(modelFamily(model), scope))?.length ?? 0
   }
 
   async #correctLimit(model: string, family: string, actual: number, scope: string): Promise<void> {
@@ -163,4 +168,13 @@ export class Calibration {
 
 function clampRatio(ratio: number): number {
   return Number.isFinite(ratio) ? Math.min(maxRatio, Math.max(minRatio, ratio)) : 1
+}
+
+/**
+ * Where a model's shared ratios live: per tenant when clients authenticate (one tenant's hard-to-
+ * estimate content never tightens another's budget), else one pool for all (without client auth
+ * every client is trusted alike; see the README's trust model).
+ */
+function ratioKey(family: string, scope: string | undefined): string {
+  return scope?.startsWith('tenant:') ? `${scope}\n${family}` : family
 }

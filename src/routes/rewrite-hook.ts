@@ -74,7 +74,12 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
   const state = await loadState(deps, identity.conversationKey)
-  const factor = deps.calibration.factor(view.model, identity.conversationKey, freshShare(view, state))
+  const factor = deps.calibration.factor(
+    view.model,
+    identity.conversationKey,
+    freshShare(view, state),
+    identity.limitScope,
+  )
   const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
     ...pipelineInput(request, read.chat, identity.limitScope),

@@ -55,7 +55,7 @@ export class RedisSessionStore implements SessionStore {
   #knownSize = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
-    load: (family, scope) => this.#loadCalibration(family, scope),
+    load: (ratioKey, family, scope) => this.#loadCalibration(ratioKey, family, scope),
     pushRatio: (family, ratio, keep) => this.#pushRatio(family, ratio, keep),
     pushLimit: (family, scope, limit, ttlMs) => this.#pushLimit(family, scope, limit, ttlMs),
     clearLimit: async (family, scope) => {
@@ -120,11 +120,12 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async #loadCalibration(
+    ratioKey: string,
     family: string,
     scope: string,
   ): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
     const result = await this.#run('calibration-load', () =>
-      this.#redis.multi().lrange(`cal:${family}`, 0, -1).get(`limit:${family}:${scope}`).exec(),
+      this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(`limit:${family}:${scope}`).exec(),
     )
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Calibration, maxRatio, minRatio, type CalibrationSync } from '../../src/rewrite/calibration.ts'
+import { Calibration, defaultFactor, maxRatio, minRatio, type CalibrationSync } from '../../src/rewrite/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const window = 200_000
@@ -70,11 +70,21 @@ describe('calibration bounds what one request can teach', () => {
     expect(calibration.limit(model, 'tenant:a')).toBeUndefined()
   })
 
+  it('prevents one tenant’s hard-to-estimate content from tightening another tenant’s budget', async () => {
+    const calibration = new Calibration()
+    for (let index = 0; index < 10; index++) await calibration.record(model, 1_000, 2_000, 'tenant:a')
+    expect(calibration.factor(model, undefined, 0, 'tenant:a')).toBeCloseTo(maxRatio * 1.02)
+    expect(calibration.factor(model, undefined, 0, 'tenant:b')).toBe(defaultFactor)
+    // Without client authentication every client shares one pool (the documented trust model).
+    await calibration.record(model, 1_000, 1_500, 'conversation:x')
+    expect(calibration.factor(model, undefined, 0, 'conversation:y')).toBeCloseTo(1.5 * 1.02)
+  })
+
   it('shares the bounded values, scoped and with a TTL, and takes in a correction made elsewhere', async () => {
     const shared = new Map<string, number>()
     const pushed: unknown[] = []
     const sync: CalibrationSync = {
-      load: async (family, scope) => {
+      load: async (_ratioKey, family, scope) => {
         const limit = shared.get(`${family}|${scope}`)
         return limit === undefined ? { ratios: [50] } : { ratios: [50], limit }
       },
