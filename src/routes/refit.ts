@@ -24,7 +24,7 @@ export async function refitIfTooLong(
   if (read.cut || !readRefusal || !prepared.refit) return { reply: asReply, prepared }
   const refusal = readRefusal(read.body)
   if (!refusal) return { reply: asReply, prepared }
-  const smaller = await prepared.refit(refusal)
+  const smaller = await planSmaller(prepared, refusal)
   if (!smaller) return { reply: asReply, prepared }
   return { reply: await sendWithRetries({ ...call, body: smaller.body }), prepared: smaller }
 }
@@ -76,7 +76,7 @@ export async function refitIfRefused(
     return { reply, prepared }
   const verdict = await readPastPreamble(reply, streamRefusal)
   if (verdict.kind === 'relay' || !prepared.refit) return { reply: verdict.reply, prepared }
-  const smaller = await prepared.refit(verdict.refusal)
+  const smaller = await planSmaller(prepared, verdict.refusal)
   if (!smaller) return { reply: verdict.reply, prepared }
   abandon(reply.rest)
   return { reply: await sendWithRetries({ ...call, body: smaller.body }), prepared: smaller }
@@ -90,4 +90,16 @@ function isEventStream(contentType: string | string[] | undefined): boolean {
 /** The refused stream is never read again: its body is drained (bounded) so the connection can be reused. */
 function abandon(rest: AsyncIterator<Buffer>): void {
   if ('discard' in rest && typeof rest.discard === 'function') (rest as { discard(): void }).discard()
+}
+
+/** The smaller request, or none when re-planning fails: the upstream's own refusal then goes to the client (fail open). */
+async function planSmaller(
+  prepared: Prepared,
+  refusal: Parameters<NonNullable<Prepared['refit']>>[0],
+): Promise<Prepared | undefined> {
+  try {
+    return await prepared.refit?.(refusal)
+  } catch {
+    return undefined
+  }
 }

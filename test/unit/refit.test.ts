@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest'
+import type { Prepared } from '../../src/model-call/prepared.ts'
+import { refitIfTooLong } from '../../src/routes/refit.ts'
+import type { UpstreamCall, UpstreamReply } from '../../src/upstream/send-with-retries.ts'
+
+const refusal = Buffer.from('{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}')
+
+function reply(): UpstreamReply {
+  const done: AsyncIterator<Buffer> = { next: async () => ({ done: true, value: undefined }) }
+  return { status: 400, headers: {}, firstChunk: refusal, rest: done, attempts: 1, exhausted: false, firstByteMs: 1 }
+}
+
+describe('the refit after a length refusal', () => {
+  it('prevents a failing re-plan from becoming a 500: the upstream refusal goes to the client as it was', async () => {
+    const prepared: Prepared = {
+      body: Buffer.from('{}'),
+      refit: async () => {
+        throw new Error('re-plan failed')
+      },
+    }
+    const result = await refitIfTooLong(reply(), prepared, {} as UpstreamCall, () => ({}))
+    expect(result.prepared).toBe(prepared)
+    expect(result.reply.status).toBe(400)
+    expect(result.reply.firstChunk?.toString()).toBe(refusal.toString())
+  })
+})
