@@ -54,6 +54,8 @@ interface HookRequest {
   readonly isRefit: boolean
   /** On a refit: the limit the upstream just named, planned with for this one request. */
   readonly toldLimit?: number
+  /** On a refit: the conversation as it was before the refused request, which does not count as a turn. */
+  readonly memoryBefore?: { readonly state: ConversationState | undefined }
 }
 
 /** A chat request this hook can rewrite, parsed and viewed. */
@@ -73,7 +75,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { json, view, large } = read.chat
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
   await refreshCalibration(deps, view.model, identity.limitScope)
-  const state = await loadState(deps, identity.conversationKey)
+  const state = request.memoryBefore ? request.memoryBefore.state : await loadState(deps, identity.conversationKey)
   const factor = deps.calibration.factor(
     view.model,
     identity.conversationKey,
@@ -121,6 +123,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
           refit: refitFor(request, read.chat, identity, {
             sentEstimate,
             planned: outcome.report.estimatedAfter,
+            state,
           }),
         }),
   }
@@ -264,7 +267,7 @@ function refitFor(
   request: HookRequest,
   chat: ReadChat,
   identity: { readonly limitScope: string; readonly conversationKey: string },
-  sent: { readonly sentEstimate: number; readonly planned: number },
+  sent: { readonly sentEstimate: number; readonly planned: number; readonly state: ConversationState | undefined },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
@@ -277,7 +280,12 @@ function refitFor(
     const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
-    const again = await prepareChat({ ...request, isRefit: true, ...(limit === undefined ? {} : { toldLimit: limit }) })
+    const again = await prepareChat({
+      ...request,
+      isRefit: true,
+      memoryBefore: { state: sent.state },
+      ...(limit === undefined ? {} : { toldLimit: limit }),
+    })
     return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
   }
 }

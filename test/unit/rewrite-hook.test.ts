@@ -223,6 +223,17 @@ describe('the rewrite hook on Anthropic Messages', () => {
     expect(Number(left['cleared']) + Number(left['folded']) + Number(left['droppedMessages'])).toBe(0)
   })
 
+  it('does not count a refused request as a turn: its refit and the next request see the conversation as before', async () => {
+    const rewrite = createRewriter('anthropic-messages', 200_000)
+    const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
+    const first = await rewrite(body)
+    if (first.kind !== 'forward' || !first.prepared.refit) throw new Error('expected a refittable request')
+    const refit = await first.prepared.refit({ actualTokens: 60_000, limit: 50_000 })
+    expect(refit?.log?.['turn']).toBe(1)
+    const next = await rewrite(body)
+    expect(next.kind === 'forward' && next.prepared.log?.['turn']).toBe(2)
+  })
+
   it('reads x-ctxgate-mode in any case and takes x-ctxgate-budget only as decimal digits', async () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
