@@ -217,6 +217,7 @@ function economyDecision(
     factor: input.factor,
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
+    noteSwitchesOn: input.note !== undefined && input.memory?.noteOn !== true,
   })
 }
 

@@ -138,6 +138,21 @@ describe('break-even decision', () => {
     expect(decision.expectedNetSaving).toBeGreaterThan(decision.oneTimeCost)
   })
 
+  it('prices a first batch that also switches the system note on from the head, not from its edit point', () => {
+    const priced = (batchRewritesHead: boolean) =>
+      decideBatch({
+        conversation: conversation(40, 2_400, { batchRewritesHead }),
+        cadence: steady,
+        prices: anthropicMultipliers,
+        policy,
+      })
+    const later = priced(false)
+    const first = priced(true)
+    if (later.kind !== 'batch' || first.kind !== 'batch') throw new Error('expected batches')
+    // The 12,600 tokens of head and task before the edit point are rewritten too.
+    expect(first.oneTimeCost - later.oneTimeCost).toBeCloseTo(1.15 * 12_600, 6)
+  })
+
   it('waits when the session is about to end: the rewrite would not pay back', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400),

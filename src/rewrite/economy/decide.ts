@@ -31,7 +31,7 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const path = pricePath({
     size,
     sizeAfter: size - tokensRemoved,
-    keptPrefix: tokensBefore(conversation, editPoint),
+    keptPrefix: conversation.batchRewritesHead ? 0 : tokensBefore(conversation, editPoint),
     protectedTail: protectedTailTokens(conversation, policy.keepRecentRounds),
     growthPerRequest: input.cadence.growthPerRequest,
     clearableShare: clearableShare(conversation),

@@ -30,6 +30,8 @@ export interface RequestDecisionInput {
   readonly factor: number
   readonly estimator: TokenEstimator
   readonly extraHeadTokens: number
+  /** The conversation's first edit also switches the system note on (it joins the head). */
+  readonly noteSwitchesOn?: boolean
 }
 
 /**
@@ -50,7 +52,8 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
   const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar))
-  return decideBatch({ conversation, cadence, prices: settings.prices, policy: settings.policy })
+  const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
+  return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */

@@ -35,6 +35,8 @@ export interface ConversationCost {
   readonly cacheTtl: '5m' | '1h'
   /** Time since the session's previous request; undefined on its first. */
   readonly msSinceLastRequest: number | undefined
+  /** A batch now also switches the system note on, so the rewrite starts in the head, not at the batch. */
+  readonly batchRewritesHead?: boolean
 }
 
 export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache'
