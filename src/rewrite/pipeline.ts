@@ -1,5 +1,5 @@
 import { isCold } from './economy/cache-timing.ts'
-import { nextCadenceMemory, storedTtl, type CadenceMemory } from './economy/cadence-memory.ts'
+import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.ts'
 import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
@@ -140,7 +140,8 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       view,
       report,
       noteOn,
-      expired: isCold(gapMs, storedTtl(memory?.economy)),
+      // The conversation's messages sit under 5-minute markers whatever the head's TTL.
+      expired: isCold(gapMs, '5m'),
     }),
     previousTail: newCut ? undefined : memory?.previousTail,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,

@@ -92,6 +92,15 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(outcome.prefixBreak).toBe('ttl_expired')
   })
 
+  it('judges the messages cold after 5 minutes even when the head was written with a 1-hour TTL', () => {
+    const previous = run(viewOf(rounds(39, 2_400)), undefined, { economy: undefined }).next
+    const memory = { ...session(40), ...previous, requests: 40, lastSeen: 0 }
+    const withHourHead = { ...memory, economy: { ...session(40).economy, cacheTtl: '1h' as const } }
+    const outcome = run(long, withHourHead, { now: 6 * minute })
+    expect(outcome.batch).toMatchObject({ reason: 'cold_cache', oneTimeCost: 0 })
+    expect(outcome.prefixBreak).toBe('ttl_expired')
+  })
+
   it('leaves over-budget requests to the configured plan, counted as over_budget', () => {
     const outcome = run(long, session(40), { limits: { window: 200_000, budget: 90_000 } })
     expect(outcome.batch).toEqual({ reason: 'over_budget' })

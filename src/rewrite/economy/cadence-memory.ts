@@ -29,10 +29,6 @@ export function cadenceInputOf(memory: CadenceMemory | undefined, requestsSoFar:
   }
 }
 
-export function storedTtl(memory: CadenceMemory | undefined): '5m' | '1h' {
-  return memory?.cacheTtl === '1h' ? '1h' : '5m'
-}
-
 export interface CadenceStep {
   /** This request's unedited prompt estimate. */
   readonly unedited: number

@@ -5,7 +5,7 @@
 import type { TokenEstimator } from '../estimate.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
 import { estimateCadence } from './cadence.ts'
-import { cadenceInputOf, storedTtl, type CadenceMemory } from './cadence-memory.ts'
+import { cadenceInputOf, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
@@ -47,7 +47,8 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     estimator: input.estimator,
     extraHeadTokens: input.extraHeadTokens,
     budget: input.budget,
-    cacheTtl: storedTtl(input.memory),
+    // The messages a batch rewrites are always cached under ctxgate's 5-minute markers; only the head may hold 1 hour.
+    cacheTtl: '5m',
     msSinceLastRequest: input.msSinceLastRequest,
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
