@@ -4,13 +4,8 @@
  * growing to 200 tool rounds (~1 MB), replayed through the real request-side hook at 200k and 64k.
  * Usage: tsx bench/economy-cpu.ts [rounds] [passes]
  */
-import { loadConfig } from '../src/config/load-config.ts'
-import { createLogger } from '../src/log/logger.ts'
+import { anthropicHook } from './standalone-hook.ts'
 import type { PrepareBody } from '../src/model-call/prepared.ts'
-import { Calibration } from '../src/rewrite/calibration.ts'
-import { TokenEstimator } from '../src/rewrite/estimate.ts'
-import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
-import { MemorySessionStore } from '../src/session/memory-store.ts'
 
 const rounds = Number(process.argv[2] ?? 200)
 const passes = Number(process.argv[3] ?? 5)
@@ -30,21 +25,7 @@ function conversation(): Record<string, unknown>[] {
 }
 
 function hookFor(economy: 'cache-priced' | 'budget-only', window: number): PrepareBody {
-  const config = loadConfig({
-    overrides: {
-      rewrite: { economy },
-      models: [{ match: '*', window, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
-    },
-  })
-  const hook = createRewriteHook({
-    config,
-    store: new MemorySessionStore(config.sessions),
-    calibration: new Calibration(),
-    estimator: new TokenEstimator(),
-    logger: createLogger('silent'),
-  })('anthropic-messages')
-  if (!hook) throw new Error('no hook')
-  return hook
+  return anthropicHook(window, { economy })
 }
 
 /** CPU microseconds (user + system) of one call. */

@@ -4,12 +4,7 @@
  * beside the unavoidable baseline of parsing and serializing the same body.
  * Usage: tsx bench/rewrite.ts [rounds]
  */
-import { loadConfig } from '../src/config/load-config.ts'
-import { createLogger } from '../src/log/logger.ts'
-import { Calibration } from '../src/rewrite/calibration.ts'
-import { TokenEstimator } from '../src/rewrite/estimate.ts'
-import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
-import { MemorySessionStore } from '../src/session/memory-store.ts'
+import { anthropicHook } from './standalone-hook.ts'
 
 const rounds = Number(process.argv[2] ?? 200)
 const outputChars = 5_000
@@ -40,19 +35,7 @@ function conversation(): Record<string, unknown>[] {
 }
 
 async function run(window: number): Promise<string[][]> {
-  const config = loadConfig({
-    overrides: {
-      models: [{ match: '*', window, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
-    },
-  })
-  const hook = createRewriteHook({
-    config,
-    store: new MemorySessionStore(config.sessions),
-    calibration: new Calibration(),
-    estimator: new TokenEstimator(),
-    logger: createLogger('silent'),
-  })('anthropic-messages')
-  if (!hook) throw new Error('no hook')
+  const hook = anthropicHook(window)
   const all = conversation()
   const rows: string[][] = []
   const marks = new Set([10, 25, 50, 100, 150, 200, rounds])
@@ -97,19 +80,7 @@ for (const window of [200_000, 64_000]) {
 console.log('\nRewrite CPU for one request by conversation size, 64k window (µs)')
 console.log(['rounds', 'body', 'parse+serialize baseline', 'cold', 'warm'].join(' | '))
 for (const size of [10, 100, 1_000]) {
-  const config = loadConfig({
-    overrides: {
-      models: [{ match: '*', window: 64_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
-    },
-  })
-  const hook = createRewriteHook({
-    config,
-    store: new MemorySessionStore(config.sessions),
-    calibration: new Calibration(),
-    estimator: new TokenEstimator(),
-    logger: createLogger('silent'),
-  })('anthropic-messages')
-  if (!hook) throw new Error('no hook')
+  const hook = anthropicHook(64_000)
   const messages = conversation().slice(0, 1)
   for (let round = 0; round < size; round++) {
     const source = conversation()

@@ -1,0 +1,27 @@
+/** The rewrite hook on its own, as the benches call it: Anthropic Messages, one window, memory store, logs off. */
+import { loadConfig } from '../src/config/load-config.ts'
+import type { Config } from '../src/config/schema.ts'
+import { createLogger } from '../src/log/logger.ts'
+import type { PrepareBody } from '../src/model-call/prepared.ts'
+import { Calibration } from '../src/rewrite/calibration.ts'
+import { TokenEstimator } from '../src/rewrite/estimate.ts'
+import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
+import { MemorySessionStore } from '../src/session/memory-store.ts'
+
+export function anthropicHook(window: number, rewrite: Partial<Config['rewrite']> = {}): PrepareBody {
+  const config = loadConfig({
+    overrides: {
+      rewrite,
+      models: [{ match: '*', window, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
+    },
+  })
+  const hook = createRewriteHook({
+    config,
+    store: new MemorySessionStore(config.sessions),
+    calibration: new Calibration(),
+    estimator: new TokenEstimator(),
+    logger: createLogger('silent'),
+  })('anthropic-messages')
+  if (!hook) throw new Error('no rewrite hook for anthropic-messages')
+  return hook
+}
