@@ -5,6 +5,7 @@
  * tail, the end of system, the end of tools.
  */
 import { AnthropicPromptCache, type PromptBlock } from '../../src/mock/prompt-cache.ts'
+import { billedEquivalentInput } from '../../src/replay/billing.ts'
 import { chooseBreakpoints, type BreakpointCandidate } from '../../src/rewrite/breakpoints.ts'
 import { totalTokens } from '../../src/rewrite/economy/decide.ts'
 import type { ConversationCost } from '../../src/rewrite/economy/types.ts'
@@ -53,7 +54,13 @@ export const emptyBilled: Billed = {
 }
 
 export function billedEquivalent(billed: Billed): number {
-  return billed.input + 1.25 * billed.write5m + 2 * billed.write1h + 0.1 * billed.read
+  return billedEquivalentInput({
+    inputTokens: billed.input,
+    cacheWrite5mTokens: billed.write5m,
+    cacheWrite1hTokens: billed.write1h,
+    cacheReadTokens: billed.read,
+    outputTokens: 0,
+  })
 }
 
 export function addBilled(a: Billed, b: Billed): Billed {

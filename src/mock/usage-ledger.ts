@@ -1,3 +1,4 @@
+import { billedEquivalentInput } from '../replay/billing.ts'
 import type { MockUsage } from './types.ts'
 
 /** What the mock billed since it started or was reset, summed over every chat answer. */
@@ -48,7 +49,15 @@ export class UsageLedger {
       cacheWrite1hTokens: this.#write1h,
       outputTokens: this.#output,
       largestPromptTokens: this.#largest,
-      billedEquivalentInput: Math.round(this.#input + 1.25 * this.#write5m + 2 * this.#write1h + 0.1 * this.#read),
+      billedEquivalentInput: Math.round(
+        billedEquivalentInput({
+          inputTokens: this.#input,
+          cacheWrite5mTokens: this.#write5m,
+          cacheWrite1hTokens: this.#write1h,
+          cacheReadTokens: this.#read,
+          outputTokens: 0,
+        }),
+      ),
       cacheReadShare: prompt === 0 ? 0 : this.#read / prompt,
     }
   }
