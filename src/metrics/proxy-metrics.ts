@@ -1,4 +1,5 @@
 import type { BatchReason } from '../rewrite/economy/types.ts'
+import { cacheMissLabelPairs } from './cache-miss-agreement.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { memoizeByName } from '../memoize-by-name.ts'
@@ -25,6 +26,7 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
     ...requestMetrics(registers),
     ...tokenMetrics(registers),
     ...rewriteMetrics(registers),
+    ...diagnosisMetrics(registers),
     ...storeMetrics(registers, sessionCount),
   }
 }
@@ -195,6 +197,18 @@ function rewriteMetrics(registers: Registry[]) {
   }
 }
 
+/** What the provider itself said about cache misses, where the client asked it (and the provider can say). */
+function diagnosisMetrics(registers: Registry[]) {
+  return {
+    cacheMissDiagnosed: new Counter({
+      name: 'ctxgate_cache_miss_diagnosed_total',
+      help: "Answers carrying the provider's own cache-miss diagnosis (the client asked for it), by the provider's reason and whether ctxgate's own prefix-break cause agreed.",
+      labelNames: ['provider', 'reason', 'agrees'] as const,
+      registers,
+    }),
+  }
+}
+
 /** The session store. */
 function storeMetrics(registers: Registry[], sessionCount: () => number) {
   return {
@@ -291,6 +305,9 @@ const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit
 const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
 
 const providerNames = Object.keys(providers)
+const diagnosingProviders = Object.values(providers)
+  .filter((provider) => provider.diagnosesCacheMisses === true)
+  .map((provider) => provider.upstream)
 const routeProviders = [
   ...new Set([
     ...modelRoutes.map((route) => `${route.format.name} ${route.format.provider.upstream}`),
@@ -329,5 +346,7 @@ function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): 
     for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
     metrics.contextTooLong.inc({ provider }, 0)
   }
+  for (const provider of diagnosingProviders)
+    for (const [reason, agrees] of cacheMissLabelPairs) metrics.cacheMissDiagnosed.inc({ provider, reason, agrees }, 0)
   metrics.storeErrors.inc({ operation: 'connection' }, 0)
 }

@@ -1,6 +1,7 @@
 import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
+import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
@@ -83,12 +84,22 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
+  const cacheMiss = cacheMissSummary(record.usage, accounting)
+  if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
   if (accounting?.batchReason && record.outcome !== 'rejected')
     metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+}
+
+/** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
+export function cacheMissSummary(usage: Usage | undefined, accounting: Accounting | undefined) {
+  const diagnosis = usage?.cacheDiagnosis
+  if (!diagnosis) return undefined
+  const own = { prefixBreak: accounting?.prefixBreak, newBatch: accounting?.report?.newBatch === true }
+  return { ...diagnosis, agrees: cacheMissAgreement(diagnosis.reason, own) }
 }
 
 /** What the answer cost, in billed-equivalent tokens and (where the model's price is known) dollars. */

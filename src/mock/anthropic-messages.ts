@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import { anthropicAgentContent } from './anthropic-agent.ts'
+import { fingerprintOf, type DiagnosticsJson, type PromptFingerprints } from './cache-diagnosis.ts'
 import { countTextTokens, imageTokens } from './token-count.ts'
 import type { AnthropicPromptCache, CacheUsage, PromptBlock } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
@@ -178,6 +180,7 @@ function checkBreakpoints(blocks: PromptBlock[], request: Json): void {
 export interface AnthropicUsageCounted {
   readonly usage: CacheUsage
   readonly request: Json
+  readonly blocks: readonly PromptBlock[]
 }
 
 /** Validates, counts and (unless only counting) runs the prompt cache for one request. */
@@ -196,7 +199,11 @@ export function countAnthropicRequest(
   const usage = cache
     ? cache.use(model, blocks, options.minCacheableFor(model))
     : { inputTokens: total, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, totalTokens: total }
-  return { usage: { ...usage, inputTokens: usage.inputTokens + perRequestTokens, totalTokens: total }, request }
+  return {
+    usage: { ...usage, inputTokens: usage.inputTokens + perRequestTokens, totalTokens: total },
+    request,
+    blocks,
+  }
 }
 
 export function anthropicCountTokens(body: unknown, options: MockOptions): MockAnswer {
@@ -242,12 +249,54 @@ function replyContent(request: Json, options: MockOptions, replyKind: MockReplyK
   return [{ type: 'text', text: options.replyText(sequence) }]
 }
 
+/** What the mock needs to answer the cache-diagnosis beta: the request's headers and what it remembers. */
+export interface DiagnosisContext {
+  readonly headers: IncomingHttpHeaders
+  readonly fingerprints: PromptFingerprints
+}
+
+const diagnosisBeta = 'cache-diagnosis-2026-04-07'
+
+/**
+ * The answer's `diagnostics` when the client opted in (the beta header and a `diagnostics` field),
+ * remembering this prompt under the answer's id; undefined otherwise, and then nothing is added.
+ */
+function diagnose(
+  counted: AnthropicUsageCounted,
+  options: MockOptions,
+  context: DiagnosisContext | undefined,
+  messageId: string,
+): { readonly diagnostics: DiagnosticsJson } | undefined {
+  const { request, blocks } = counted
+  const field = request['diagnostics']
+  const betas = String(context?.headers['anthropic-beta'] ?? '').split(',')
+  if (!context || !betas.some((beta) => beta.trim() === diagnosisBeta)) return undefined
+  if (typeof field !== 'object' || field === null || Array.isArray(field)) return undefined
+  const model = String(request['model'])
+  const fingerprint = fingerprintOf(model, blocks, promptParts(request), options.minCacheableFor(model))
+  const previousId = (field as Json)['previous_message_id']
+  const diagnostics = typeof previousId === 'string' ? context.fingerprints.diagnose(previousId, fingerprint) : null
+  context.fingerprints.remember(messageId, fingerprint)
+  return { diagnostics }
+}
+
+/** How many prompt blocks are tools and system, counted as promptBlocks lays them out. */
+function promptParts(request: Json): { toolCount: number; systemCount: number } {
+  const tools = request['tools']
+  const system = request['system']
+  return {
+    toolCount: Array.isArray(tools) ? tools.length : 0,
+    systemCount: typeof system === 'string' ? 1 : Array.isArray(system) ? system.length : 0,
+  }
+}
+
 export function anthropicMessages(
   body: unknown,
   options: MockOptions,
   cache: AnthropicPromptCache,
   replyKind: MockReplyKind,
   sequence: number,
+  diagnosis?: DiagnosisContext,
 ): MockAnswer {
   let counted: AnthropicUsageCounted
   try {
@@ -258,6 +307,8 @@ export function anthropicMessages(
     throw error
   }
   const { request, usage } = counted
+  const id = `msg_mock_${sequence}`
+  const diagnosed = diagnose(counted, options, diagnosis, id)
   const model = String(request['model'])
   const content = replyContent(request, options, replyKind, sequence)
   const outputTokens = outputTokensOf(content)
@@ -272,7 +323,6 @@ export function anthropicMessages(
     output_tokens: outputTokens,
     service_tier: 'standard',
   }
-  const id = `msg_mock_${sequence}`
   const stopReason = content.some((block) => block['type'] === 'tool_use') ? 'tool_use' : 'end_turn'
   const ledger = { ...usage, outputTokens }
   if (request['stream'] !== true) {
@@ -288,13 +338,14 @@ export function anthropicMessages(
         stop_reason: stopReason,
         stop_sequence: null,
         usage: usageJson,
+        ...diagnosed,
       },
     }
   }
   return {
     status: 200,
     usage: ledger,
-    sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens }),
+    sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens, ...diagnosed }),
   }
 }
 
@@ -309,6 +360,8 @@ function streamFrames(message: {
   stopReason: string
   usage: Json
   outputTokens: number
+  /** Present only when the client opted in to the cache-diagnosis beta; it rides on message_start. */
+  diagnostics?: DiagnosticsJson
 }): string[] {
   const frames = [
     frame('message_start', {
@@ -321,6 +374,7 @@ function streamFrames(message: {
         stop_reason: null,
         stop_sequence: null,
         usage: { ...message.usage, output_tokens: 1 },
+        ...('diagnostics' in message ? { diagnostics: message.diagnostics } : {}),
       },
     }),
   ]

@@ -129,7 +129,8 @@ export class OpenAIPromptCache {
   }
 }
 
-function prefixHashes(scope: string, keys: readonly string[]): string[] {
+/** Each position's hash covers it and everything before it, so two prompts agree up to the last equal hash. */
+export function prefixHashes(scope: string, keys: readonly string[]): string[] {
   let previous = createHash('sha256').update(scope).digest('hex')
   return keys.map((key) => {
     previous = createHash('sha256').update(previous).update(key).digest('hex')
@@ -137,7 +138,7 @@ function prefixHashes(scope: string, keys: readonly string[]): string[] {
   })
 }
 
-function runningTotals(values: readonly number[]): number[] {
+export function runningTotals(values: readonly number[]): number[] {
   let sum = 0
   return values.map((value) => (sum += value))
 }

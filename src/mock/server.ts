@@ -8,6 +8,7 @@ import { openaiChat, openaiError } from './openai-chat.ts'
 import { openaiResponses } from './openai-responses.ts'
 import { attachResponsesSocket } from './openai-responses-socket.ts'
 import { answerModels } from './models.ts'
+import { PromptFingerprints } from './cache-diagnosis.ts'
 import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
 import { UsageLedger } from './usage-ledger.ts'
@@ -46,7 +47,7 @@ export interface MockServer {
   readonly requests: RecordedRequest[]
   /** What the chat answers billed (also at `GET /_mock/usage`). */
   readonly usage: UsageLedger
-  /** Forgets the request log, queued faults, the usage ledger and both prompt caches. */
+  /** Forgets the request log, queued faults, the usage ledger, both prompt caches and the prompts kept for cache diagnosis. */
   reset(): void
   close(): Promise<void>
 }
@@ -56,6 +57,7 @@ type Provider = 'anthropic' | 'openai'
 /** A fake Anthropic + OpenAI upstream with faithful usage and prompt caching, for tests, demos and replay. */
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const anthropicCache = new AnthropicPromptCache(options.now)
+  const fingerprints = new PromptFingerprints()
   const openaiCache = new OpenAIPromptCache()
   const faults = new FaultQueue()
   const usage = new UsageLedger()
@@ -166,22 +168,25 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       )
     }
     const replyKind: MockReplyKind = request.headers['x-mock-reply'] === 'tool_use' ? 'tool_use' : 'text'
-    const answer = answerFor(record.method, path, body, replyKind, record.sequence, provider)
+    const answer = answerFor(record, path, body, replyKind, provider)
     usage.record(answer.usage)
     const delayMs = fault?.kind === 'drip' ? fault.delayMs : Number(request.headers['x-mock-chunk-delay-ms'] ?? 0)
     return send(response, answer, record, undefined, { delayMs, fault })
   }
 
   const answerFor = (
-    method: string,
+    record: RecordedRequest,
     path: string,
     body: unknown,
     replyKind: MockReplyKind,
-    number: number,
     provider: Provider,
   ): MockAnswer => {
+    const { method, sequence: number } = record
     if (method === 'POST' && path === '/v1/messages')
-      return anthropicMessages(body, mockOptions, anthropicCache, replyKind, number)
+      return anthropicMessages(body, mockOptions, anthropicCache, replyKind, number, {
+        headers: record.headers,
+        fingerprints,
+      })
     if (method === 'POST' && path === '/v1/messages/count_tokens') return anthropicCountTokens(body, mockOptions)
     if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions'))
       return openaiChat(body, mockOptions, openaiCache, replyKind, number)
@@ -216,6 +221,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     faults.clear()
     usage.clear()
     anthropicCache.clear()
+    fingerprints.clear()
     openaiCache.clear()
   }
 

@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { EventSourceMessage } from 'eventsource-parser'
+import type { CacheDiagnosis } from './cache-diagnosis.ts'
 
 /** Token counts of one model pass, normalized: input is uncached input only, as Anthropic reports it. */
 export interface TokenCounts {
@@ -21,6 +23,8 @@ export interface Usage extends TokenCounts {
   /** A server-side compaction's own pass: billed, and not part of the counts above. */
   readonly compaction?: TokenCounts
   readonly serverEdits?: ServerEdits
+  /** The provider's own reason for a cache miss, when the client asked it for one. */
+  readonly cacheDiagnosis?: CacheDiagnosis
 }
 
 export const zeroUsage: Usage = {
@@ -47,6 +51,12 @@ export function billedTokenCounts(usage: Usage): TokenCounts {
     cacheReadTokens: usage.cacheReadTokens + extra.cacheReadTokens,
     outputTokens: usage.outputTokens + extra.outputTokens,
   }
+}
+
+/** The request an answer is to, as the client sent it: some readers only read what the client asked for. */
+export interface AnsweredRequest {
+  readonly body: Readonly<Record<string, unknown>>
+  readonly headers: IncomingHttpHeaders
 }
 
 /** Reads usage from a JSON answer or, event by event, from a stream. One reader per response. */

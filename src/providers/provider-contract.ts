@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { UsageReader } from '../model-call/usage.ts'
+import type { AnsweredRequest, UsageReader } from '../model-call/usage.ts'
 import type { ChunkFilter } from '../stream/chunk-filter.ts'
 import type { UpstreamId } from '../upstream/dispatcher.ts'
 import type { ChatAdapter } from './adapter-contract.ts'
@@ -19,12 +19,15 @@ export interface Provider {
   claimsPassthrough(path: string, headers: IncomingHttpHeaders): boolean
   /** Headers ctxgate combines with the client's value instead of replacing it: (client's, ctxgate's) → sent. */
   readonly headerMerges?: Readonly<Record<string, (client: string, added: string) => string>>
+  /** The upstream can say why a request missed its prompt cache, when the client asks it to. */
+  readonly diagnosesCacheMisses?: boolean
 }
 
 /** What ctxgate needs to rewrite a format's requests and read its answers. */
 export interface ChatFormat {
   readonly adapter: ChatAdapter
-  readonly usage: () => UsageReader
+  /** A reader for one answer; given the request when ctxgate could parse it. */
+  readonly usage: (request?: AnsweredRequest) => UsageReader
   /** How this API itself begins a refusal for length, so ctxgate's own reads the same to a client. */
   readonly tooLongWording: (promptTokens: number, limit: number) => string
 }

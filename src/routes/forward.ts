@@ -1,5 +1,5 @@
 import { CtxgateError } from '../errors.ts'
-import { recordRequest, type RequestRecord } from '../metrics/record-request.ts'
+import { cacheMissSummary, recordRequest, type RequestRecord } from '../metrics/record-request.ts'
 import { Cancellation } from '../upstream/cancellation.ts'
 import type { UpstreamCall } from '../upstream/send-with-retries.ts'
 import { prepareRequest } from './prepare-request.ts'
@@ -167,6 +167,7 @@ function reportRequest(
       outputTokens: result.outputTokens,
       tokens: result.usage,
       prefixBreak: result.accounting?.prefixBreak,
+      cacheMiss: cacheMissSummary(result.usage, result.accounting),
       ...result.log,
       error: result.error,
     },

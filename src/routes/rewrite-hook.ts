@@ -109,7 +109,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     body,
     headers: applied.headers,
     log,
-    usageReader: format.usage,
+    usageReader: () => format.usage({ body: json, headers: incoming }),
     hideUsageChunk,
     accounting,
     onUsage: (reported) =>
@@ -308,7 +308,7 @@ async function readChat(
       kind: 'forward' as const,
       prepared: {
         body: original,
-        usageReader: format.usage,
+        usageReader: isJsonObject(json) ? () => format.usage({ body: json, headers: incoming }) : format.usage,
         log: { rewrite: reason },
         accounting: { model, refusalAvoided: false },
       },

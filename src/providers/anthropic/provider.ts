@@ -16,6 +16,8 @@ export const anthropicProvider: Provider = {
     path.startsWith('/v1/complete'),
   // ctxgate's betas join the client's, never replace them.
   headerMerges: { 'anthropic-beta': mergeCommaList },
+  // The cache-diagnosis beta: read from answers only when the client itself opted in.
+  diagnosesCacheMisses: true,
 }
 
 export const anthropicFormats: readonly WireFormatDefinition[] = [

@@ -1,5 +1,7 @@
-import type { ServerEdits, TokenCounts, Usage, UsageReader } from '../../model-call/usage.ts'
+import type { CacheDiagnosis } from '../../model-call/cache-diagnosis.ts'
+import type { AnsweredRequest, ServerEdits, TokenCounts, Usage, UsageReader } from '../../model-call/usage.ts'
 import { isJsonObject, numberOrZero, type Json } from '../../util/json.ts'
+import { asksCacheDiagnosis, readCacheDiagnosis } from './cache-diagnosis.ts'
 
 /** Anthropic counts: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation`. */
 function anthropicCounts(usage: Json): TokenCounts {
@@ -43,24 +45,28 @@ export function serverEditsOf(contextManagement: unknown): ServerEdits | undefin
 }
 
 /** One answer's usage; `contextManagement` is the answer's top-level (or final delta's) object. */
-export function anthropicUsage(usage: Json, contextManagement?: unknown): Usage {
+export function anthropicUsage(usage: Json, contextManagement?: unknown, cacheDiagnosis?: CacheDiagnosis): Usage {
   const compaction = compactionCounts(usage['iterations'])
   const serverEdits = serverEditsOf(contextManagement)
   return {
     ...anthropicCounts(usage),
     ...(compaction ? { compaction } : {}),
     ...(serverEdits ? { serverEdits } : {}),
+    ...(cacheDiagnosis ? { cacheDiagnosis } : {}),
   }
 }
 
 /**
  * Streams: input side from message_start; a later message_delta's non-null values overwrite it
  * (they are cumulative totals, never added); output from the last delta. Applied edits arrive on
- * the final message_delta.
+ * the final message_delta; the cache diagnosis (read only when the client asked for one) on
+ * message_start's message.
  */
-export function createAnthropicUsageReader(): UsageReader {
+export function createAnthropicUsageReader(request?: AnsweredRequest): UsageReader {
+  const diagnosed = asksCacheDiagnosis(request)
   let merged: Json | undefined
   let contextManagement: unknown
+  let cacheDiagnosis: CacheDiagnosis | undefined
   let final = false
   const merge = (usage: unknown): void => {
     if (!isJsonObject(usage)) return
@@ -70,17 +76,19 @@ export function createAnthropicUsageReader(): UsageReader {
   return {
     fromJson: (body) =>
       isJsonObject(body) && isJsonObject(body['usage'])
-        ? anthropicUsage(body['usage'], body['context_management'])
+        ? anthropicUsage(body['usage'], body['context_management'], diagnosed ? readCacheDiagnosis(body) : undefined)
         : undefined,
     onEvent(event) {
       if (event.event !== 'message_start' && event.event !== 'message_delta') return
       const data = JSON.parse(event.data) as unknown
       if (!isJsonObject(data)) return
-      merge(event.event === 'message_start' && isJsonObject(data['message']) ? data['message']['usage'] : data['usage'])
+      const started = event.event === 'message_start' && isJsonObject(data['message']) ? data['message'] : undefined
+      if (started && diagnosed) cacheDiagnosis = readCacheDiagnosis(started)
+      merge(started ? started['usage'] : data['usage'])
       if (isJsonObject(data['context_management'])) contextManagement = data['context_management']
       if (event.event === 'message_delta' && isJsonObject(data['usage'])) final = true
     },
     complete: () => final,
-    result: () => (merged ? anthropicUsage(merged, contextManagement) : undefined),
+    result: () => (merged ? anthropicUsage(merged, contextManagement, cacheDiagnosis) : undefined),
   }
 }
