@@ -208,6 +208,9 @@
     if (event.tokensRemoved) parts.push('−' + format.compact(event.tokensRemoved) + ' tokens')
     if (event.newBatch) parts.push('new batch (' + (event.batchReason || 'edit') + ')')
     if (event.prefixBreak === 'client_edit') parts.push('client changed its history')
+    // The provider's own reason for a cache miss, where the client asked it for one.
+    var diagnosis = event.usage && event.usage.cacheDiagnosis
+    if (diagnosis && diagnosis.reason !== 'none') parts.push('provider says ' + diagnosis.reason.replace(/_/g, ' '))
     if (event.refusalAvoided) parts.push('refusal avoided')
     return parts.join(', ') || '—'
   }
