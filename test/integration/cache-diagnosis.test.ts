@@ -82,7 +82,7 @@ describe("Anthropic's cache diagnosis through ctxgate, with the SDK's beta clien
         diagnostics: { previous_message_id: previous },
         messages: all.slice(0, end),
       }
-      const message =
+      const message: Anthropic.Beta.BetaMessage =
         turn % 2 === 0
           ? await client.beta.messages.create(params)
           : await client.beta.messages.stream(params).finalMessage()
