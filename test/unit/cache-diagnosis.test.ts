@@ -1,6 +1,8 @@
 import fc from 'fast-check'
+import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
 import { cacheMissAgreement, cacheMissLabelPairs } from '../../src/metrics/cache-miss-agreement.ts'
+import { createProxyMetrics } from '../../src/metrics/proxy-metrics.ts'
 import { cacheMissReasons, type CacheMissReason } from '../../src/model-call/cache-diagnosis.ts'
 import type { AnsweredRequest, UsageReader } from '../../src/model-call/usage.ts'
 import { asksCacheDiagnosis } from '../../src/providers/anthropic/cache-diagnosis.ts'
@@ -133,5 +135,19 @@ describe("agreement between the provider's reason and ctxgate's own cause", () =
         },
       ),
     )
+  })
+})
+
+describe('the diagnosis counter', () => {
+  it('starts at 0 for every possible pair, only for providers that diagnose their cache misses', async () => {
+    const registry = new Registry()
+    createProxyMetrics(registry)
+    const text = await registry.metrics()
+    const series = text.split('\n').filter((line) => line.startsWith('ctxgate_cache_miss_diagnosed_total{'))
+    expect(series).toHaveLength(cacheMissLabelPairs.length)
+    expect(series).toContain(
+      'ctxgate_cache_miss_diagnosed_total{provider="anthropic",reason="messages_changed",agrees="yes"} 0',
+    )
+    expect(series.every((line) => line.includes('provider="anthropic"'))).toBe(true)
   })
 })
