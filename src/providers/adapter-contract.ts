@@ -94,7 +94,9 @@ export function agentFingerprint(tools: unknown, systemParts: readonly unknown[]
   let system = ''
   for (const part of systemParts) {
     if (system.length >= agentSystemChars) break
-    system += `${contentText(part)}\u0001`
+    const text = contentText(part)
+    // An absent part adds nothing, so the same prompt reads the same in every wire format.
+    if (text.length > 0) system += `${text}\u0001`
   }
   return hashText(`${names}\u0000${system.slice(0, agentSystemChars)}`, 3)
 }
@@ -107,10 +109,13 @@ function toolName(tool: unknown): string {
   return typeof name === 'string' ? name : String(tool['type'] ?? '')
 }
 
-/** Text of a string, a text block, or a list of text blocks; other parts count as nothing. */
+/** Text of a string, a text block, or a list of text blocks (one level: nothing nested is walked). */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content
-  if (isJsonObject(content)) return typeof content['text'] === 'string' ? content['text'] : contentText(content['content'])
-  if (Array.isArray(content)) return (content as unknown[]).map(contentText).join('\n')
-  return ''
+  if (Array.isArray(content)) return (content as unknown[]).map(blockText).join('\n')
+  return blockText(content)
+}
+
+function blockText(block: unknown): string {
+  return isJsonObject(block) && typeof block['text'] === 'string' ? block['text'] : ''
 }

@@ -76,14 +76,16 @@ export class RedisFinishedSessions {
   readonly #idleTtlMs: number
   readonly #historyMs: number
   readonly #now: () => number
+  readonly #liveKept: number
 
-  constructor(redis: Redis, idleTtlMs: number, now: () => number) {
+  constructor(redis: Redis, idleTtlMs: number, now: () => number, liveCap = liveKept) {
     redis.defineCommand('ctxgateFinishedRead', { numberOfKeys: 3, lua: readScript })
     redis.defineCommand('ctxgateStateWrite', { numberOfKeys: 4, lua: writeScript })
     this.#redis = redis as Redis & FinishedCommands
     this.#idleTtlMs = idleTtlMs
     this.#historyMs = Math.max(finishedHistoryMs, 2 * idleTtlMs)
     this.#now = now
+    this.#liveKept = liveCap
   }
 
   /** The finished lengths of a kind after moving in those that have just finished (raw: the caller validates). */
@@ -101,7 +103,7 @@ export class RedisFinishedSessions {
       state.conversationKey,
       state.lastSeen,
       state.requests,
-      liveKept,
+      this.#liveKept,
     )
   }
 
