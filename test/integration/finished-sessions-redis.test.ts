@@ -5,6 +5,7 @@ import { RedisFinishedSessions } from '../../src/session/redis-finished.ts'
 import { RedisSessionStore, type RedisStoreOptions } from '../../src/session/redis-store.ts'
 import type { ConversationState } from '../../src/session/session-store.ts'
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts'
+import { hookOnClock, type Clock } from '../helpers/hook-on-clock.ts'
 import { eventually } from '../helpers/stack.ts'
 
 const idleTtlMs = 60_000
@@ -136,5 +137,38 @@ describe('finished sessions in Redis', () => {
     } finally {
       redis.resume()
     }
+  })
+
+  it('changes the decision of a session served by one replica after 5 sessions of its kind finished on another', async () => {
+    const clock: Clock = { now: 1_000_000 }
+    const replica = (prefix: string) =>
+      hookOnClock({
+        clock,
+        store: (config, shared) => {
+          const redisStore = new RedisSessionStore({
+            url: redis.url,
+            keyPrefix: prefix,
+            idleTtlMs: config.sessions.idleTtlMs,
+            maxSessions: 100,
+            maxStateBytes: config.sessions.maxStateBytes,
+            budgetMs: 4_000,
+            breakerThreshold: 3,
+            breakerCooldownMs: 60_000,
+            onError: () => undefined,
+            now: () => shared.now,
+          })
+          opened.push(redisStore)
+          return redisStore
+        },
+      })
+    const one = replica('finished-e:')
+    const two = replica('finished-e:')
+    const alone = replica('finished-f:')
+    await eventually(() => expect([one, two, alone].every(({ store }) => store.healthy())).toBe(true), 10_000)
+    for (let index = 0; index < 5; index++) await one.session(`done-${index}`, 13)
+    one.idle()
+    expect(await two.session('next', 12)).toEqual({ batch: undefined, waited: 'waiting_pays_more' })
+    // The same session with nothing finished under its keys batches at 12 on its own estimate.
+    expect((await alone.session('next', 12)).batch).toMatchObject({ reason: 'pays_back' })
   })
 })
