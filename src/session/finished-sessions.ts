@@ -26,8 +26,9 @@ export class FinishedSessions {
     if (this.#byKind.size > this.#kindsKept) this.#byKind.delete(this.#byKind.keys().next().value as string)
   }
 
+  /** A copy: the kept list moves on as other sessions finish. */
   lengths(kind: string): readonly number[] {
-    return this.#byKind.get(kind) ?? []
+    return [...(this.#byKind.get(kind) ?? [])]
   }
 
   kinds(): number {
