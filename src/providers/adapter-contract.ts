@@ -37,6 +37,8 @@ export interface SessionHints {
   readonly explicit?: string
   /** Tells conversations within one identity apart (a sub-agent shares its parent's user id). */
   readonly fingerprint: string
+  /** Tells agents apart across their sessions (see `agentFingerprint`): what finished sessions are grouped by. */
+  readonly agent?: string
 }
 
 /** One wire format's view of a chat request: reads turns and tool results, writes edits back, touches nothing else. */
@@ -78,4 +80,42 @@ function sampled(text: string): string {
   return text.length <= 2 * fingerprintSampleChars
     ? text
     : text.slice(0, fingerprintSampleChars) + text.slice(-fingerprintSampleChars)
+}
+
+/** The opening of the system prompt an agent is known by: its fixed instructions come first. */
+const agentSystemChars = 2048
+
+/**
+ * The same agent in every session: the names of its tools and the opening of its system prompt. Not
+ * the whole prompt: agents append the date, working directory or git status, which differ per session.
+ */
+export function agentFingerprint(tools: unknown, systemParts: readonly unknown[]): string {
+  const names = Array.isArray(tools) ? (tools as unknown[]).map(toolName).join('\u0001') : ''
+  let system = ''
+  for (const part of systemParts) {
+    if (system.length >= agentSystemChars) break
+    const text = contentText(part)
+    // An absent part adds nothing, so the same prompt reads the same in every wire format.
+    if (text.length > 0) system += `${text}\u0001`
+  }
+  return hashText(`${names}\u0000${system.slice(0, agentSystemChars)}`, 3)
+}
+
+/** A tool's name in any wire format (`name`, or `function.name`), else its type (built-in tools). */
+function toolName(tool: unknown): string {
+  if (!isJsonObject(tool)) return ''
+  const inner = tool['function']
+  const name = isJsonObject(inner) ? inner['name'] : tool['name']
+  return typeof name === 'string' ? name : String(tool['type'] ?? '')
+}
+
+/** Text of a string, a text block, or a list of text blocks (one level: nothing nested is walked). */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) return (content as unknown[]).map(blockText).join('\n')
+  return blockText(content)
+}
+
+function blockText(block: unknown): string {
+  return isJsonObject(block) && typeof block['text'] === 'string' ? block['text'] : ''
 }

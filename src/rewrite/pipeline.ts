@@ -69,6 +69,8 @@ export interface PipelineInput {
   readonly economy?: EconomySettings
   /** The caller's clock, in milliseconds: gaps between requests and whether the cache went cold. */
   readonly now?: number
+  /** Request counts of finished sessions of the same kind (same agent, model family and tenant), as the store kept them. */
+  readonly finishedLengths?: readonly number[]
 }
 
 /** Why this request made a new batch of edits (if it did), and what the economy expected of it. */
@@ -128,7 +130,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const newCut = report.newBatch && report.droppedMessages > 0
   const requestsSoFar = (memory?.requests ?? 0) + 1
   const stableTtl = input.economy
-    ? stableTtlFor(input.economy, memory?.economy, requestsSoFar, (view.headTokens + noteTokens) * input.factor)
+    ? stableTtlFor(
+        input.economy,
+        memory?.economy,
+        requestsSoFar,
+        (view.headTokens + noteTokens) * input.factor,
+        input.finishedLengths,
+      )
     : '5m'
   return {
     kind: 'rewritten',
@@ -213,6 +221,7 @@ function economyDecision(
     decisions: input.memory?.decisions ?? noDecisions,
     memory: input.memory?.economy,
     requestsSoFar,
+    ...(input.finishedLengths ? { finishedLengths: input.finishedLengths } : {}),
     msSinceLastRequest: sizes.gapMs,
     budget: sizes.budget,
     factor: input.factor,

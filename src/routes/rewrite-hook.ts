@@ -17,6 +17,7 @@ import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
 import { runPipeline, type NextMemory, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
+import { sessionKind } from '../session/session-kind.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
@@ -73,9 +74,11 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const read = await readChat(request)
   if (read.kind === 'untouched') return read.result
   const { json, view, large } = read.chat
-  const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
+  const hints = format.adapter.sessionHints(json, view)
+  const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
+  const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
   await refreshCalibration(deps, view.model, identity.limitScope)
-  const state = request.memoryBefore ? request.memoryBefore.state : await loadState(deps, identity.conversationKey)
+  const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
   const factor = deps.calibration.factor(
     view.model,
     identity.conversationKey,
@@ -88,6 +91,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     memory: state,
     factor,
     now,
+    finishedLengths,
   })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
   const accounting = accountingFor(view.model, identity.sessionId, outcome)
@@ -102,7 +106,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
-  await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now))
+  await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now, kind))
   const sentEstimate = outcome.report.estimatedAfter / factor
   const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
@@ -171,8 +175,9 @@ function nextState(
   previousTail: number | undefined,
   requests: number,
   lastSeen: number,
+  kind: string | undefined,
 ): ConversationState {
-  return Object.assign({}, next, { previousTail, requests, lastSeen })
+  return Object.assign({}, next, { previousTail, requests, lastSeen, kind })
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */
@@ -371,6 +376,34 @@ async function refreshCalibration(deps: RewriteHookDeps, model: string, scope: s
     await deps.calibration.refresh(model, scope)
   } catch {
     // The shared store is down: plan with what this replica knows.
+  }
+}
+
+/**
+ * The conversation's state and, when the economy will price this request, how long finished
+ * sessions of its kind ran: read side by side, so the second read adds no round trip's wait.
+ */
+async function loadConversation(
+  request: HookRequest,
+  chat: ReadChat,
+  conversationKey: string,
+  kind: string | undefined,
+): Promise<{ state: ConversationState | undefined; finishedLengths: readonly number[] }> {
+  const { deps, memoryBefore } = request
+  const priced = deps.config.rewrite.economy === 'cache-priced' && chat.view.serverManaged !== true
+  const [state, finishedLengths] = await Promise.all([
+    memoryBefore ? memoryBefore.state : loadState(deps, conversationKey),
+    priced && kind !== undefined ? loadFinishedLengths(deps, kind) : [],
+  ])
+  return { state, finishedLengths }
+}
+
+/** What the store kept of finished sessions of this kind; none when it cannot say (the session's own estimate then). */
+async function loadFinishedLengths(deps: RewriteHookDeps, kind: string): Promise<readonly number[]> {
+  try {
+    return (await deps.store.finishedLengths?.(kind)) ?? []
+  } catch {
+    return []
   }
 }
 

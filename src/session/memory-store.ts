@@ -1,3 +1,4 @@
+import { FinishedSessions } from './finished-sessions.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 import { estimateStateBytes, keepNewestDecisions } from './state-size.ts'
 
@@ -18,10 +19,14 @@ interface Entry {
   readonly bytes: number
 }
 
-/** An in-process LRU with idle expiry and byte caps: Map keeps insertion order, so re-inserting on use makes the oldest entry first. */
+/**
+ * An in-process LRU with idle expiry and byte caps: Map keeps insertion order, so re-inserting on use
+ * makes the oldest entry first. A conversation that expires idle has finished: its length is kept.
+ */
 export class MemorySessionStore implements SessionStore {
   readonly kind = 'memory'
   readonly #entries = new Map<string, Entry>()
+  readonly #finished = new FinishedSessions()
   readonly #options: MemoryStoreOptions
   readonly #now: () => number
   #bytes = 0
@@ -35,8 +40,8 @@ export class MemorySessionStore implements SessionStore {
     const entry = this.#entries.get(key)
     if (!entry) return undefined
     this.#entries.delete(key)
-    if (this.#now() - entry.state.lastSeen > this.#options.idleTtlMs) {
-      this.#bytes -= entry.bytes
+    if (this.#isIdle(entry)) {
+      this.#finish(entry)
       return undefined
     }
     this.#entries.set(key, entry)
@@ -44,6 +49,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async set(key: string, state: ConversationState): Promise<void> {
+    this.#expireIdle()
     const previous = this.#entries.get(key)
     if (previous) {
       this.#entries.delete(key)
@@ -61,6 +67,11 @@ export class MemorySessionStore implements SessionStore {
     }
   }
 
+  async finishedLengths(kind: string): Promise<readonly number[]> {
+    this.#expireIdle()
+    return this.#finished.lengths(kind)
+  }
+
   size(): number {
     return this.#entries.size
   }
@@ -72,6 +83,25 @@ export class MemorySessionStore implements SessionStore {
 
   healthy(): boolean {
     return true
+  }
+
+  #isIdle(entry: Entry): boolean {
+    return this.#now() - entry.state.lastSeen > this.#options.idleTtlMs
+  }
+
+  /** Expires the idle conversations at the old end; use order is last-seen order, so the first busy one ends the sweep. */
+  #expireIdle(): void {
+    for (const [key, entry] of this.#entries) {
+      if (!this.#isIdle(entry)) return
+      this.#entries.delete(key)
+      this.#finish(entry)
+    }
+  }
+
+  /** Forgets an idle conversation and keeps its length under its kind (the LRU and byte caps drop without counting). */
+  #finish(entry: Entry): void {
+    this.#bytes -= entry.bytes
+    if (entry.state.kind !== undefined) this.#finished.record(entry.state.kind, entry.state.requests)
   }
 
   /** Halves the kept decisions until the state fits its cap, newest kept (like the Redis store). */

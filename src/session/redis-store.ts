@@ -10,6 +10,8 @@ import {
   type TurnRecord,
   withDollars,
 } from './accounting.ts'
+import { finishedLengthsOf } from './finished-sessions.ts'
+import { RedisFinishedSessions } from './redis-finished.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 import { keepNewestDecisions } from './state-size.ts'
 
@@ -34,7 +36,10 @@ export interface RedisStoreOptions {
 
 const timedOut = Symbol('timed out')
 
-/** A request reads calibration and state, writes state, then writes calibration: at most four round trips. */
+/**
+ * A request reads calibration and state, writes state, then writes calibration: at most four round
+ * trips one after another (the finished lengths of its kind are read alongside the state).
+ */
 export const roundTripsPerRequest = 4
 
 const counterFields = sessionCounterFields
@@ -52,6 +57,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #options: RedisStoreOptions
   readonly #breaker: CircuitBreaker
   readonly #timeoutMs: number
+  readonly #finished: RedisFinishedSessions
   #knownSize = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
@@ -89,6 +95,7 @@ export class RedisSessionStore implements SessionStore {
       keyPrefix: options.keyPrefix,
     })
     this.#redis.on('error', (error: Error) => options.onError('connection', error))
+    this.#finished = new RedisFinishedSessions(this.#redis, options.idleTtlMs, options.now ?? Date.now)
   }
 
   /** Reachable: connected, and answering in time (the circuit is closed). */
@@ -116,7 +123,17 @@ export class RedisSessionStore implements SessionStore {
 
   async set(key: string, state: ConversationState): Promise<void> {
     const json = this.#bounded(state)
-    await this.#run('set', () => this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs))
+    const { kind, lastSeen, requests } = state
+    await this.#run('set', () =>
+      kind === undefined
+        ? this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
+        : this.#finished.write({ conversationKey: key, json, kind, lastSeen, requests }),
+    )
+  }
+
+  /** Finished lengths of the kind, counting first those that have gone idle since anyone last looked. */
+  async finishedLengths(kind: string): Promise<readonly number[]> {
+    return finishedLengthsOf(await this.#run('finished-read', () => this.#finished.read(kind)))
   }
 
   async #loadCalibration(

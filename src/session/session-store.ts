@@ -15,6 +15,8 @@ export interface ConversationState {
   readonly economy?: CadenceMemory
   /** Model of the previous request, to tell a cache miss caused by a model change. */
   readonly model?: string
+  /** The kind of session it is (see `sessionKind`): where its length goes once it has finished. */
+  readonly kind?: string
   readonly requests: number
   readonly lastSeen: number
 }
@@ -27,6 +29,11 @@ export interface SessionStore {
   readonly kind: string
   get(key: string): Promise<ConversationState | undefined>
   set(key: string, state: ConversationState): Promise<void>
+  /**
+   * Request counts of finished conversations of this kind, oldest first (at most 50). A conversation
+   * finishes when it has been idle past the idle TTL; one the store dropped for room does not count.
+   */
+  finishedLengths?(kind: string): Promise<readonly number[]>
   size(): number
   /** False while a network store is unreachable (ctxgate keeps serving, without shared state). */
   healthy(): boolean

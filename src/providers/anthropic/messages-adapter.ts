@@ -3,6 +3,7 @@ import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import {
+  agentFingerprint,
   conversationFingerprint,
   NotAChatRequest,
   type Applied,
@@ -37,7 +38,9 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     const metadata = body['metadata']
     const userId = isJsonObject(metadata) && typeof metadata['user_id'] === 'string' ? metadata['user_id'] : undefined
     const fingerprint = conversationFingerprint(view, (body['messages'] as unknown[])[0])
-    return userId ? { explicit: userId, fingerprint } : { fingerprint }
+    const system = body['system']
+    const agent = agentFingerprint(body['tools'], Array.isArray(system) ? system : [system])
+    return userId ? { explicit: userId, fingerprint, agent } : { fingerprint, agent }
   },
 
   apply(body, _view, options): Applied {

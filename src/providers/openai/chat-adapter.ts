@@ -3,6 +3,7 @@ import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 import {
+  agentFingerprint,
   conversationFingerprint,
   NotAChatRequest,
   objectEntries,
@@ -83,7 +84,18 @@ export function openaiSessionHints(body: Json, view: ChatView, items: unknown): 
   const firstUser =
     list.find((item) => isJsonObject(item) && item['role'] !== 'system' && item['role'] !== 'developer') ?? null
   const fingerprint = conversationFingerprint(view, firstUser)
-  return explicit ? { explicit, fingerprint } : { fingerprint }
+  const agent = agentFingerprint(body['tools'], [body['instructions'], ...leadingSystemContents(list)])
+  return explicit ? { explicit, fingerprint, agent } : { fingerprint, agent }
+}
+
+/** Contents of the system and developer messages the list starts with (the Responses API's `instructions` come first). */
+function leadingSystemContents(list: readonly unknown[]): unknown[] {
+  const contents: unknown[] = []
+  for (const item of list) {
+    if (!isJsonObject(item) || (item['role'] !== 'system' && item['role'] !== 'developer')) break
+    contents.push(item['content'])
+  }
+  return contents
 }
 
 function messageView(message: Json, index: number, estimator: TokenEstimator): MessageView {

@@ -20,12 +20,17 @@ export interface CadenceMemory {
 /** Growths and gaps kept per session: enough for a median and a share, small in every store. */
 export const cadenceHistory = 16
 
-export function cadenceInputOf(memory: CadenceMemory | undefined, requestsSoFar: number): CadenceInput {
+/** `finishedLengths`: request counts of finished sessions of the same kind, kept by the session store per kind. */
+export function cadenceInputOf(
+  memory: CadenceMemory | undefined,
+  requestsSoFar: number,
+  finishedLengths: readonly number[] = [],
+): CadenceInput {
   return {
     requestsSoFar,
     growth: numbers(memory?.growth),
     gapsMs: numbers(memory?.gapsMs),
-    finishedLengths: [],
+    finishedLengths,
   }
 }
 

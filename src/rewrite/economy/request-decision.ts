@@ -25,6 +25,8 @@ export interface RequestDecisionInput {
   readonly memory: CadenceMemory | undefined
   /** Requests of the session, this one included. */
   readonly requestsSoFar: number
+  /** Request counts of finished sessions of its kind (none known: the session's own Lindy estimate). */
+  readonly finishedLengths?: readonly number[]
   readonly msSinceLastRequest: number | undefined
   readonly budget: number
   readonly factor: number
@@ -52,7 +54,7 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     msSinceLastRequest: input.msSinceLastRequest,
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
-  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar))
+  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths))
   const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
   return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
 }
@@ -63,8 +65,9 @@ export function stableTtlFor(
   memory: CadenceMemory | undefined,
   requestsSoFar: number,
   headTokens: number,
+  finishedLengths: readonly number[] = [],
 ): '5m' | '1h' {
-  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar))
+  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar, finishedLengths))
   const choice = chooseStableTtl({ clientSetTtl: false, stableTokens: headTokens, cadence, prices: settings.prices })
   return choice?.ttl ?? '5m'
 }
