@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config/load-config.ts'
 import { billedEquivalentInput } from '../src/replay/billing.ts'
 import { withinFloor } from '../src/replay/floor-bound.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
+import { runName } from '../src/replay/report/rows.ts'
 import { replayConversation } from '../src/replay/run-replay.ts'
 import { howToGetTraces } from './public-traces.ts'
 
@@ -180,7 +181,7 @@ for (const file of files) {
     floorFixed += share.billedWithin
     const total = outcomes.reduce((sum, outcome) => sum + billedOf(outcome.usage), 0)
     floorRows.push(
-      `| ${conversation.id} | ${outcomes.length} | ${share.requestsWithin} | ${thousands(share.billedWithin)} | ${thousands(total)} | ${(share.billedWithin / Math.max(1, total)).toFixed(3)} |`,
+      `| ${runName(result)} | ${outcomes.length} | ${share.requestsWithin} | ${thousands(share.billedWithin)} | ${thousands(total)} | ${(share.billedWithin / Math.max(1, total)).toFixed(3)} |`,
     )
   }
 }
