@@ -67,7 +67,8 @@ export class AnthropicPromptCache {
       const ttl = blocks[position]?.breakpoint ?? '5m'
       const prefix = prefixTokens[position] as number
       if (position <= readEnd) {
-        this.#refresh(hashes[position] as string, now)
+        // Marking a block writes its entry even inside what was read; those tokens were read, so it bills nothing.
+        this.#keep(hashes[position] as string, ttl, now)
         continue
       }
       if (prefix < minCacheableTokens) continue
@@ -88,6 +89,12 @@ export class AnthropicPromptCache {
 
   clear(): void {
     this.#entries.clear()
+  }
+
+  #keep(hash: string, ttl: '5m' | '1h', now: number): void {
+    const entry = this.#entries.get(hash)
+    if (entry) entry.expiresAt = Math.max(entry.expiresAt, now + ttlMs[ttl])
+    else this.#entries.set(hash, { expiresAt: now + ttlMs[ttl], ttl })
   }
 
   #refresh(hash: string, now: number): void {

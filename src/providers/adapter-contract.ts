@@ -11,6 +11,8 @@ export interface ApplyOptions {
   readonly sessionId: string
   /** Index, in the rewritten message list, of the previous request's last message (for a cache breakpoint). */
   readonly previousTail?: number
+  /** The tool result the next batch of edits will start at: a breakpoint just ahead of it lets that batch read the prefix. */
+  readonly nextEditResult?: string
   readonly minCacheableTokens: number
   /** The model binds thinking signatures to their prefix (model-apis §1.5). */
   readonly thinkingBound: boolean

@@ -12,6 +12,8 @@ export interface RequestOutcome {
   readonly promptTokens: number
   readonly usage: Usage
   readonly error?: string
+  /** ctxgate's own size estimate of the request as sent (its x-ctxgate-estimate-after), when it went through ctxgate. */
+  readonly ctxgateEstimate?: number
 }
 
 const tooLong = /prompt is too long: (\d+) tokens > (\d+) maximum/

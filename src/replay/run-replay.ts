@@ -104,6 +104,8 @@ async function sendThrough(
     'x-api-key': 'replay',
   }
   if (!variant.direct && options.budget !== undefined) headers['x-ctxgate-budget'] = String(options.budget)
+  // ctxgate's own estimate comes back in its response headers, so a replay can tell which requests its floor left alone.
+  if (!variant.direct) headers['x-ctxgate-debug'] = '1'
   try {
     const outcomes: RequestOutcome[] = []
     for (const replayed of requests) {
@@ -114,9 +116,14 @@ async function sendThrough(
         body: JSON.stringify(replayed.body),
       })
       const text = await answer.body.text()
-      outcomes.push(
-        readAnthropicAnswer(replayed.index, answer.statusCode, String(answer.headers['content-type'] ?? ''), text),
+      const outcome = readAnthropicAnswer(
+        replayed.index,
+        answer.statusCode,
+        String(answer.headers['content-type'] ?? ''),
+        text,
       )
+      const estimate = Number(answer.headers['x-ctxgate-estimate-after'])
+      outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...outcome, ctxgateEstimate: estimate } : outcome)
     }
     return outcomes
   } finally {

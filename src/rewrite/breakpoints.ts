@@ -1,7 +1,15 @@
 /** Anthropic counts every cache_control, the top-level one included; a fifth is a 400 (model-apis §2.2). */
 export const maxBreakpoints = 4
 
-export type CandidateName = 'rolling' | 'previous-tail' | 'system' | 'tools'
+/** A read walks back at most 20 positions from each marker, the marker itself first (model-apis §2.2). */
+export const lookbackPositions = 20
+
+export type CandidateName = 'rolling' | 'previous-tail' | 'next-edit' | 'system' | 'tools'
+
+/** A marker at `marker` finds an entry written at `entry` by walking back. */
+export function withinLookback(entry: number, marker: number): boolean {
+  return marker >= entry && marker - entry < lookbackPositions
+}
 
 export interface BreakpointCandidate {
   readonly name: CandidateName
@@ -24,7 +32,7 @@ export interface BreakpointInput {
   readonly automatic: boolean
   /** Its TTL: a 1-hour automatic marker sits after every candidate, so no 5-minute marker may go before it. */
   readonly automaticTtl?: '5m' | '1h'
-  /** In order of value: rolling tail, previous request's tail, end of system, end of tools. */
+  /** In order of value: rolling tail, previous request's tail, ahead of the next batch's edit, end of system, end of tools. */
   readonly candidates: readonly BreakpointCandidate[]
   readonly minCacheableTokens: number
 }

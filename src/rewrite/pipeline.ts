@@ -3,6 +3,8 @@ import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.
 import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
+import { nextEditResult } from './next-edit.ts'
+import { clearedNote } from './notes.ts'
 import { planRewrite } from './plan.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
 import {
@@ -96,6 +98,8 @@ export type PipelineOutcome =
       readonly prefixBreak: PrefixBreak | undefined
       /** Where the previous request ended, for a cache breakpoint; undefined after a new cut made it meaningless. */
       readonly previousTail: number | undefined
+      /** The tool result this request's new batch starts at, or else the next batch will: a cache breakpoint goes just ahead of it. */
+      readonly nextEditResult: string | undefined
       /** As sent by the client, the request would not have fit the model's window. */
       readonly refusalAvoided: boolean
       /** The new batch of edits on this request and why; undefined when none. */
@@ -152,6 +156,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       expired: isCold(gapMs, '5m'),
     }),
     previousTail: newCut ? undefined : memory?.previousTail,
+    // Where a batch starts it is read from the marker the requests before it kept there.
+    nextEditResult: nextEditResult({
+      view,
+      decisions: memory?.decisions ?? noDecisions,
+      replacementTokens: input.estimator.text(clearedNote),
+      excludeTools: input.economy?.policy.excludeTools ?? [],
+    }),
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,

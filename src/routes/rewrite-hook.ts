@@ -205,6 +205,7 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     ...(outcome.noteOn ? { systemNote } : {}),
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
+    ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
     minCacheableTokens: limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,

@@ -79,4 +79,36 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
       expect(session['unpricedTurns']).toBe(0)
     })
   })
+
+  it('lets each later batch read the prefix up to where it edits, from a marker kept just ahead of it', async () => {
+    const anthropic = new Anthropic({
+      baseURL: stack.proxyUrl,
+      apiKey: 'sk-ant-economy',
+      maxRetries: 0,
+      defaultHeaders: { 'x-ctxgate-session': 'economy-marks' },
+    })
+    // Marked like Claude Code marks its requests: two system blocks and the newest message, one slot left.
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: output('prose', 6_000, 99), cache_control: { type: 'ephemeral' } },
+    ]
+    const reads: number[] = []
+    for (let rounds = 1; rounds <= 40; rounds++) {
+      const messages = loop(rounds)
+      const last = messages.at(-1) as Anthropic.MessageParam
+      const blocks = last.content as Anthropic.ContentBlockParam[]
+      last.content = blocks.map((block, index) =>
+        index === blocks.length - 1 ? { ...block, cache_control: { type: 'ephemeral' as const } } : block,
+      )
+      const answer = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, system, messages })
+      reads.push(answer.usage.cache_read_input_tokens ?? 0)
+    }
+    const logs = requestLogs(stack).filter((line) => line['session'] === 'economy-marks')
+    const batchAt = logs.flatMap((line, index) => (line['batch'] !== undefined ? [index] : []))
+    expect(batchAt.length).toBeGreaterThanOrEqual(3)
+    const readAtBatch = batchAt.map((index) => reads[index] ?? 0)
+    // The first batch starts at the oldest result and reads the head; each later one reads past what earlier ones cleared.
+    for (let index = 1; index < readAtBatch.length; index++)
+      expect(readAtBatch[index]).toBeGreaterThan(readAtBatch[index - 1] as number)
+  })
 })

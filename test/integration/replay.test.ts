@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { replay } from '../../src/cli/replay.ts'
 import { buildAnthropicRequests } from '../../src/replay/build-requests.ts'
+import { withinFloor } from '../../src/replay/floor-bound.ts'
+import { replayConversation } from '../../src/replay/run-replay.ts'
 import type { ChartData } from '../../src/replay/report/html.ts'
 import { toJsonl } from '../../src/replay/conversation.ts'
 import { syntheticRuns } from '../../src/replay/synthetic.ts'
@@ -92,6 +94,28 @@ describe('ctxgate replay', () => {
     expect(mainDirect.rows).toHaveLength(mainRun?.requests ?? -1)
     expect(mainDirect.rows.filter((row) => row.refused > 0)).toHaveLength(mainRun?.refusedForLength ?? -1)
     expect(mainDirect.rows.every((row) => row.window === 64_000)).toBe(true)
+  })
+
+  it('carries ctxgate’s own estimate of each request, so the floor’s untouchable part can be priced', async () => {
+    const result = await replayConversation(main!, {
+      window: 200_000,
+      minCacheableTokens: 1_024,
+      maxTokens: 100,
+      clientCache: 'rolling',
+      stream: false,
+      variants: [{ label: 'direct', direct: true }, { label: 'ctxgate' }],
+    })
+    const through = result.outcomes['ctxgate'] ?? []
+    expect(result.outcomes['direct']?.every((outcome) => outcome.ctxgateEstimate === undefined)).toBe(true)
+    // ctxgate's estimate of what it sent, close to the fake upstream's count (before the first answer it is uncalibrated).
+    for (const outcome of through) {
+      expect(outcome.ctxgateEstimate).toBeGreaterThanOrEqual(outcome.promptTokens * 0.7)
+      expect(outcome.ctxgateEstimate).toBeLessThanOrEqual(outcome.promptTokens * 1.6)
+    }
+    const start = through[Math.floor(through.length / 2)]?.ctxgateEstimate ?? 0
+    const share = withinFloor(through, { startTokens: start, shortSessionRequests: 8 })
+    expect(share.requestsWithin).toBe(through.findIndex((outcome) => (outcome.ctxgateEstimate ?? 0) >= start))
+    expect(share.billedWithin).toBeGreaterThan(0)
   })
 
   it('prints JSON and Markdown, and exports ctxgate JSONL', async () => {

@@ -180,6 +180,49 @@ describe('Anthropic Messages adapter details', () => {
     expect(JSON.stringify(chosen)).not.toContain('"ttl":"1h"')
   })
 
+  it('marks the block just ahead of where the next batch edits, and gives up the old tail only where lookback finds it', () => {
+    const estimator = new TokenEstimator()
+    const marked = (body: Json, previousTail: number, nextEditResult?: string): string[] => {
+      const sent = anthropicMessagesAdapter.apply(body, anthropicMessagesAdapter.view(body, estimator), {
+        edits: [],
+        sessionId: 's',
+        previousTail,
+        ...(nextEditResult ? { nextEditResult } : {}),
+        minCacheableTokens: 0,
+        thinkingBound: false,
+        firstEditedMessage: -1,
+        estimator,
+      }).body
+      return (sent['messages'] as Json[]).flatMap((message, index) =>
+        (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).flatMap((block, at) =>
+          block['cache_control'] ? [`${index}.${at}`] : [],
+        ),
+      )
+    }
+    // Like Claude Code: the client marks two system blocks and its newest message, leaving one slot.
+    const body = (count: number): Json => {
+      const messages = results(count)
+      const last = messages.at(-1) as Json
+      ;((last['content'] as Json[])[0] as Json)['cache_control'] = { type: 'ephemeral' }
+      return {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 100,
+        system: [
+          { type: 'text', text: 'A', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'B', cache_control: { type: 'ephemeral' } },
+        ],
+        messages,
+      }
+    }
+    // The previous tail is 3 blocks before the client's marker: lookback reaches it, so the slot goes ahead of t4
+    // (on the tool_use of message 9; thinking blocks cannot carry a marker).
+    expect(marked(body(12), 22, 't4')).toEqual(['9.1', '24.0'])
+    // With nothing left to edit and the old tail in reach, a marker there would add nothing: the slot stays free.
+    expect(marked(body(12), 22)).toEqual(['24.0'])
+    // An old tail 20 or more blocks before the newest marker is out of lookback's reach: it keeps the slot.
+    expect(marked(body(12), 8, 't4')).toEqual(['8.0', '24.0'])
+  })
+
   it('keeps the client’s breakpoints, never exceeds 4 in all, and moves a marker out of replaced content', async () => {
     const rewrite = createRewriter('anthropic-messages', 20_000)
     const messages = results(10)

@@ -68,6 +68,20 @@ describe('AnthropicPromptCache', () => {
     })
   })
 
+  it('keeps an entry for a marker inside the prefix it read, billing nothing for it, so a later edit after it reads up to it', () => {
+    const cache = new AnthropicPromptCache(() => 0)
+    cache.use('m', blocks(30, 100, { 29: '5m' }), 1024)
+    // Block 12 is marked only now, inside what this request reads: no write is billed.
+    expect(cache.use('m', blocks(30, 100, { 12: '5m', 29: '5m' }), 1024)).toMatchObject({
+      cacheReadTokens: 3000,
+      cacheWrite5mTokens: 0,
+    })
+    const edited = blocks(30, 100, { 12: '5m', 29: '5m' }).map((block, index) =>
+      index === 13 ? { ...block, key: 'cleared' } : block,
+    )
+    expect(cache.use('m', edited, 1024)).toMatchObject({ cacheReadTokens: 1300, cacheWrite5mTokens: 1700 })
+  })
+
   it('keys entries by scope (model) and by every earlier block', () => {
     const cache = new AnthropicPromptCache(() => 0)
     cache.use('m', blocks(20, 100, { 19: '5m' }), 1024)

@@ -3,6 +3,7 @@ import { billedEquivalentInput, cacheReadShare, type Usage } from '../../src/rep
 import type { RequestOutcome } from '../../src/replay/request-outcome.ts'
 import { readAnthropicAnswer } from '../../src/replay/request-outcome.ts'
 import { combine, summarize } from '../../src/replay/summarize.ts'
+import { withinFloor } from '../../src/replay/floor-bound.ts'
 
 const usage = (input: number, write5m: number, read: number, write1h = 0): Usage => ({
   inputTokens: input,
@@ -96,5 +97,27 @@ describe('readAnthropicAnswer', () => {
       '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 70123 tokens > 64000 maximum"}}',
     )
     expect(refused).toMatchObject({ refusedForLength: true, promptTokens: 70_123 })
+  })
+})
+
+describe('withinFloor', () => {
+  const outcome = (index: number, ctxgateEstimate?: number) => ({
+    index,
+    status: 200,
+    refusedForLength: false,
+    promptTokens: 1_000,
+    usage: { inputTokens: 0, cacheWrite5mTokens: 100, cacheWrite1hTokens: 0, cacheReadTokens: 1_000, outputTokens: 0 },
+    ...(ctxgateEstimate === undefined ? {} : { ctxgateEstimate }),
+  })
+  const floor = { startTokens: 100_000, shortSessionRequests: 3 }
+
+  it('adds up the requests before the first one the floor lets the economy edit', () => {
+    const run = [outcome(0, 120_000), outcome(1, 90_000), outcome(2, 99_999), outcome(3, 100_000), outcome(4, 50_000)]
+    // The first two are a short session whatever their size; the fourth reaches the start point, and everything after it may follow its edit.
+    expect(withinFloor(run, floor)).toEqual({ requestsWithin: 3, billedWithin: 3 * (125 + 100) })
+  })
+
+  it('stops at a request ctxgate did not estimate, to stay a lower bound', () => {
+    expect(withinFloor([outcome(0, 1), outcome(1, 1), outcome(2)], floor).requestsWithin).toBe(2)
   })
 })

@@ -1,4 +1,9 @@
-import { chooseBreakpoints, type BreakpointCandidate, type ExistingBreakpoint } from '../../rewrite/breakpoints.ts'
+import {
+  chooseBreakpoints,
+  withinLookback,
+  type BreakpointCandidate,
+  type ExistingBreakpoint,
+} from '../../rewrite/breakpoints.ts'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
@@ -240,7 +245,10 @@ function withSystemNote(system: unknown, note: string): unknown {
   return [noteBlock]
 }
 
-/** Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail, end of system, end of tools. True when it marked any. */
+/**
+ * Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail (unless a marker after it
+ * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. True when it marked any.
+ */
 function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
@@ -248,9 +256,9 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   const existing: ExistingBreakpoint[] = []
   let position = 0
   let clientSetTtl = isJsonObject(body['cache_control']) && body['cache_control']['ttl'] !== undefined
-  const note = (marked: unknown): void => {
+  const note = (marked: unknown, at = position): void => {
     if (!isJsonObject(marked)) return
-    existing.push({ position, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
+    existing.push({ position: at, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
     clientSetTtl ||= marked['ttl'] !== undefined
   }
   for (const tool of tools) {
@@ -263,18 +271,9 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
     position++
   }
   const systemEnd = position - 1
-  const lastMarkable: number[] = []
-  for (const message of messages) {
-    let last = -1
-    for (const block of blocksOf(message)) {
-      note(block['cache_control'])
-      if (Array.isArray(block['content']))
-        for (const inner of block['content'] as unknown[]) if (isJsonObject(inner)) note(inner['cache_control'])
-      if (markable(block)) last = position
-      position++
-    }
-    lastMarkable.push(last)
-  }
+  const scan = scanMessages(messages, position, options.nextEditResult)
+  for (const marker of scan.markers) note(marker.marked, marker.position)
+  const { lastMarkable } = scan
   // Prefix sizes are measured on the request as rewritten, so rewriting it again decides the same; they only
   // matter up to the minimum cacheable length, so the walk stops there (usually at the head).
   const headPart = headTokensOf(body, options.estimator)
@@ -293,9 +292,19 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
   if (options.previousTail !== undefined && options.previousTail < newest) {
     const previous = lastMarkable[options.previousTail] ?? -1
-    if (previous >= 0)
+    const tailMarker = isJsonObject(body['cache_control'])
+      ? scan.end - 1
+      : Math.max(rolling, ...existing.map((m) => m.position))
+    // A marker within the lookback after the old tail finds its entry anyway; the slot is worth more elsewhere.
+    if (previous >= 0 && !withinLookback(previous, tailMarker))
       candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
   }
+  if (scan.nextEdit)
+    candidates.push({
+      name: 'next-edit',
+      position: scan.nextEdit.position,
+      prefixTokens: prefixAt(scan.nextEdit.message),
+    })
   // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
   const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
   if (system.length > 0 && markable(system[system.length - 1] as Json))
@@ -311,6 +320,45 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
   if (chosen.length === 0) return false
   markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
   return true
+}
+
+interface MessageScan {
+  /** Per message, the position of its last block that may carry a marker (-1: none). */
+  readonly lastMarkable: number[]
+  /** Markers the client put on message blocks (and inside tool results), with their positions. */
+  readonly markers: { readonly marked: unknown; readonly position: number }[]
+  /** The last markable block before the result the next batch starts at, and the message holding that block. */
+  readonly nextEdit?: { readonly position: number; readonly message: number }
+  /** Position after the last block. */
+  readonly end: number
+}
+
+/** One walk over the message blocks, in the cache's order, from `start` (the blocks of tools and system come first). */
+function scanMessages(messages: readonly Json[], start: number, nextEditResult: string | undefined): MessageScan {
+  const lastMarkable: number[] = []
+  const markers: { marked: unknown; position: number }[] = []
+  let nextEdit: MessageScan['nextEdit']
+  let markableBefore: { position: number; message: number } | undefined
+  let position = start
+  messages.forEach((message, index) => {
+    let last = -1
+    for (const block of blocksOf(message)) {
+      if (block['cache_control'] !== undefined) markers.push({ marked: block['cache_control'], position })
+      if (Array.isArray(block['content']))
+        for (const inner of block['content'] as unknown[])
+          if (isJsonObject(inner) && inner['cache_control'] !== undefined)
+            markers.push({ marked: inner['cache_control'], position })
+      if (nextEdit === undefined && block['type'] === 'tool_result' && block['tool_use_id'] === nextEditResult)
+        nextEdit = markableBefore
+      if (markable(block)) {
+        last = position
+        markableBefore = { position, message: index }
+      }
+      position++
+    }
+    lastMarkable.push(last)
+  })
+  return { lastMarkable, markers, ...(nextEdit ? { nextEdit } : {}), end: position }
 }
 
 function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {

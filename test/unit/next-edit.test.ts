@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest'
+import { nextEditResult } from '../../src/rewrite/next-edit.ts'
+import type { ChatView, FrozenDecisions, MessageView } from '../../src/rewrite/types.ts'
+
+const call = (id: string, tool = 'bash'): MessageView => ({
+  role: 'assistant',
+  tokens: 20,
+  hash: `call-${id}`,
+  startsUserTurn: false,
+  toolCallIds: [id],
+  toolCallNames: [tool],
+  toolResults: [],
+  hasThinking: false,
+})
+const result = (id: string, tokens: number): MessageView => ({
+  role: 'user',
+  tokens: tokens + 5,
+  hash: `message-${id}`,
+  startsUserTurn: false,
+  toolCallIds: [],
+  toolResults: [{ id, message: 0, tokens, hash: `content-${id}`, text: 'x' }],
+  hasThinking: false,
+})
+const task: MessageView = { ...result('none', 0), toolResults: [], startsUserTurn: true, hash: 'task' }
+
+function view(...rounds: [id: string, tokens: number, tool?: string][]): ChatView {
+  return {
+    model: 'claude-sonnet-4-5',
+    headTokens: 1_000,
+    maxOutputTokens: 0,
+    messages: [task, ...rounds.flatMap(([id, tokens, tool]) => [call(id, tool), result(id, tokens)])],
+  }
+}
+
+const next = (chat: ChatView, decisions: FrozenDecisions, excludeTools: string[] = []) =>
+  nextEditResult({ view: chat, decisions, replacementTokens: 40, excludeTools })
+
+describe('nextEditResult', () => {
+  const chat = view(['a', 500], ['b', 30], ['c', 800, 'memory'], ['d', 900], ['e', 700])
+
+  it('is the oldest result still sent whole', () => {
+    expect(next(chat, { results: {} })).toBe('a')
+  })
+
+  it('skips results already replaced, but not one whose content changed since', () => {
+    expect(next(chat, { results: { a: { hash: 'content-a', action: 'clear' } } })).toBe('c')
+    expect(next(chat, { results: { a: { hash: 'other', action: 'clear' } } })).toBe('a')
+  })
+
+  it('skips results no larger than their replacement and tools never cleared', () => {
+    expect(next(chat, { results: { a: { hash: 'content-a', action: 'clear' } } }, ['memory'])).toBe('d')
+  })
+
+  it('skips messages a frozen drop removed, and is undefined when nothing could be replaced', () => {
+    // Message 5 is d's call; a drop keeping from there leaves d first.
+    expect(next(chat, { results: {}, drop: { keepFrom: 7, hash: 'call-d', scope: 'rounds' } })).toBe('d')
+    expect(next(view(['b', 30]), { results: {} })).toBeUndefined()
+  })
+})
