@@ -156,13 +156,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       expired: isCold(gapMs, '5m'),
     }),
     previousTail: newCut ? undefined : memory?.previousTail,
-    // Where a batch starts it is read from the marker the requests before it kept there.
-    nextEditResult: nextEditResult({
-      view,
-      decisions: memory?.decisions ?? noDecisions,
-      replacementTokens: input.estimator.text(clearedNote),
-      excludeTools: input.economy?.policy.excludeTools ?? [],
-    }),
+    nextEditResult: nextEditOf(input),
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
@@ -250,6 +244,16 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
     oneTimeCost: Math.round(decision.oneTimeCost),
     expectedNetSaving: Math.round(decision.expectedNetSaving),
   }
+}
+
+/** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
+function nextEditOf(input: PipelineInput): string | undefined {
+  return nextEditResult({
+    view: input.view,
+    decisions: input.memory?.decisions ?? noDecisions,
+    replacementTokens: input.estimator.text(clearedNote),
+    excludeTools: input.economy?.policy.excludeTools ?? [],
+  })
 }
 
 /** Time since the previous request; unknown on a first request, or when replicas' clocks disagree (negative). */
