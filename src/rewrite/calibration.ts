@@ -30,6 +30,23 @@ const maxConversations = 10_000
  */
 export const conversationMargin = 1.03
 
+/** One request of a conversation, as the calibration sizes it. */
+export interface ConversationRequest {
+  /** The conversation's key (scope, session and fingerprint). */
+  readonly key: string
+  /** The estimate of the whole prompt as the client sent it, before ctxgate's edits, without any factor. */
+  readonly unedited: number
+}
+
+/** What a conversation taught, from its newest answered request back. */
+interface ConversationMemory {
+  /** Its newest actual ÷ estimate ratios, newest last. */
+  readonly ratios: number[]
+  /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
+  readonly unedited: number
+  readonly sent: number
+}
+
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
   /** `ratioKey`: where the model-wide ratios live (the family, per tenant when clients authenticate). */
@@ -58,7 +75,7 @@ export class Calibration {
   readonly #ratios = new Map<string, number[]>()
   readonly #limits = new Map<string, LearnedLimit>()
   /** Per conversation (scope, conversation key and model family): its own recent ratios, replica-local. */
-  readonly #conversations = new Map<string, number[]>()
+  readonly #conversations = new Map<string, ConversationMemory>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
 
@@ -105,11 +122,18 @@ export class Calibration {
    * A reported prompt size; one larger than a learned limit proves that limit wrong, so it goes.
    * With `conversation`, the ratio also sizes that conversation's later requests (and only its).
    */
-  async record(model: string, estimated: number, actual: number, scope?: string, conversation?: string): Promise<void> {
+  async record(
+    model: string,
+    estimated: number,
+    actual: number,
+    scope?: string,
+    conversation?: ConversationRequest,
+  ): Promise<void> {
     if (!(estimated > 0) || !(actual > 0)) return
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
-    if (conversation !== undefined) this.#rememberConversation(`${conversation}\n${family}`, ratio)
+    if (conversation !== undefined)
+      this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
     const key = ratioKey(family, scope)
     const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
@@ -121,21 +145,22 @@ export class Calibration {
   }
 
   /**
-   * Estimates times this are an upper bound on the real count. After a conversation's first answer
-   * its own recent ratios size what it sent before (one model-wide factor cannot fit a Japanese log
-   * and a JSON dump at once); `freshShare`, the part of the prompt new since its previous request,
-   * is sized with the larger of its own and the model's factor, since new content may be of
-   * another kind. Before its first answer, the model's factor sizes everything.
+   * Estimates times this are an upper bound on the real count. Before a conversation's first answer
+   * the model's factor sizes everything. After it, what the conversation sent last time is sized
+   * with its own recent ratios (one model-wide factor cannot fit a Japanese log and a JSON dump at
+   * once), and what it added since with the largest of its own factor, the model's and the prior:
+   * a ratio says nothing about content the upstream has not counted yet, and the model's ratios may
+   * all come from content unlike it (in a new process, from this very conversation's first request).
    */
-  factor(model: string, conversation?: string, freshShare = 0, scope?: string): number {
+  factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     const family = modelFamily(model)
     const ratios = this.#ratios.get(ratioKey(family, scope))
     const modelWide = !ratios || ratios.length === 0 ? defaultFactor : Math.max(...ratios) * 1.02
-    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation}\n${family}`)
-    if (!own || own.length === 0) return modelWide
-    const seen = Math.max(...own) * conversationMargin
-    const fresh = Math.min(1, Math.max(0, freshShare))
-    return seen * (1 - fresh) + Math.max(seen, modelWide) * fresh
+    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation.key}\n${family}`)
+    if (!own || conversation === undefined) return modelWide
+    const seen = Math.max(...own.ratios) * conversationMargin
+    const added = addedShare(own, conversation.unedited)
+    return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
   }
 
   samples(model: string, scope?: string): number {
@@ -149,12 +174,12 @@ export class Calibration {
     await this.#sync?.clearLimit(family, scope)
   }
 
-  #rememberConversation(key: string, ratio: number): void {
-    const ratios = this.#conversations.get(key) ?? []
+  #rememberConversation(key: string, ratio: number, unedited: number, sent: number): void {
+    const ratios = this.#conversations.get(key)?.ratios ?? []
     ratios.push(ratio)
     if (ratios.length > conversationWindow) ratios.shift()
     this.#conversations.delete(key)
-    this.#conversations.set(key, ratios)
+    this.#conversations.set(key, { ratios, unedited, sent })
     if (this.#conversations.size > maxConversations)
       this.#conversations.delete(this.#conversations.keys().next().value as string)
   }
@@ -164,6 +189,18 @@ export class Calibration {
     this.#limits.set(key, { limit, learnedAt: this.#aging?.now() ?? 0 })
     if (this.#limits.size > maxLimits) this.#limits.delete(this.#limits.keys().next().value as string)
   }
+}
+
+/**
+ * Share of the next request the upstream has not counted for this conversation: what the client
+ * added since its newest answered request, over what went upstream then plus that (frozen edits
+ * stay, so the rest is sent as it was). A prompt smaller than then means the client rewrote its
+ * history (its own compaction, say): all of it counts as new.
+ */
+function addedShare(answered: ConversationMemory, unedited: number): number {
+  const added = unedited - answered.unedited
+  if (!Number.isFinite(added) || added < 0) return 1
+  return added === 0 ? 0 : added / (answered.sent + added)
 }
 
 function clampRatio(ratio: number): number {
