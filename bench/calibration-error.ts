@@ -112,7 +112,7 @@ const rows: string[] = []
 const misses: string[] = []
 for (const [label, calibration] of [
   ['per conversation (ctxgate)', new Calibration()],
-  ['one factor per model (before)', new ModelWideCalibration()],
+  ['one factor per model', new ModelWideCalibration()],
 ] as const) {
   const samples = (await measure(calibration)).filter((sample) => sample.afterFirstAnswer)
   const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
