@@ -38,10 +38,10 @@ export interface ConversationRequest {
   readonly unedited: number
 }
 
-/** What a conversation taught, from its newest answered request back. */
-interface ConversationMemory {
+/** What a conversation taught, from its newest answered request back; replicas share it through a store. */
+export interface ConversationMemory {
   /** Its newest actual ÷ estimate ratios, newest last. */
-  readonly ratios: number[]
+  readonly ratios: readonly number[]
   /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
   readonly unedited: number
   readonly sent: number
@@ -50,12 +50,23 @@ interface ConversationMemory {
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
   /** `ratioKey`: where the model-wide ratios live (the family, per tenant when clients authenticate). */
+  /** With `conversation` (its key and the model family), also what that conversation taught. */
   load(
     ratioKey: string,
     family: string,
     scope: string,
-  ): Promise<{ readonly ratios: readonly number[]; readonly limit?: number } | undefined>
-  pushRatio(ratioKey: string, ratio: number, keep: number): Promise<void>
+    conversation?: string,
+  ): Promise<
+    | { readonly ratios: readonly number[]; readonly limit?: number; readonly conversation?: ConversationMemory }
+    | undefined
+  >
+  /** With `conversation`, also replaces what that conversation taught (same key as `load`). */
+  pushRatio(
+    ratioKey: string,
+    ratio: number,
+    keep: number,
+    conversation?: { readonly key: string; readonly memory: ConversationMemory },
+  ): Promise<void>
   pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void>
   clearLimit(family: string, scope: string): Promise<void>
 }
@@ -74,7 +85,7 @@ interface LearnedLimit {
 export class Calibration {
   readonly #ratios = new Map<string, number[]>()
   readonly #limits = new Map<string, LearnedLimit>()
-  /** Per conversation (scope, conversation key and model family): its own recent ratios, replica-local. */
+  /** Per conversation (its key and model family): what it taught; shared through the store when there is one. */
   readonly #conversations = new Map<string, ConversationMemory>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
@@ -85,14 +96,18 @@ export class Calibration {
     this.#aging = aging
   }
 
-  /** Takes in what other replicas learned about this model and scope; a no-op without a shared store. */
-  async refresh(model: string, scope: string): Promise<void> {
+  /** Takes in what other replicas learned about this model and scope (and conversation); a no-op without a shared store. */
+  async refresh(model: string, scope: string, conversation?: string): Promise<void> {
     if (!this.#sync) return
     const family = modelFamily(model)
     const key = ratioKey(family, scope)
-    const shared = await this.#sync.load(key, family, scope)
+    const conversationKey = conversation === undefined ? undefined : `${conversation}\n${family}`
+    const shared = await this.#sync.load(key, family, scope, conversationKey)
     if (!shared) return
     if (shared.ratios.length > 0) this.#ratios.set(key, shared.ratios.map(clampRatio))
+    const taught = conversationKey === undefined ? undefined : wellFormed(shared.conversation)
+    // The newest answer may have gone to another replica: its memory wins, so every replica sizes alike.
+    if (conversationKey !== undefined && taught) this.#keepConversation(conversationKey, taught)
     // The shared copy wins either way: another replica may have corrected or expired it.
     if (shared.limit !== undefined) this.#remember(`${scope}\n${family}`, shared.limit)
     else this.#limits.delete(`${scope}\n${family}`)
@@ -132,8 +147,10 @@ export class Calibration {
     if (!(estimated > 0) || !(actual > 0)) return
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
-    if (conversation !== undefined)
-      this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
+    const taught =
+      conversation === undefined
+        ? undefined
+        : this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
     const key = ratioKey(family, scope)
     const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
@@ -141,7 +158,7 @@ export class Calibration {
     this.#ratios.set(key, ratios)
     if (this.#ratios.size > maxConversations) this.#ratios.delete(this.#ratios.keys().next().value as string)
     const corrected = scope === undefined ? undefined : this.#correctLimit(model, family, actual, scope)
-    await Promise.all([this.#sync?.pushRatio(key, ratio, window), corrected])
+    await Promise.all([this.#sync?.pushRatio(key, ratio, window, taught), corrected])
   }
 
   /**
@@ -174,12 +191,21 @@ export class Calibration {
     await this.#sync?.clearLimit(family, scope)
   }
 
-  #rememberConversation(key: string, ratio: number, unedited: number, sent: number): void {
-    const ratios = this.#conversations.get(key)?.ratios ?? []
-    ratios.push(ratio)
-    if (ratios.length > conversationWindow) ratios.shift()
+  #rememberConversation(
+    key: string,
+    ratio: number,
+    unedited: number,
+    sent: number,
+  ): { key: string; memory: ConversationMemory } {
+    const ratios = [...(this.#conversations.get(key)?.ratios ?? []), ratio].slice(-conversationWindow)
+    const memory = { ratios, unedited, sent }
+    this.#keepConversation(key, memory)
+    return { key, memory }
+  }
+
+  #keepConversation(key: string, memory: ConversationMemory): void {
     this.#conversations.delete(key)
-    this.#conversations.set(key, { ratios, unedited, sent })
+    this.#conversations.set(key, memory)
     if (this.#conversations.size > maxConversations)
       this.#conversations.delete(this.#conversations.keys().next().value as string)
   }
@@ -201,6 +227,16 @@ function addedShare(answered: ConversationMemory, unedited: number): number {
   const added = unedited - answered.unedited
   if (!Number.isFinite(added) || added < 0) return 1
   return added === 0 ? 0 : added / (answered.sent + added)
+}
+
+/** A conversation's memory read back from a store, bounded like one learned here; anything malformed is none. */
+function wellFormed(memory: ConversationMemory | undefined): ConversationMemory | undefined {
+  if (!memory || !Array.isArray(memory.ratios)) return undefined
+  const ratios = memory.ratios.filter((ratio) => typeof ratio === 'number' && Number.isFinite(ratio))
+  const { unedited, sent } = memory
+  if (ratios.length === 0 || !(Number.isFinite(unedited) && unedited >= 0) || !(Number.isFinite(sent) && sent > 0))
+    return undefined
+  return { ratios: ratios.slice(-conversationWindow).map(clampRatio), unedited, sent }
 }
 
 function clampRatio(ratio: number): number {

@@ -74,7 +74,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (read.kind === 'untouched') return read.result
   const { json, view, large } = read.chat
   const identity = identify(incoming, format.adapter.sessionHints(json, view), deps.config.auth.tokens.length > 0)
-  await refreshCalibration(deps, view.model, identity.limitScope)
+  await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const state = request.memoryBefore ? request.memoryBefore.state : await loadState(deps, identity.conversationKey)
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
   const factor = deps.calibration.factor(view.model, sized, identity.limitScope)
@@ -363,9 +363,14 @@ function yieldToOtherRequests(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
-async function refreshCalibration(deps: RewriteHookDeps, model: string, scope: string): Promise<void> {
+async function refreshCalibration(
+  deps: RewriteHookDeps,
+  model: string,
+  scope: string,
+  conversation: string,
+): Promise<void> {
   try {
-    await deps.calibration.refresh(model, scope)
+    await deps.calibration.refresh(model, scope, conversation)
   } catch {
     // The shared store is down: plan with what this replica knows.
   }

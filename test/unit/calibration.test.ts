@@ -6,6 +6,7 @@ import {
   maxRatio,
   minRatio,
   type CalibrationSync,
+  type ConversationMemory,
   type ConversationRequest,
 } from '../../src/rewrite/calibration.ts'
 
@@ -179,5 +180,71 @@ describe('calibration per conversation', () => {
     for (let index = 0; index < 8; index++)
       await calibration.record(model, 10_000, 10_000, 'scope', sized('session', 10_000))
     expect(calibration.factor(model, sized('session', 10_000))).toBeCloseTo(1.03)
+  })
+})
+
+describe('calibration per conversation across replicas', () => {
+  /** A store both replicas share: model-wide ratios and each conversation's memory, as the Redis store keeps them. */
+  function sharedStore(): { sync: CalibrationSync; memories: Map<string, unknown> } {
+    const ratios = new Map<string, number[]>()
+    const memories = new Map<string, unknown>()
+    const sync: CalibrationSync = {
+      load: async (ratioKey, _family, _scope, conversation) => {
+        const memory = conversation === undefined ? undefined : memories.get(conversation)
+        return {
+          ratios: ratios.get(ratioKey) ?? [],
+          ...(memory === undefined ? {} : { conversation: memory as ConversationMemory }),
+        }
+      },
+      pushRatio: async (ratioKey, ratio, keep, conversation) => {
+        ratios.set(ratioKey, [...(ratios.get(ratioKey) ?? []), ratio].slice(-keep))
+        if (conversation) memories.set(conversation.key, conversation.memory)
+      },
+      pushLimit: async () => undefined,
+      clearLimit: async () => undefined,
+    }
+    return { sync, memories }
+  }
+
+  it('sizes a conversation alike on every replica, whichever one saw its newest answer', async () => {
+    const { sync } = sharedStore()
+    const replicaA = new Calibration(sync)
+    const replicaB = new Calibration(sync)
+    const single = new Calibration()
+    const answers = [
+      { unedited: 10_000, sent: 10_000, actual: 8_000 },
+      { unedited: 30_000, sent: 30_000, actual: 31_000 },
+      { unedited: 34_000, sent: 12_000, actual: 11_000 },
+    ]
+    for (const [index, { unedited, sent, actual }] of answers.entries()) {
+      const replica = index % 2 === 0 ? replicaA : replicaB
+      await replica.refresh(model, 'scope', 'c')
+      await replica.record(model, sent, actual, 'scope', sized('c', unedited))
+      await single.record(model, sent, actual, 'scope', sized('c', unedited))
+    }
+    for (const replica of [replicaA, replicaB]) {
+      await replica.refresh(model, 'scope', 'c')
+      expect(replica.factor(model, sized('c', 40_000), 'scope')).toBe(single.factor(model, sized('c', 40_000), 'scope'))
+    }
+  })
+
+  it('ignores a malformed shared memory and keeps what the replica learned itself', async () => {
+    const { sync, memories } = sharedStore()
+    const calibration = new Calibration(sync)
+    await calibration.record(model, 10_000, 9_000, 'scope', sized('c', 10_000))
+    const before = calibration.factor(model, sized('c', 12_000), 'scope')
+    for (const broken of [
+      { ratios: 'x', unedited: 1, sent: 1 },
+      { ratios: [], unedited: 1, sent: 1 },
+      { ratios: [1] },
+    ]) {
+      memories.set(`c\n${model}`, broken)
+      await calibration.refresh(model, 'scope', 'c')
+      expect(calibration.factor(model, sized('c', 12_000), 'scope')).toBe(before)
+    }
+    // A ratio outside the sane range is clamped when read, as any shared ratio is.
+    memories.set(`c\n${model}`, { ratios: [50], unedited: 10_000, sent: 10_000 })
+    await calibration.refresh(model, 'scope', 'c')
+    expect(calibration.factor(model, sized('c', 10_000), 'scope')).toBeCloseTo(maxRatio * 1.03)
   })
 })
