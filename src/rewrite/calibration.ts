@@ -30,15 +30,43 @@ const maxConversations = 10_000
  */
 export const conversationMargin = 1.03
 
+/** One request of a conversation, as the calibration sizes it. */
+export interface ConversationRequest {
+  /** The conversation's key (scope, session and fingerprint). */
+  readonly key: string
+  /** The estimate of the whole prompt as the client sent it, before ctxgate's edits, without any factor. */
+  readonly unedited: number
+}
+
+/** What a conversation taught, from its newest answered request back; replicas share it through a store. */
+export interface ConversationMemory {
+  /** Its newest actual ÷ estimate ratios, newest last. */
+  readonly ratios: readonly number[]
+  /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
+  readonly unedited: number
+  readonly sent: number
+}
+
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
 export interface CalibrationSync {
   /** `ratioKey`: where the model-wide ratios live (the family, per tenant when clients authenticate). */
+  /** With `conversation` (its key and the model family), also what that conversation taught. */
   load(
     ratioKey: string,
     family: string,
     scope: string,
-  ): Promise<{ readonly ratios: readonly number[]; readonly limit?: number } | undefined>
-  pushRatio(ratioKey: string, ratio: number, keep: number): Promise<void>
+    conversation?: string,
+  ): Promise<
+    | { readonly ratios: readonly number[]; readonly limit?: number; readonly conversation?: ConversationMemory }
+    | undefined
+  >
+  /** With `conversation`, also replaces what that conversation taught (same key as `load`). */
+  pushRatio(
+    ratioKey: string,
+    ratio: number,
+    keep: number,
+    conversation?: { readonly key: string; readonly memory: ConversationMemory },
+  ): Promise<void>
   pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void>
   clearLimit(family: string, scope: string): Promise<void>
 }
@@ -57,8 +85,8 @@ interface LearnedLimit {
 export class Calibration {
   readonly #ratios = new Map<string, number[]>()
   readonly #limits = new Map<string, LearnedLimit>()
-  /** Per conversation (scope, conversation key and model family): its own recent ratios, replica-local. */
-  readonly #conversations = new Map<string, number[]>()
+  /** Per conversation (its key and model family): what it taught; shared through the store when there is one. */
+  readonly #conversations = new Map<string, ConversationMemory>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
 
@@ -68,14 +96,18 @@ export class Calibration {
     this.#aging = aging
   }
 
-  /** Takes in what other replicas learned about this model and scope; a no-op without a shared store. */
-  async refresh(model: string, scope: string): Promise<void> {
+  /** Takes in what other replicas learned about this model and scope (and conversation); a no-op without a shared store. */
+  async refresh(model: string, scope: string, conversation?: string): Promise<void> {
     if (!this.#sync) return
     const family = modelFamily(model)
     const key = ratioKey(family, scope)
-    const shared = await this.#sync.load(key, family, scope)
+    const conversationKey = conversation === undefined ? undefined : `${conversation}\n${family}`
+    const shared = await this.#sync.load(key, family, scope, conversationKey)
     if (!shared) return
     if (shared.ratios.length > 0) this.#ratios.set(key, shared.ratios.map(clampRatio))
+    const taught = conversationKey === undefined ? undefined : wellFormed(shared.conversation)
+    // The newest answer may have gone to another replica: its memory wins, so every replica sizes alike.
+    if (conversationKey !== undefined && taught) this.#keepConversation(conversationKey, taught)
     // The shared copy wins either way: another replica may have corrected or expired it.
     if (shared.limit !== undefined) this.#remember(`${scope}\n${family}`, shared.limit)
     else this.#limits.delete(`${scope}\n${family}`)
@@ -105,11 +137,20 @@ export class Calibration {
    * A reported prompt size; one larger than a learned limit proves that limit wrong, so it goes.
    * With `conversation`, the ratio also sizes that conversation's later requests (and only its).
    */
-  async record(model: string, estimated: number, actual: number, scope?: string, conversation?: string): Promise<void> {
+  async record(
+    model: string,
+    estimated: number,
+    actual: number,
+    scope?: string,
+    conversation?: ConversationRequest,
+  ): Promise<void> {
     if (!(estimated > 0) || !(actual > 0)) return
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
-    if (conversation !== undefined) this.#rememberConversation(`${conversation}\n${family}`, ratio)
+    const taught =
+      conversation === undefined
+        ? undefined
+        : this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
     const key = ratioKey(family, scope)
     const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
@@ -117,25 +158,26 @@ export class Calibration {
     this.#ratios.set(key, ratios)
     if (this.#ratios.size > maxConversations) this.#ratios.delete(this.#ratios.keys().next().value as string)
     const corrected = scope === undefined ? undefined : this.#correctLimit(model, family, actual, scope)
-    await Promise.all([this.#sync?.pushRatio(key, ratio, window), corrected])
+    await Promise.all([this.#sync?.pushRatio(key, ratio, window, taught), corrected])
   }
 
   /**
-   * Estimates times this are an upper bound on the real count. After a conversation's first answer
-   * its own recent ratios size what it sent before (one model-wide factor cannot fit a Japanese log
-   * and a JSON dump at once); `freshShare`, the part of the prompt new since its previous request,
-   * is sized with the larger of its own and the model's factor, since new content may be of
-   * another kind. Before its first answer, the model's factor sizes everything.
+   * Estimates times this are an upper bound on the real count. Before a conversation's first answer
+   * the model's factor sizes everything. After it, what the conversation sent last time is sized
+   * with its own recent ratios (one model-wide factor cannot fit a Japanese log and a JSON dump at
+   * once), and what it added since with the largest of its own factor, the model's and the prior:
+   * a ratio says nothing about content the upstream has not counted yet, and the model's ratios may
+   * all come from content unlike it (in a new process, from this very conversation's first request).
    */
-  factor(model: string, conversation?: string, freshShare = 0, scope?: string): number {
+  factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     const family = modelFamily(model)
     const ratios = this.#ratios.get(ratioKey(family, scope))
     const modelWide = !ratios || ratios.length === 0 ? defaultFactor : Math.max(...ratios) * 1.02
-    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation}\n${family}`)
-    if (!own || own.length === 0) return modelWide
-    const seen = Math.max(...own) * conversationMargin
-    const fresh = Math.min(1, Math.max(0, freshShare))
-    return seen * (1 - fresh) + Math.max(seen, modelWide) * fresh
+    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation.key}\n${family}`)
+    if (!own || conversation === undefined) return modelWide
+    const seen = Math.max(...own.ratios) * conversationMargin
+    const added = addedShare(own, conversation.unedited)
+    return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
   }
 
   samples(model: string, scope?: string): number {
@@ -149,12 +191,21 @@ export class Calibration {
     await this.#sync?.clearLimit(family, scope)
   }
 
-  #rememberConversation(key: string, ratio: number): void {
-    const ratios = this.#conversations.get(key) ?? []
-    ratios.push(ratio)
-    if (ratios.length > conversationWindow) ratios.shift()
+  #rememberConversation(
+    key: string,
+    ratio: number,
+    unedited: number,
+    sent: number,
+  ): { key: string; memory: ConversationMemory } {
+    const ratios = [...(this.#conversations.get(key)?.ratios ?? []), ratio].slice(-conversationWindow)
+    const memory = { ratios, unedited, sent }
+    this.#keepConversation(key, memory)
+    return { key, memory }
+  }
+
+  #keepConversation(key: string, memory: ConversationMemory): void {
     this.#conversations.delete(key)
-    this.#conversations.set(key, ratios)
+    this.#conversations.set(key, memory)
     if (this.#conversations.size > maxConversations)
       this.#conversations.delete(this.#conversations.keys().next().value as string)
   }
@@ -164,6 +215,28 @@ export class Calibration {
     this.#limits.set(key, { limit, learnedAt: this.#aging?.now() ?? 0 })
     if (this.#limits.size > maxLimits) this.#limits.delete(this.#limits.keys().next().value as string)
   }
+}
+
+/**
+ * Share of the next request the upstream has not counted for this conversation: what the client
+ * added since its newest answered request, over what went upstream then plus that (frozen edits
+ * stay, so the rest is sent as it was). A prompt smaller than then means the client rewrote its
+ * history (its own compaction, say): all of it counts as new.
+ */
+function addedShare(answered: ConversationMemory, unedited: number): number {
+  const added = unedited - answered.unedited
+  if (!Number.isFinite(added) || added < 0) return 1
+  return added === 0 ? 0 : added / (answered.sent + added)
+}
+
+/** A conversation's memory read back from a store, bounded like one learned here; anything malformed is none. */
+function wellFormed(memory: ConversationMemory | undefined): ConversationMemory | undefined {
+  if (!memory || !Array.isArray(memory.ratios)) return undefined
+  const ratios = memory.ratios.filter((ratio) => typeof ratio === 'number' && Number.isFinite(ratio))
+  const { unedited, sent } = memory
+  if (ratios.length === 0 || !(Number.isFinite(unedited) && unedited >= 0) || !(Number.isFinite(sent) && sent > 0))
+    return undefined
+  return { ratios: ratios.slice(-conversationWindow).map(clampRatio), unedited, sent }
 }
 
 function clampRatio(ratio: number): number {

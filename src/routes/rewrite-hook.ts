@@ -8,7 +8,7 @@ import { promptTokensOf } from '../model-call/usage.ts'
 import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
 import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
 import { chatFormat } from '../providers/registry.ts'
-import type { Calibration } from '../rewrite/calibration.ts'
+import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import { pricesFor } from '../rewrite/economy/prices.ts'
@@ -77,14 +77,10 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hints = format.adapter.sessionHints(json, view)
   const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
   const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
-  await refreshCalibration(deps, view.model, identity.limitScope)
+  await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
-  const factor = deps.calibration.factor(
-    view.model,
-    identity.conversationKey,
-    freshShare(view, state),
-    identity.limitScope,
-  )
+  const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
+  const factor = deps.calibration.factor(view.model, sized, identity.limitScope)
   const now = (deps.now ?? Date.now)()
   const outcome = runPipeline({
     ...pipelineInput(request, read.chat, identity.limitScope),
@@ -118,7 +114,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     accounting,
     onUsage: (reported) =>
       deps.calibration
-        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, identity.conversationKey)
+        .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, sized)
         .catch(() => undefined),
     // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
     ...(request.isRefit || view.serverManaged
@@ -126,6 +122,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       : {
           refit: refitFor(request, read.chat, identity, {
             sentEstimate,
+            sized,
             planned: outcome.report.estimatedAfter,
             state,
           }),
@@ -251,12 +248,9 @@ function economyOf(config: Readonly<Config>, model: string): { economy?: Economy
   return { economy: { prices: pricesFor(prices, model), policy: { ...policy, lowWater: config.rewrite.lowWater } } }
 }
 
-/** Share of the prompt that is new since the conversation's previous request (all of it on a first request). */
-function freshShare(view: ChatView, state: ConversationState | undefined): number {
-  const total = view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
-  const previous = state?.economy?.unedited
-  if (typeof previous !== 'number' || total <= 0) return 1
-  return Math.min(1, Math.max(0, (total - previous) / total))
+/** The client's whole prompt as estimated, before edits and without any factor. */
+function uneditedEstimate(view: ChatView): number {
+  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
 }
 
 type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
@@ -273,16 +267,19 @@ function refitFor(
   request: HookRequest,
   chat: ReadChat,
   identity: { readonly limitScope: string; readonly conversationKey: string },
-  sent: { readonly sentEstimate: number; readonly planned: number; readonly state: ConversationState | undefined },
+  sent: {
+    readonly sentEstimate: number
+    readonly sized: ConversationRequest
+    readonly planned: number
+    readonly state: ConversationState | undefined
+  },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
   const model = chat.view.model
   const scope = identity.limitScope
   return async ({ actualTokens, limit: named }) => {
     if (actualTokens !== undefined)
-      await calibration
-        .record(model, sent.sentEstimate, actualTokens, scope, identity.conversationKey)
-        .catch(() => undefined)
+      await calibration.record(model, sent.sentEstimate, actualTokens, scope, sent.sized).catch(() => undefined)
     const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
       await calibration.recordLimit(model, limit, scope, chat.limits.window).catch(() => undefined)
@@ -372,9 +369,14 @@ function yieldToOtherRequests(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
-async function refreshCalibration(deps: RewriteHookDeps, model: string, scope: string): Promise<void> {
+async function refreshCalibration(
+  deps: RewriteHookDeps,
+  model: string,
+  scope: string,
+  conversation: string,
+): Promise<void> {
   try {
-    await deps.calibration.refresh(model, scope)
+    await deps.calibration.refresh(model, scope, conversation)
   } catch {
     // The shared store is down: plan with what this replica knows.
   }

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import type { CalibrationSync } from '../rewrite/calibration.ts'
+import type { CalibrationSync, ConversationMemory } from '../rewrite/calibration.ts'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.ts'
 import {
   maxModelsPerSession,
@@ -61,8 +61,8 @@ export class RedisSessionStore implements SessionStore {
   #knownSize = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
-    load: (ratioKey, family, scope) => this.#loadCalibration(ratioKey, family, scope),
-    pushRatio: (family, ratio, keep) => this.#pushRatio(family, ratio, keep),
+    load: (ratioKey, family, scope, conversation) => this.#loadCalibration(ratioKey, family, scope, conversation),
+    pushRatio: (family, ratio, keep, conversation) => this.#pushRatio(family, ratio, keep, conversation),
     pushLimit: (family, scope, limit, ttlMs) => this.#pushLimit(family, scope, limit, ttlMs),
     clearLimit: async (family, scope) => {
       await this.#run('calibration-limit', () => this.#redis.del(`limit:${family}:${scope}`))
@@ -140,25 +140,40 @@ export class RedisSessionStore implements SessionStore {
     ratioKey: string,
     family: string,
     scope: string,
-  ): Promise<{ ratios: readonly number[]; limit?: number } | undefined> {
-    const result = await this.#run('calibration-load', () =>
-      this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(`limit:${family}:${scope}`).exec(),
-    )
+    conversation: string | undefined,
+  ): Promise<{ ratios: readonly number[]; limit?: number; conversation?: ConversationMemory } | undefined> {
+    const result = await this.#run('calibration-load', () => {
+      const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(`limit:${family}:${scope}`)
+      return (conversation === undefined ? multi : multi.get(`calconv:${conversation}`)).exec()
+    })
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
     const limit = Number(result[1]?.[1])
-    return Number.isFinite(limit) && limit > 0 ? { ratios, limit } : { ratios }
+    const taught = parsedJson(result[2]?.[1]) as ConversationMemory | undefined
+    return {
+      ratios,
+      ...(Number.isFinite(limit) && limit > 0 ? { limit } : {}),
+      ...(taught === undefined ? {} : { conversation: taught }),
+    }
   }
 
-  async #pushRatio(family: string, ratio: number, keep: number): Promise<void> {
-    await this.#run('calibration-push', () =>
-      this.#redis
+  /** A conversation's memory lives beside its state, one small key per conversation, and idles out like it. */
+  async #pushRatio(
+    family: string,
+    ratio: number,
+    keep: number,
+    conversation: { readonly key: string; readonly memory: ConversationMemory } | undefined,
+  ): Promise<void> {
+    await this.#run('calibration-push', () => {
+      const multi = this.#redis
         .multi()
         .lpush(`cal:${family}`, String(ratio))
         .ltrim(`cal:${family}`, 0, keep - 1)
         .pexpire(`cal:${family}`, this.#options.idleTtlMs)
-        .exec(),
-    )
+      if (conversation !== undefined)
+        multi.set(`calconv:${conversation.key}`, JSON.stringify(conversation.memory), 'PX', this.#options.idleTtlMs)
+      return multi.exec()
+    })
   }
 
   /** Learned limits expire, so a wrong one cannot outlive its TTL even if nothing corrects it. */
@@ -267,5 +282,15 @@ export class RedisSessionStore implements SessionStore {
       new Error(`conversation state over ${this.#options.maxStateBytes} bytes; kept the newest ${keep} decisions`),
     )
     return json
+  }
+}
+
+/** A stored JSON value, or undefined when it is missing or does not parse (the caller validates its shape). */
+function parsedJson(raw: unknown): unknown {
+  if (typeof raw !== 'string') return undefined
+  try {
+    return JSON.parse(raw) as unknown
+  } catch {
+    return undefined
   }
 }

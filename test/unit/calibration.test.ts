@@ -1,6 +1,14 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Calibration, defaultFactor, maxRatio, minRatio, type CalibrationSync } from '../../src/rewrite/calibration.ts'
+import {
+  Calibration,
+  defaultFactor,
+  maxRatio,
+  minRatio,
+  type CalibrationSync,
+  type ConversationMemory,
+  type ConversationRequest,
+} from '../../src/rewrite/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const window = 200_000
@@ -73,11 +81,11 @@ describe('calibration bounds what one request can teach', () => {
   it('prevents one tenant’s hard-to-estimate content from tightening another tenant’s budget', async () => {
     const calibration = new Calibration()
     for (let index = 0; index < 10; index++) await calibration.record(model, 1_000, 2_000, 'tenant:a')
-    expect(calibration.factor(model, undefined, 0, 'tenant:a')).toBeCloseTo(maxRatio * 1.02)
-    expect(calibration.factor(model, undefined, 0, 'tenant:b')).toBe(defaultFactor)
+    expect(calibration.factor(model, undefined, 'tenant:a')).toBeCloseTo(maxRatio * 1.02)
+    expect(calibration.factor(model, undefined, 'tenant:b')).toBe(defaultFactor)
     // Without client authentication every client shares one pool (the documented trust model).
     await calibration.record(model, 1_000, 1_500, 'conversation:x')
-    expect(calibration.factor(model, undefined, 0, 'conversation:y')).toBeCloseTo(1.5 * 1.02)
+    expect(calibration.factor(model, undefined, 'conversation:y')).toBeCloseTo(1.5 * 1.02)
   })
 
   it('shares the bounded values, scoped and with a TTL, and takes in a correction made elsewhere', async () => {
@@ -111,37 +119,132 @@ describe('calibration bounds what one request can teach', () => {
   })
 })
 
+/** A conversation's request: its key and its unedited prompt estimate. */
+const sized = (key: string, unedited: number): ConversationRequest => ({ key, unedited })
+
 describe('calibration per conversation', () => {
   it('sizes a conversation by its own answers, not by another conversation’s content', async () => {
     const calibration = new Calibration()
     // A JSON dump counts 30% more than estimated; prose 5% more.
-    await calibration.record(model, 10_000, 13_000, 'scope', 'json-session')
-    await calibration.record(model, 10_000, 10_500, 'scope', 'prose-session')
-    expect(calibration.factor(model, 'prose-session')).toBeCloseTo(1.05 * 1.03)
-    expect(calibration.factor(model, 'json-session')).toBeCloseTo(1.3 * 1.03)
+    await calibration.record(model, 10_000, 13_000, 'scope', sized('json-session', 10_000))
+    await calibration.record(model, 10_000, 10_500, 'scope', sized('prose-session', 10_000))
+    expect(calibration.factor(model, sized('prose-session', 10_000))).toBeCloseTo(1.05 * 1.03)
+    expect(calibration.factor(model, sized('json-session', 10_000))).toBeCloseTo(1.3 * 1.03)
     // The model-wide factor, for conversations with no answer yet, covers both.
-    expect(calibration.factor(model, 'new-session')).toBeCloseTo(1.3 * 1.02)
+    expect(calibration.factor(model, sized('new-session', 10_000))).toBeCloseTo(1.3 * 1.02)
     expect(calibration.factor(model)).toBeCloseTo(1.3 * 1.02)
   })
 
-  it('sizes content new since the previous request with the larger of its own and the model’s factor', async () => {
+  it('sizes content added since the answered request with the largest of its own, the model’s and the prior', async () => {
     const calibration = new Calibration()
-    await calibration.record(model, 10_000, 13_000, 'scope', 'json-session')
-    await calibration.record(model, 10_000, 10_500, 'scope', 'prose-session')
+    await calibration.record(model, 10_000, 13_000, 'scope', sized('json-session', 10_000))
+    await calibration.record(model, 10_000, 10_500, 'scope', sized('prose-session', 10_000))
     const own = 1.05 * 1.03
     const modelWide = 1.3 * 1.02
-    expect(calibration.factor(model, 'prose-session', 0)).toBeCloseTo(own)
-    expect(calibration.factor(model, 'prose-session', 0.25)).toBeCloseTo(own * 0.75 + modelWide * 0.25)
-    expect(calibration.factor(model, 'prose-session', 1)).toBeCloseTo(modelWide)
+    expect(calibration.factor(model, sized('prose-session', 10_000))).toBeCloseTo(own)
+    // A quarter of the next prompt is new.
+    expect(calibration.factor(model, sized('prose-session', 10_000 + 10_000 / 3))).toBeCloseTo(
+      own * 0.75 + modelWide * 0.25,
+    )
     // A conversation already sized above the model stays at its own.
-    await calibration.record(model, 10_000, 14_000, 'scope', 'denser')
-    expect(calibration.factor(model, 'denser', 1)).toBeCloseTo(1.4 * 1.03)
+    await calibration.record(model, 10_000, 14_000, 'scope', sized('denser', 10_000))
+    expect(calibration.factor(model, sized('denser', 20_000))).toBeCloseTo(1.4 * 1.03)
+  })
+
+  it('never sizes new content below the prior, even when every answer so far was of easier content', async () => {
+    const calibration = new Calibration()
+    await calibration.record(model, 10_000, 8_000, 'scope', sized('prose-session', 10_000))
+    const own = 0.8 * 1.03
+    expect(calibration.factor(model)).toBeCloseTo(0.8 * 1.02)
+    expect(calibration.factor(model, sized('prose-session', 10_000))).toBeCloseTo(own)
+    expect(calibration.factor(model, sized('prose-session', 20_000))).toBeCloseTo(own * 0.5 + defaultFactor * 0.5)
+  })
+
+  it('weighs new content against what went upstream, not against the client’s prompt before edits', async () => {
+    const calibration = new Calibration()
+    // ctxgate cleared 6,000 of the client's 10,000 estimated tokens; the edits stay frozen.
+    await calibration.record(model, 4_000, 4_000, 'scope', sized('edited', 10_000))
+    // 1,000 new tokens are a fifth of what goes upstream next (not a eleventh of the client's prompt).
+    expect(calibration.factor(model, sized('edited', 11_000))).toBeCloseTo(1.03 * 0.8 + defaultFactor * 0.2)
+  })
+
+  it('counts a whole prompt as new when the client rewrote its history to something smaller', async () => {
+    const calibration = new Calibration()
+    await calibration.record(model, 10_000, 8_000, 'scope', sized('compacted', 10_000))
+    expect(calibration.factor(model, sized('compacted', 3_000))).toBeCloseTo(defaultFactor)
   })
 
   it('keeps only a conversation’s newest answers, so it follows the content it sends now', async () => {
     const calibration = new Calibration()
-    await calibration.record(model, 10_000, 15_000, 'scope', 'session')
-    for (let index = 0; index < 8; index++) await calibration.record(model, 10_000, 10_000, 'scope', 'session')
-    expect(calibration.factor(model, 'session')).toBeCloseTo(1.03)
+    await calibration.record(model, 10_000, 15_000, 'scope', sized('session', 10_000))
+    for (let index = 0; index < 8; index++)
+      await calibration.record(model, 10_000, 10_000, 'scope', sized('session', 10_000))
+    expect(calibration.factor(model, sized('session', 10_000))).toBeCloseTo(1.03)
+  })
+})
+
+describe('calibration per conversation across replicas', () => {
+  /** A store both replicas share: model-wide ratios and each conversation's memory, as the Redis store keeps them. */
+  function sharedStore(): { sync: CalibrationSync; memories: Map<string, unknown> } {
+    const ratios = new Map<string, number[]>()
+    const memories = new Map<string, unknown>()
+    const sync: CalibrationSync = {
+      load: async (ratioKey, _family, _scope, conversation) => {
+        const memory = conversation === undefined ? undefined : memories.get(conversation)
+        return {
+          ratios: ratios.get(ratioKey) ?? [],
+          ...(memory === undefined ? {} : { conversation: memory as ConversationMemory }),
+        }
+      },
+      pushRatio: async (ratioKey, ratio, keep, conversation) => {
+        ratios.set(ratioKey, [...(ratios.get(ratioKey) ?? []), ratio].slice(-keep))
+        if (conversation) memories.set(conversation.key, conversation.memory)
+      },
+      pushLimit: async () => undefined,
+      clearLimit: async () => undefined,
+    }
+    return { sync, memories }
+  }
+
+  it('sizes a conversation alike on every replica, whichever one saw its newest answer', async () => {
+    const { sync } = sharedStore()
+    const replicaA = new Calibration(sync)
+    const replicaB = new Calibration(sync)
+    const single = new Calibration()
+    const answers = [
+      { unedited: 10_000, sent: 10_000, actual: 8_000 },
+      { unedited: 30_000, sent: 30_000, actual: 31_000 },
+      { unedited: 34_000, sent: 12_000, actual: 11_000 },
+    ]
+    for (const [index, { unedited, sent, actual }] of answers.entries()) {
+      const replica = index % 2 === 0 ? replicaA : replicaB
+      await replica.refresh(model, 'scope', 'c')
+      await replica.record(model, sent, actual, 'scope', sized('c', unedited))
+      await single.record(model, sent, actual, 'scope', sized('c', unedited))
+    }
+    for (const replica of [replicaA, replicaB]) {
+      await replica.refresh(model, 'scope', 'c')
+      expect(replica.factor(model, sized('c', 40_000), 'scope')).toBe(single.factor(model, sized('c', 40_000), 'scope'))
+    }
+  })
+
+  it('ignores a malformed shared memory and keeps what the replica learned itself', async () => {
+    const { sync, memories } = sharedStore()
+    const calibration = new Calibration(sync)
+    await calibration.record(model, 10_000, 9_000, 'scope', sized('c', 10_000))
+    const before = calibration.factor(model, sized('c', 12_000), 'scope')
+    for (const broken of [
+      { ratios: 'x', unedited: 1, sent: 1 },
+      { ratios: [], unedited: 1, sent: 1 },
+      { ratios: [1] },
+    ]) {
+      memories.set(`c\n${model}`, broken)
+      await calibration.refresh(model, 'scope', 'c')
+      expect(calibration.factor(model, sized('c', 12_000), 'scope')).toBe(before)
+    }
+    // A ratio outside the sane range is clamped when read, as any shared ratio is.
+    memories.set(`c\n${model}`, { ratios: [50], unedited: 10_000, sent: 10_000 })
+    await calibration.refresh(model, 'scope', 'c')
+    expect(calibration.factor(model, sized('c', 10_000), 'scope')).toBeCloseTo(maxRatio * 1.03)
   })
 })

@@ -1,0 +1,64 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { Calibration, defaultFactor, maxRatio, minRatio } from '../../src/rewrite/calibration.ts'
+
+const model = 'claude-sonnet-4-5'
+const scope = 'tenant:a'
+
+/** A piece of content: its estimate and how many real tokens each estimated one turns out to be. */
+const chunk = fc.record({
+  estimate: fc.integer({ min: 1, max: 30_000 }),
+  // No harder to count than the prior assumes of content nobody has counted yet.
+  ratio: fc.double({ min: minRatio, max: defaultFactor, noNaN: true }),
+})
+
+/** Answers of other conversations in the same pool, of any content, between this one's requests. */
+const otherAnswers = fc.array(
+  fc.record({
+    estimate: fc.integer({ min: 1, max: 100_000 }),
+    ratio: fc.double({ min: minRatio, max: maxRatio, noNaN: true }),
+  }),
+  { maxLength: 3 },
+)
+
+const conversation = fc.record({
+  first: fc.array(fc.record({ content: chunk, cleared: fc.boolean() }), { minLength: 1, maxLength: 6 }),
+  steps: fc.array(fc.record({ added: fc.array(chunk, { maxLength: 4 }), others: otherAnswers }), {
+    minLength: 1,
+    maxLength: 12,
+  }),
+})
+
+describe('calibration after a conversation’s first answer', () => {
+  it('never sizes a request below what the upstream counts, whatever the mix of content it adds', async () => {
+    await fc.assert(
+      fc.asyncProperty(conversation, async ({ first, steps }) => {
+        const calibration = new Calibration()
+        // The first request's chunks ctxgate cleared stay cleared (frozen edits); chunk 0 is always sent.
+        const sent = first.filter((entry, index) => index === 0 || !entry.cleared).map((entry) => entry.content)
+        let unedited = first.reduce((sum, entry) => sum + entry.content.estimate, 0)
+        const answer = async (): Promise<void> => {
+          const estimated = sent.reduce((sum, piece) => sum + piece.estimate, 0)
+          const actual = sent.reduce((sum, piece) => sum + piece.estimate * piece.ratio, 0)
+          await calibration.record(model, estimated, actual, scope, { key: 'this', unedited })
+        }
+        await answer()
+        for (const [index, step] of steps.entries()) {
+          for (const [other, { estimate, ratio }] of step.others.entries())
+            await calibration.record(model, estimate, estimate * ratio, scope, {
+              key: `other-${index}-${other}`,
+              unedited: estimate,
+            })
+          sent.push(...step.added)
+          unedited += step.added.reduce((sum, piece) => sum + piece.estimate, 0)
+          const estimated = sent.reduce((sum, piece) => sum + piece.estimate, 0)
+          const actual = sent.reduce((sum, piece) => sum + piece.estimate * piece.ratio, 0)
+          const factor = calibration.factor(model, { key: 'this', unedited }, scope)
+          expect(factor * estimated).toBeGreaterThanOrEqual(actual * (1 - 1e-9))
+          await answer()
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
