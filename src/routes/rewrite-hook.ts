@@ -197,7 +197,9 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
   const { json, view, limits } = chat
   return request.format.adapter.apply(json, view, {
     edits: outcome.edits,
-    ...(outcome.noteOn ? { systemNote } : {}),
+    ...(outcome.noteOn
+      ? { systemNote, systemNoteAt: notePlacement(request.deps.config, request.format.adapter).at }
+      : {}),
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     minCacheableTokens: limits.minCacheableTokens,
@@ -216,14 +218,28 @@ function pipelineInput(
 ): Omit<PipelineInput, 'memory' | 'factor' | 'now'> {
   const { deps, format } = request
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  const placement = notePlacement(deps.config, format.adapter)
   return {
     view: chat.view,
     limits: budgetLimits(request, chat, scope),
     policy: deps.config.rewrite,
     estimator: deps.estimator,
-    note: note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, deps) },
+    note:
+      note === undefined
+        ? undefined
+        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
     ...economyOf(deps.config, chat.view.model),
   }
+}
+
+/** Where and from when the note goes: `auto` puts it at the edit point where the wire format allows a message there. */
+function notePlacement(
+  config: Readonly<Config>,
+  adapter: ChatAdapter,
+): { readonly at: 'head' | 'edit-point'; readonly from: 'first-edit' | 'first-request' } {
+  const setting = config.rewrite.systemNotePlacement
+  if (setting === 'first-request') return { at: 'head', from: 'first-request' }
+  return { at: setting === 'auto' && adapter.noteAtEditPoint === true ? 'edit-point' : 'head', from: 'first-edit' }
 }
 
 /** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */
@@ -340,23 +356,36 @@ function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
 }
 
 /**
- * Tokens the system note adds to the head, as the adapter writes it (a block, a message, a paragraph;
- * a string system prompt may become a list): measured on the request cut to its first message, so the
- * planner never undercounts it. 0 when the body already carries it.
+ * Tokens the system note adds, as the adapter writes it (a block, a message, a paragraph; a string
+ * system prompt may become a list): measured on the request cut to its first message, so the planner
+ * never undercounts it. 0 when the body already carries it.
  */
-function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, deps: RewriteHookDeps): number {
+function systemNoteTokens(
+  adapter: ChatAdapter,
+  chat: ReadChat,
+  note: string,
+  at: 'head' | 'edit-point',
+  deps: RewriteHookDeps,
+): number {
   const { json, view } = chat
   const count = view.messages.length
-  const probe = adapter.apply(json, view, {
-    edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
-    systemNote: note,
-    sessionId: '',
-    minCacheableTokens: Number.POSITIVE_INFINITY,
-    thinkingBound: false,
-    firstEditedMessage: -1,
-    estimator: deps.estimator,
-  })
-  return Math.max(0, adapter.view(probe.body, deps.estimator).headTokens - view.headTokens)
+  const probe = (systemNote: string | undefined): ChatView =>
+    adapter.view(
+      adapter.apply(json, view, {
+        edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
+        ...(systemNote === undefined ? {} : { systemNote, systemNoteAt: at }),
+        sessionId: '',
+        minCacheableTokens: Number.POSITIVE_INFINITY,
+        thinkingBound: false,
+        firstEditedMessage: count > 0 ? 0 : -1,
+        estimator: deps.estimator,
+      }).body,
+      deps.estimator,
+    )
+  if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
+  // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
+  const total = (probed: ChatView) => probed.messages.reduce((sum, message) => sum + message.tokens, probed.headTokens)
+  return Math.max(0, total(probe(note)) - total(probe(undefined)))
 }
 
 /** Bodies this large take milliseconds per phase (parse, view, serialize): other streams get the event loop between phases. */
