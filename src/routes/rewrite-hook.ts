@@ -83,12 +83,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     identity.limitScope,
   )
   const now = (deps.now ?? Date.now)()
-  const outcome = runPipeline({
-    ...pipelineInput(request, read.chat, identity.limitScope),
-    memory: state,
-    factor,
-    now,
-  })
+  const input = pipelineInput(request, read.chat, identity.limitScope)
+  const outcome = runPipeline({ ...input, memory: state, factor, now })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
   const accounting = accountingFor(view.model, identity.sessionId, outcome)
   if (outcome.kind === 'too-long')
@@ -103,7 +99,9 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
   await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now))
-  const sentEstimate = outcome.report.estimatedAfter / factor
+  // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
+  const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
+  const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
   const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
     body,
