@@ -367,11 +367,11 @@ function systemNoteTokens(
 ): number {
   const { json, view } = chat
   const count = view.messages.length
-  const probe = (systemNote: string | undefined): ChatView =>
+  const probe = (withNote: string | undefined): ChatView =>
     adapter.view(
       adapter.apply(json, view, {
         edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
-        ...(systemNote === undefined ? {} : { systemNote, systemNoteAt: at }),
+        ...(withNote === undefined ? {} : { systemNote: withNote, systemNoteAt: at }),
         sessionId: '',
         minCacheableTokens: Number.POSITIVE_INFINITY,
         thinkingBound: false,
@@ -382,8 +382,11 @@ function systemNoteTokens(
     )
   if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
   // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
-  const total = (probed: ChatView) => probed.messages.reduce((sum, message) => sum + message.tokens, probed.headTokens)
-  return Math.max(0, total(probe(note)) - total(probe(undefined)))
+  return Math.max(0, viewTokens(probe(note)) - viewTokens(probe(undefined)))
+}
+
+function viewTokens(view: ChatView): number {
+  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
 }
 
 /** Bodies this large take milliseconds per phase (parse, view, serialize): other streams get the event loop between phases. */
