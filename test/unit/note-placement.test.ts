@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { withNoteAtEditPoint } from '../../src/providers/openai/note-placement.ts'
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
+import { runPipeline, type ConversationMemory, type SystemNoteCost } from '../../src/rewrite/pipeline.ts'
+import type { ChatView } from '../../src/rewrite/types.ts'
+import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 import { output, type Json } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 
@@ -107,5 +111,45 @@ describe('the system note at the edit point, through the rewrite hook', () => {
     const reserved = Number(reportOf(await withNote(body))['estimatedAfter'])
     const bare = Number(reportOf(await without(body))['estimatedAfter'])
     expect(reserved - bare).toBeGreaterThan(50)
+  })
+})
+
+describe('when the pipeline turns the note on, by placement', () => {
+  const estimator = new TokenEstimator()
+  const rounds = (count: number): ReturnType<typeof viewRound>[] =>
+    Array.from({ length: count }, (_, index) => viewRound(1_000, `r${index}`))
+  const noteOn = (view: ChatView, memory: ConversationMemory | undefined, note: SystemNoteCost) => {
+    const outcome = runPipeline({
+      view,
+      memory,
+      limits: { window: 20_000, budget: 10_000 },
+      policy: testPolicy,
+      factor: 1,
+      estimator,
+      note,
+    })
+    if (outcome.kind !== 'rewritten') throw new Error('expected a rewrite')
+    return outcome.noteOn
+  }
+  const small = viewOf(rounds(3))
+  const big = viewOf(rounds(12))
+  const remembered: ConversationMemory = { decisions: { results: {} }, noteOn: true, messageCount: 7 }
+
+  it('at the edit point: exactly while an edit is applied, whatever the conversation had before', () => {
+    const note: SystemNoteCost = { text: systemNote, tokens: 90, at: 'edit-point' }
+    expect(noteOn(small, undefined, note)).toBe(false)
+    expect(noteOn(small, remembered, note)).toBe(false)
+    expect(noteOn(big, undefined, note)).toBe(true)
+  })
+
+  it('at the head: from the first edit on, and then on every request', () => {
+    const note: SystemNoteCost = { text: systemNote, tokens: 90, at: 'head' }
+    expect(noteOn(small, undefined, note)).toBe(false)
+    expect(noteOn(small, remembered, note)).toBe(true)
+    expect(noteOn(big, undefined, note)).toBe(true)
+  })
+
+  it('from the first request: always', () => {
+    expect(noteOn(small, undefined, { text: systemNote, tokens: 90, from: 'first-request' })).toBe(true)
   })
 })
