@@ -6,7 +6,7 @@ import { isJsonObject, type Json } from '../util/json.ts'
 /** What the pipeline asks an adapter to write back besides the edits. */
 export interface ApplyOptions {
   readonly edits: readonly Edit[]
-  /** Text to add to the system prompt, identically on every request of a session. */
+  /** The note to add (at the head unless `systemNoteAt` says otherwise), identically on every request of a session. */
   readonly systemNote?: string
   /** `edit-point`: the note goes right after the earliest edited tool result (formats with `noteAtEditPoint`), not the head. */
   readonly systemNoteAt?: 'head' | 'edit-point'

@@ -53,7 +53,7 @@ export const openaiChatAdapter: ChatAdapter = {
     return true
   },
 
-  // A system or developer message may sit anywhere between rounds (model-apis §7.1, §7.2).
+  // The API takes a system or developer message anywhere except between a tool call and its results.
   noteAtEditPoint: true,
 
   apply(body, _view, options): Applied {

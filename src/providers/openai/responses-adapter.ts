@@ -60,7 +60,7 @@ export const openaiResponsesAdapter: ChatAdapter = {
     return openaiSessionHints(body, view, inputItems(body))
   },
 
-  // A developer message may come between items, so long as no reasoning item is parted from its call (model-apis §8.2).
+  // A developer message may come between items, so long as no reasoning item is parted from the item it precedes.
   noteAtEditPoint: true,
 
   apply(body, _view, options): Applied {
