@@ -112,6 +112,12 @@ export const configSchema = z.strictObject({
     lowWater: z.number().gt(0).max(1),
     /** Tell the model, in the system prompt, that old tool results may be cleared and it should keep going. */
     systemNote: z.boolean(),
+    /**
+     * Where and when the note joins: `auto` at the first edit, right after the edited tool results
+     * where the wire format allows a message there (OpenAI), else at the head; `head` at the first
+     * edit, at the head; `first-request` at the head from a conversation's first request.
+     */
+    systemNotePlacement: z.enum(['auto', 'head', 'first-request']),
     /** cache-priced: also edit below budget when the edit pays for its cache rewrite; budget-only: only when over budget. */
     economy: z.enum(['cache-priced', 'budget-only']),
   }),

@@ -6,8 +6,10 @@ import { isJsonObject, type Json } from '../util/json.ts'
 /** What the pipeline asks an adapter to write back besides the edits. */
 export interface ApplyOptions {
   readonly edits: readonly Edit[]
-  /** Text to add to the system prompt, identically on every request of a session. */
+  /** The note to add (at the head unless `systemNoteAt` says otherwise), identically on every request of a session. */
   readonly systemNote?: string
+  /** `edit-point`: the note goes right after the earliest edited tool result (formats with `noteAtEditPoint`), not the head. */
+  readonly systemNoteAt?: 'head' | 'edit-point'
   readonly sessionId: string
   /** Index, in the rewritten message list, of the previous request's last message (for a cache breakpoint). */
   readonly previousTail?: number
@@ -50,6 +52,8 @@ export interface ChatAdapter {
   /** `view` gives the head's size, so the fingerprint need not serialize system and tools again. */
   sessionHints(body: Json, view: ChatView): SessionHints
   apply(body: Json, view: ChatView, options: ApplyOptions): Applied
+  /** The format allows a system message mid-conversation, so the note can join at the edit point and keep the prefix before it cached. */
+  readonly noteAtEditPoint?: boolean
   /** Makes a streamed request report usage when the client did not ask; true when it had to. */
   requestUsage?(body: Json): boolean
 }

@@ -49,6 +49,10 @@ export interface RequestLimits {
 export interface SystemNoteCost {
   readonly text: string
   readonly tokens: number
+  /** `edit-point`: it goes right after the earliest edit, so it costs the cache no more than the edit does. Default `head`. */
+  readonly at?: 'head' | 'edit-point'
+  /** `first-request`: at the head from the first request, so it never changes the prefix later. Default `first-edit`. */
+  readonly from?: 'first-edit' | 'first-request'
 }
 
 /**
@@ -128,9 +132,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const { planned, decision } = planWithEconomy(input, { budget, noteTokens, gapMs })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
-  // The note goes in with the first edit and stays: a conversation that never needs editing pays nothing for it.
-  const noteOn =
-    note !== undefined && (memory?.noteOn === true || report.folded + report.cleared + report.droppedMessages > 0)
+  const noteOn = noteGoesIn(note, memory, report)
   const newCut = report.newBatch && report.droppedMessages > 0
   const requestsSoFar = (memory?.requests ?? 0) + 1
   const stableTtl = input.economy
@@ -232,8 +234,29 @@ function economyDecision(
     factor: input.factor,
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
-    noteSwitchesOn: input.note !== undefined && input.memory?.noteOn !== true,
+    noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
   })
+}
+
+/**
+ * Whether the note is in this request. At the head it joins with the first edit (a conversation that
+ * never needs editing pays nothing for it) or from the first request, and then stays; at the edit
+ * point it is there whenever an edit is, right after the earliest one.
+ */
+function noteGoesIn(
+  note: SystemNoteCost | undefined,
+  memory: ConversationMemory | undefined,
+  report: RewriteReport,
+): boolean {
+  if (note === undefined) return false
+  const edited = report.folded + report.cleared + report.droppedMessages > 0
+  if (note.at === 'edit-point') return edited
+  return note.from === 'first-request' || memory?.noteOn === true || edited
+}
+
+/** A first batch that also puts the note into the head rewrites from the head, not from its own edit point. */
+function noteJoinsHeadNow(note: SystemNoteCost | undefined, memory: ConversationMemory | undefined): boolean {
+  return note !== undefined && note.at !== 'edit-point' && note.from !== 'first-request' && memory?.noteOn !== true
 }
 
 /** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */

@@ -82,13 +82,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
   const factor = deps.calibration.factor(view.model, sized, identity.limitScope)
   const now = (deps.now ?? Date.now)()
-  const outcome = runPipeline({
-    ...pipelineInput(request, read.chat, identity.limitScope),
-    memory: state,
-    factor,
-    now,
-    finishedLengths,
-  })
+  const input = pipelineInput(request, read.chat, identity.limitScope)
+  const outcome = runPipeline({ ...input, memory: state, factor, now, finishedLengths })
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
   const accounting = accountingFor(view.model, identity.sessionId, outcome)
   if (outcome.kind === 'too-long')
@@ -103,7 +98,9 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
   await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now, kind))
-  const sentEstimate = outcome.report.estimatedAfter / factor
+  // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
+  const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
+  const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
   const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
     body,
@@ -199,7 +196,9 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
   const { json, view, limits } = chat
   return request.format.adapter.apply(json, view, {
     edits: outcome.edits,
-    ...(outcome.noteOn ? { systemNote } : {}),
+    ...(outcome.noteOn
+      ? { systemNote, systemNoteAt: notePlacement(request.deps.config, request.format.adapter).at }
+      : {}),
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
@@ -219,14 +218,28 @@ function pipelineInput(
 ): Omit<PipelineInput, 'memory' | 'factor' | 'now'> {
   const { deps, format } = request
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  const placement = notePlacement(deps.config, format.adapter)
   return {
     view: chat.view,
     limits: budgetLimits(request, chat, scope),
     policy: deps.config.rewrite,
     estimator: deps.estimator,
-    note: note === undefined ? undefined : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, deps) },
+    note:
+      note === undefined
+        ? undefined
+        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
     ...economyOf(deps.config, chat.view.model),
   }
+}
+
+/** Where and from when the note goes: `auto` puts it at the edit point where the wire format allows a message there. */
+function notePlacement(
+  config: Readonly<Config>,
+  adapter: ChatAdapter,
+): { readonly at: 'head' | 'edit-point'; readonly from: 'first-edit' | 'first-request' } {
+  const setting = config.rewrite.systemNotePlacement
+  if (setting === 'first-request') return { at: 'head', from: 'first-request' }
+  return { at: setting === 'auto' && adapter.noteAtEditPoint === true ? 'edit-point' : 'head', from: 'first-edit' }
 }
 
 /** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */
@@ -343,23 +356,39 @@ function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
 }
 
 /**
- * Tokens the system note adds to the head, as the adapter writes it (a block, a message, a paragraph;
- * a string system prompt may become a list): measured on the request cut to its first message, so the
- * planner never undercounts it. 0 when the body already carries it.
+ * Tokens the system note adds, as the adapter writes it (a block, a message, a paragraph; a string
+ * system prompt may become a list): measured on the request cut to its first message, so the planner
+ * never undercounts it. 0 when the body already carries it.
  */
-function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, deps: RewriteHookDeps): number {
+function systemNoteTokens(
+  adapter: ChatAdapter,
+  chat: ReadChat,
+  note: string,
+  at: 'head' | 'edit-point',
+  deps: RewriteHookDeps,
+): number {
   const { json, view } = chat
   const count = view.messages.length
-  const probe = adapter.apply(json, view, {
-    edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
-    systemNote: note,
-    sessionId: '',
-    minCacheableTokens: Number.POSITIVE_INFINITY,
-    thinkingBound: false,
-    firstEditedMessage: -1,
-    estimator: deps.estimator,
-  })
-  return Math.max(0, adapter.view(probe.body, deps.estimator).headTokens - view.headTokens)
+  const probe = (withNote: string | undefined): ChatView =>
+    adapter.view(
+      adapter.apply(json, view, {
+        edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
+        ...(withNote === undefined ? {} : { systemNote: withNote, systemNoteAt: at }),
+        sessionId: '',
+        minCacheableTokens: Number.POSITIVE_INFINITY,
+        thinkingBound: false,
+        firstEditedMessage: count > 0 ? 0 : -1,
+        estimator: deps.estimator,
+      }).body,
+      deps.estimator,
+    )
+  if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
+  // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
+  return Math.max(0, viewTokens(probe(note)) - viewTokens(probe(undefined)))
+}
+
+function viewTokens(view: ChatView): number {
+  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
 }
 
 /** Bodies this large take milliseconds per phase (parse, view, serialize): other streams get the event loop between phases. */

@@ -187,8 +187,9 @@ describe('Responses over WebSocket, rewriting', () => {
     const edited = JSON.parse(sent[1]?.body ?? '{}') as Record<string, unknown> & { input: Record<string, unknown>[] }
     expect(edited['type']).toBe('response.create')
     expect(edited['previous_response_id']).toBeUndefined()
-    // The first user message, the first answer, then the new rounds, some of them cleared.
-    expect(edited.input).toHaveLength(2 + rounds.length)
+    // The first user message, the first answer, then the new rounds, some of them cleared, and the system note.
+    expect(edited.input).toHaveLength(2 + rounds.length + 1)
+    expect(edited.input.filter((item) => item['role'] === 'developer')).toHaveLength(1)
     expect(edited.input[0]).toEqual(start[0])
     expect(edited.input[1]?.['type']).toBe('message')
     const shortened = edited.input.filter((item) => String(item['output'] ?? '').startsWith('[ctxgate'))

@@ -36,8 +36,12 @@ describe('OpenAI Chat Completions adapter', () => {
     const sent = sentBody(result)
     const messages = sent['messages'] as Json[]
     expect(messages[0]).toEqual({ role: 'system', content: 'You are helpful.' })
-    expect(messages[1]).toEqual({ role: 'system', content: systemNote })
-    expect(messages[2]).toEqual({ role: 'user', content: 'Fix it.' })
+    expect(messages[1]).toEqual({ role: 'user', content: 'Fix it.' })
+    // The note joins right after the first edited result, so everything before it stays as the client sent it.
+    const firstEdited = messages.findIndex((message) => String(message['content']).startsWith('[ctxgate'))
+    expect(messages.slice(0, firstEdited)).toEqual(body.messages.slice(0, firstEdited))
+    expect(messages[firstEdited + 1]).toEqual({ role: 'system', content: systemNote })
+    expect(messages.filter((message) => message['content'] === systemNote)).toHaveLength(1)
     const tools = messages.filter((message) => message['role'] === 'tool')
     expect(tools).toHaveLength(10)
     expect(
@@ -48,6 +52,17 @@ describe('OpenAI Chat Completions adapter', () => {
     expect(sent['x_top']).toBe(1)
     expect(sent['prompt_cache_key']).toMatch(/^h-/)
     expect(reportOf(result)['newBatch']).toBe(true)
+  })
+
+  it('with systemNotePlacement head, puts the note after the system head instead', async () => {
+    const rewrite = createRewriter('openai-chat', 20_000, { rewrite: { systemNotePlacement: 'head' } })
+    const messages = sentBody(await rewrite({ model: 'gpt-5', messages: chatMessages(10) }))['messages'] as Json[]
+    expect(messages.slice(0, 3)).toEqual([
+      { role: 'system', content: 'You are helpful.' },
+      { role: 'system', content: systemNote },
+      { role: 'user', content: 'Fix it.' },
+    ])
+    expect(messages.filter((message) => message['content'] === systemNote)).toHaveLength(1)
   })
 
   it('keeps the client’s prompt_cache_key and uses it as the session', async () => {
@@ -96,14 +111,19 @@ describe('OpenAI Responses adapter', () => {
     expect(first.content.map((part) => part['type'])).toEqual(['input_text', 'input_text'])
   })
 
-  it('replaces function_call_output items, never reasoning items, and appends the note to instructions', async () => {
-    const rewrite = createRewriter('openai-responses', 20_000)
+  const reasoningInput = (): Json[] => {
     const input: Json[] = [{ role: 'user', content: [{ type: 'input_text', text: 'Fix it.' }] }]
     for (let round = 0; round < 10; round++) {
       input.push({ type: 'reasoning', id: `rs_${round}`, encrypted_content: `opaque${round}`, summary: [] })
       input.push({ type: 'function_call', call_id: `call_${round}`, name: 'bash', arguments: '{}' })
       input.push({ type: 'function_call_output', call_id: `call_${round}`, output: big(round) })
     }
+    return input
+  }
+
+  it('replaces function_call_output items, never reasoning items, and puts the note right after the first edited one', async () => {
+    const rewrite = createRewriter('openai-responses', 20_000)
+    const input = reasoningInput()
     const sent = sentBody(await rewrite({ model: 'gpt-5', instructions: 'Be brief.', input }))
     const items = sent['input'] as Json[]
     expect(items.filter((item) => item['type'] === 'reasoning')).toEqual(
@@ -112,7 +132,23 @@ describe('OpenAI Responses adapter', () => {
     const outputs = items.filter((item) => item['type'] === 'function_call_output')
     expect(String(outputs[0]?.['output'])).toMatch(/^\[ctxgate/)
     expect(outputs.at(-1)?.['output']).toBe(big(9))
+    // Instructions come first in the prompt: left alone, they keep the whole prefix before the edit cached.
+    expect(sent['instructions']).toBe('Be brief.')
+    expect(items.slice(0, 3)).toEqual(input.slice(0, 3))
+    expect(items[4]).toEqual({
+      type: 'message',
+      role: 'developer',
+      content: [{ type: 'input_text', text: systemNote }],
+    })
+    expect(items[5]).toEqual(input[4])
+  })
+
+  it('with systemNotePlacement head, appends the note to instructions instead', async () => {
+    const rewrite = createRewriter('openai-responses', 20_000, { rewrite: { systemNotePlacement: 'head' } })
+    const input = reasoningInput()
+    const sent = sentBody(await rewrite({ model: 'gpt-5', instructions: 'Be brief.', input }))
     expect(sent['instructions']).toBe(`Be brief.\n\n${systemNote}`)
+    expect(sent['input'] as Json[]).toHaveLength(input.length)
   })
 
   it('leaves a string input as the string it is, adding only a prompt_cache_key before it', async () => {

@@ -2,6 +2,7 @@ import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
+import { carriesNote, withNoteAtEditPoint } from './note-placement.ts'
 import {
   agentFingerprint,
   conversationFingerprint,
@@ -53,19 +54,31 @@ export const openaiChatAdapter: ChatAdapter = {
     return true
   },
 
+  // The API takes a system or developer message anywhere except between a tool call and its results.
+  noteAtEditPoint: true,
+
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]
     const lead = leadingSystemCount(all)
-    const rest = editList(all.slice(lead), options.edits, replaceResult, 'text')
+    const edited = editList(all.slice(lead), options.edits, replaceResult, 'text')
     const head = all.slice(0, lead)
-    const hasNote = all.some((message) => message['content'] === options.systemNote)
-    const note =
-      options.systemNote && !hasNote
-        ? [{ role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: options.systemNote }]
-        : []
+    const note = options.systemNote && !carriesNote(all, options.systemNote) ? options.systemNote : undefined
+    const noteMessage = note && { role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: note }
+    const atEditPoint = options.systemNoteAt === 'edit-point'
+    const rest =
+      noteMessage && atEditPoint
+        ? withNoteAtEditPoint({
+            rewritten: edited,
+            firstEdited: options.firstEditedMessage,
+            edits: options.edits,
+            note: noteMessage,
+            isToolResult: (message) => roleOf(message['role']) === 'tool',
+          })
+        : edited
+    const headNote = noteMessage && !atEditPoint ? [noteMessage] : []
     // The client's own list when nothing in it changed, so the body can be told apart as "fields added only".
-    const listChanged = options.edits.length > 0 || note.length > 0
-    const out: Json = { ...body, messages: listChanged ? [...head, ...note, ...rest] : all }
+    const listChanged = options.edits.length > 0 || headNote.length > 0 || rest.length !== edited.length
+    const out: Json = { ...body, messages: listChanged ? [...head, ...headNote, ...rest] : all }
     const keyed = withCacheKey(body, out, options.sessionId)
     return {
       body: out,

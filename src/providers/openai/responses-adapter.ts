@@ -11,6 +11,7 @@ import {
 import type { Json } from '../../util/json.ts'
 import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
+import { carriesNote, withNoteAtEditPoint } from './note-placement.ts'
 
 const perItemTokens = 4
 const callTypes = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'computer_call'])
@@ -59,21 +60,37 @@ export const openaiResponsesAdapter: ChatAdapter = {
     return openaiSessionHints(body, view, inputItems(body))
   },
 
+  // A developer message may come between items, so long as no reasoning item is parted from the item it precedes.
+  noteAtEditPoint: true,
+
   apply(body, _view, options): Applied {
     const items = inputItems(body)
     const lead = leadingSystemCount(items)
-    const rest = editList(items.slice(lead), options.edits, replaceOutput, 'input_text')
+    const edited = editList(items.slice(lead), options.edits, replaceOutput, 'input_text')
+    const note = options.systemNote
+    const atEditPoint = options.systemNoteAt === 'edit-point'
+    const rest =
+      note && atEditPoint && !carriesNote(items, note)
+        ? withNoteAtEditPoint({
+            rewritten: edited,
+            firstEdited: options.firstEditedMessage,
+            edits: options.edits,
+            note: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: note }] },
+            isToolResult: (item) => outputTypes.has(String(item['type'])),
+          })
+        : edited
+    const listChanged = options.edits.length > 0 || rest.length !== edited.length
     // The client's own input (list or string) when no edit touched it, so the body reads as "fields added only".
-    const out: Json = { ...body, input: options.edits.length > 0 ? [...items.slice(0, lead), ...rest] : body['input'] }
+    const out: Json = { ...body, input: listChanged ? [...items.slice(0, lead), ...rest] : body['input'] }
     const instructions = typeof body['instructions'] === 'string' ? body['instructions'] : ''
-    if (options.systemNote && !instructions.endsWith(options.systemNote))
-      out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${options.systemNote}` : options.systemNote
+    if (note && !atEditPoint && !instructions.endsWith(note))
+      out['instructions'] = instructions.length > 0 ? `${instructions}\n\n${note}` : note
     const keyed = withCacheKey(body, out, options.sessionId)
     return {
       body: out,
       headers: {},
       tail: rest.length - 1,
-      changed: options.edits.length > 0 || out['instructions'] !== body['instructions'] || keyed,
+      changed: listChanged || out['instructions'] !== body['instructions'] || keyed,
     }
   },
 }
