@@ -68,7 +68,7 @@ export class AnthropicPromptCache {
       const prefix = prefixTokens[position] as number
       if (position <= readEnd) {
         // Marking a block writes its entry even inside what was read; those tokens were read, so it bills nothing.
-        this.#keep(hashes[position] as string, ttl, now)
+        if (prefix >= minCacheableTokens) this.#keep(hashes[position] as string, ttl, now)
         continue
       }
       if (prefix < minCacheableTokens) continue

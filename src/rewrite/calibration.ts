@@ -36,6 +36,8 @@ export interface ConversationRequest {
   readonly key: string
   /** The estimate of the whole prompt as the client sent it, before ctxgate's edits, without any factor. */
   readonly unedited: number
+  /** The estimate of what goes upstream once this request's own edits are made, when known: a batch clears old content only, so the new content weighs more. */
+  readonly sentAfterEdits?: number
 }
 
 /** What a conversation taught, from its newest answered request back; replicas share it through a store. */
@@ -176,7 +178,7 @@ export class Calibration {
     const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation.key}\n${family}`)
     if (!own || conversation === undefined) return modelWide
     const seen = Math.max(...own.ratios) * conversationMargin
-    const added = addedShare(own, conversation.unedited)
+    const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
     return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
   }
 
@@ -220,13 +222,17 @@ export class Calibration {
 /**
  * Share of the next request the upstream has not counted for this conversation: what the client
  * added since its newest answered request, over what went upstream then plus that (frozen edits
- * stay, so the rest is sent as it was). A prompt smaller than then means the client rewrote its
+ * stay, so the rest is sent as it was), or over what goes upstream after this request's own edits. A prompt smaller than then means the client rewrote its
  * history (its own compaction, say): all of it counts as new.
  */
-function addedShare(answered: ConversationMemory, unedited: number): number {
+function addedShare(answered: ConversationMemory, unedited: number, sentAfterEdits?: number): number {
   const added = unedited - answered.unedited
   if (!Number.isFinite(added) || added < 0) return 1
-  return added === 0 ? 0 : added / (answered.sent + added)
+  if (added === 0) return 0
+  const sent = answered.sent + added
+  // Edits made on this request take old content out, never the new: what is left is more new.
+  const after = sentAfterEdits !== undefined && Number.isFinite(sentAfterEdits) ? Math.min(sent, sentAfterEdits) : sent
+  return Math.min(1, added / Math.max(after, Number.MIN_VALUE))
 }
 
 /** A conversation's memory read back from a store, bounded like one learned here; anything malformed is none. */

@@ -80,10 +80,13 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
-  const factor = deps.calibration.factor(view.model, sized, identity.limitScope)
   const now = (deps.now ?? Date.now)()
   const input = pipelineInput(request, read.chat, identity.limitScope)
-  const outcome = runPipeline({ ...input, memory: state, factor, now, finishedLengths })
+  const plan = (factor: number): PipelineOutcome =>
+    runPipeline({ ...input, memory: state, factor, now, finishedLengths })
+  const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
+    deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
+  )
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
   const accounting = accountingFor(view.model, identity.sessionId, outcome)
   if (outcome.kind === 'too-long')
@@ -97,7 +100,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
-  await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now, kind))
+  await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now, kind), state)
   // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
   const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
   const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
@@ -189,6 +192,29 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
     ...(learnedLimit === undefined ? {} : { learnedLimit }),
   }
+}
+
+/** A plan re-run at most twice is enough: the factor only rises, towards the prior's. */
+const maxReplans = 2
+
+/**
+ * Plans with the calibration factor, then, when the plan made a new batch, again with the factor
+ * for what is left after it: the batch takes out old content only, so the new content, sized with
+ * a larger factor, is a larger share of what is sent.
+ */
+export function planCalibrated(
+  plan: (factor: number) => PipelineOutcome,
+  factorFor: (after: { sentAfterEdits: number } | undefined) => number,
+): { outcome: PipelineOutcome; factor: number } {
+  let factor = factorFor(undefined)
+  let outcome = plan(factor)
+  for (let replan = 0; replan < maxReplans && outcome.kind === 'rewritten' && outcome.report.newBatch; replan++) {
+    const settled = factorFor({ sentAfterEdits: outcome.report.estimatedAfter / factor })
+    if (settled <= factor) break
+    factor = settled
+    outcome = plan(factor)
+  }
+  return { outcome, factor }
 }
 
 /** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
@@ -451,9 +477,14 @@ async function loadState(deps: RewriteHookDeps, key: string): Promise<Conversati
   }
 }
 
-async function saveState(deps: RewriteHookDeps, key: string, state: ConversationState): Promise<void> {
+async function saveState(
+  deps: RewriteHookDeps,
+  key: string,
+  state: ConversationState,
+  before: ConversationState | undefined,
+): Promise<void> {
   try {
-    await deps.store.set(key, state)
+    await deps.store.set(key, state, before)
   } catch (error) {
     deps.logger.warn({ store: deps.store.kind, error: (error as Error).message }, 'session store write failed')
   }

@@ -10,8 +10,10 @@ import { finishedKept } from './finished-sessions.ts'
 
 /** Conversations of one kind filed while live; past this the longest idle are dropped uncounted. */
 export const liveKept = 10_000
-/** A kind's history outlives its last session by this long (at least twice the idle TTL). */
+/** A kind's finished lengths outlive its last session by this long (at least twice the idle TTL). */
 export const finishedHistoryMs = 7 * 24 * 60 * 60_000
+/** Live conversations are filed this many idle TTLs past the newest write: past that none is live, and a kind nobody uses again leaves nothing behind. */
+const liveTtlIdles = 2
 /** Conversations moved per call: bounds the time one script holds Redis. */
 const harvestBatch = 200
 
@@ -39,11 +41,16 @@ return redis.call('LRANGE', KEYS[3], 0, -1)
 `
 
 /**
- * KEYS: conversation, live, lengths, finished. ARGV: cutoff, keep, historyMs, state JSON, idle TTL ms,
- * member, last seen, requests, live cap. Writes the state and files it under its kind.
+ * KEYS: conversation, live, lengths, finished, and the live and lengths of the kind it was filed
+ * under before (the same when unchanged). ARGV: cutoff, keep, historyMs, state JSON, idle TTL ms,
+ * member, last seen, requests, live cap, live TTL ms. Writes the state and files it under its kind.
  */
 const writeScript = `${harvest}
 harvest(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
+if KEYS[5] ~= KEYS[2] then
+  redis.call('ZREM', KEYS[5], ARGV[6])
+  redis.call('HDEL', KEYS[6], ARGV[6])
+end
 redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[7], ARGV[6])
 redis.call('HSET', KEYS[3], ARGV[6], ARGV[8])
@@ -52,8 +59,8 @@ if over > 0 then
   local dropped = redis.call('ZPOPMIN', KEYS[2], over)
   for index = 1, #dropped, 2 do redis.call('HDEL', KEYS[3], dropped[index]) end
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[3], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[10])
+redis.call('PEXPIRE', KEYS[3], ARGV[10])
 return 1
 `
 
@@ -67,6 +74,8 @@ export interface FiledState {
   readonly conversationKey: string
   readonly json: string
   readonly kind: string
+  /** The kind the conversation was filed under before, when it changed (a model switch, new tools): it leaves that one. */
+  readonly kindBefore?: string
   readonly lastSeen: number
   readonly requests: number
 }
@@ -80,7 +89,7 @@ export class RedisFinishedSessions {
 
   constructor(redis: Redis, idleTtlMs: number, now: () => number, liveCap = liveKept) {
     redis.defineCommand('ctxgateFinishedRead', { numberOfKeys: 3, lua: readScript })
-    redis.defineCommand('ctxgateStateWrite', { numberOfKeys: 4, lua: writeScript })
+    redis.defineCommand('ctxgateStateWrite', { numberOfKeys: 6, lua: writeScript })
     this.#redis = redis as Redis & FinishedCommands
     this.#idleTtlMs = idleTtlMs
     this.#historyMs = Math.max(finishedHistoryMs, 2 * idleTtlMs)
@@ -94,9 +103,12 @@ export class RedisFinishedSessions {
   }
 
   write(state: FiledState): Promise<unknown> {
+    const [liveBefore, lengthsBefore] = kindKeys(state.kindBefore ?? state.kind)
     return this.#redis.ctxgateStateWrite(
       `conv:${state.conversationKey}`,
       ...kindKeys(state.kind),
+      liveBefore,
+      lengthsBefore,
       ...this.#harvestArgs(),
       state.json,
       this.#idleTtlMs,
@@ -104,6 +116,7 @@ export class RedisFinishedSessions {
       state.lastSeen,
       state.requests,
       this.#liveKept,
+      liveTtlIdles * this.#idleTtlMs,
     )
   }
 

@@ -121,13 +121,14 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  async set(key: string, state: ConversationState): Promise<void> {
+  async set(key: string, state: ConversationState, before?: ConversationState): Promise<void> {
     const json = this.#bounded(state)
     const { kind, lastSeen, requests } = state
+    const kindBefore = before?.kind !== undefined && before.kind !== kind ? { kindBefore: before.kind } : {}
     await this.#run('set', () =>
       kind === undefined
         ? this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
-        : this.#finished.write({ conversationKey: key, json, kind, lastSeen, requests }),
+        : this.#finished.write({ conversationKey: key, json, kind, lastSeen, requests, ...kindBefore }),
     )
   }
 

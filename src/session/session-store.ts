@@ -28,7 +28,8 @@ export interface ConversationState {
 export interface SessionStore {
   readonly kind: string
   get(key: string): Promise<ConversationState | undefined>
-  set(key: string, state: ConversationState): Promise<void>
+  /** `before` is the state this one follows (as read for the request), so a store can tell what changed. */
+  set(key: string, state: ConversationState, before?: ConversationState): Promise<void>
   /**
    * Request counts of finished conversations of this kind, oldest first (at most 50). A conversation
    * finishes when it has been idle past the idle TTL; one the store dropped for room does not count.

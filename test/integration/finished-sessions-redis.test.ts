@@ -52,7 +52,7 @@ async function request(store: RedisSessionStore, clock: { now: number }, key: st
     lastSeen: clock.now,
     kind,
   }
-  await store.set(key, state)
+  await store.set(key, state, before)
 }
 
 describe('finished sessions in Redis', () => {
@@ -100,6 +100,34 @@ describe('finished sessions in Redis', () => {
     } finally {
       client.disconnect()
     }
+  })
+
+  it('files a conversation live no longer than twice the idle TTL, so a kind seen once leaves nothing for long', async () => {
+    const clock = { now: 1_000_000 }
+    const { store } = await storeOn('finished-ttl:', clock)
+    await request(store, clock, 'once', 'agent-once')
+    const client = new Redis(redis.url)
+    try {
+      for (const key of ['finished-ttl:live:agent-once', 'finished-ttl:lengths:agent-once']) {
+        const left = await client.pttl(key)
+        expect(left).toBeGreaterThan(idleTtlMs)
+        expect(left).toBeLessThanOrEqual(2 * idleTtlMs)
+      }
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  it('counts a conversation whose kind changed part way only under its last kind', async () => {
+    const clock = { now: 1_000_000 }
+    const { store } = await storeOn('finished-switch:', clock)
+    for (let step = 0; step < 10; step++) {
+      clock.now += 1_000
+      await request(store, clock, 'c1', step < 4 ? 'sonnet-agent' : 'opus-agent')
+    }
+    clock.now += idleTtlMs + 1
+    expect(await store.finishedLengths('sonnet-agent')).toEqual([])
+    expect(await store.finishedLengths('opus-agent')).toEqual([10])
   })
 
   it('bounds the conversations filed live per kind, dropping the longest idle uncounted', async () => {

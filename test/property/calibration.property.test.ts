@@ -62,3 +62,28 @@ describe('calibration after a conversation’s first answer', () => {
     )
   })
 })
+
+describe('calibration when the request also makes a batch', () => {
+  it('sizes what is left at or above the upstream count, however much old content the batch clears', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1_000, max: 150_000 }),
+        fc.double({ min: minRatio, max: maxRatio, noNaN: true }),
+        fc.array(chunk, { minLength: 1, maxLength: 4 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (old, oldRatio, added, clearedShare) => {
+          const calibration = new Calibration()
+          await calibration.record(model, old, old * oldRatio, scope, { key: 'this', unedited: old })
+          const addedEstimate = added.reduce((sum, piece) => sum + piece.estimate, 0)
+          const kept = old * (1 - clearedShare)
+          const estimated = kept + addedEstimate
+          const actual = kept * oldRatio + added.reduce((sum, piece) => sum + piece.estimate * piece.ratio, 0)
+          // As the hook settles it: sized for what goes upstream after this request's own edits.
+          const sized = { key: 'this', unedited: old + addedEstimate, sentAfterEdits: estimated }
+          expect(calibration.factor(model, sized, scope) * estimated).toBeGreaterThanOrEqual(actual * (1 - 1e-9))
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+})

@@ -82,6 +82,16 @@ describe('AnthropicPromptCache', () => {
     expect(cache.use('m', edited, 1024)).toMatchObject({ cacheReadTokens: 1300, cacheWrite5mTokens: 1700 })
   })
 
+  it('keeps no entry for a marker inside a read prefix shorter than the minimum cacheable length', () => {
+    const cache = new AnthropicPromptCache(() => 0)
+    cache.use('m', blocks(30, 100, { 29: '5m' }), 1024)
+    cache.use('m', blocks(30, 100, { 5: '5m', 29: '5m' }), 1024)
+    const edited = blocks(30, 100, { 5: '5m', 29: '5m' }).map((block, index) =>
+      index === 6 ? { ...block, key: 'cleared' } : block,
+    )
+    expect(cache.use('m', edited, 1024)).toMatchObject({ cacheReadTokens: 0 })
+  })
+
   it('keys entries by scope (model) and by every earlier block', () => {
     const cache = new AnthropicPromptCache(() => 0)
     cache.use('m', blocks(20, 100, { 19: '5m' }), 1024)

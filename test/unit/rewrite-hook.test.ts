@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { clearedNote, systemNote } from '../../src/rewrite/notes.ts'
 import { anthropicBody, buildMessages, output, type Json, type Step } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
+import { planCalibrated } from '../../src/routes/rewrite-hook.ts'
+import type { PipelineOutcome } from '../../src/rewrite/pipeline.ts'
 
 const round = (size: number, kind: Step['outputKind'] = 'prose', calls = 1): Step => ({
   kind: 'round',
@@ -310,5 +312,40 @@ describe('the rewrite hook on Anthropic Messages', () => {
         .filter((entry) => entry.content === clearedNote)
         .map((entry) => entry.id),
     ).toEqual(expect.arrayContaining(['constructor', '__proto__']))
+  })
+})
+
+describe('planCalibrated', () => {
+  const outcome = (factor: number, newBatch: boolean) =>
+    ({ kind: 'rewritten', report: { newBatch, estimatedAfter: 40_000 * factor }, factor }) as unknown as PipelineOutcome
+
+  it('plans again with the factor for what a new batch leaves, and settles when it stops rising', () => {
+    const planned: number[] = []
+    const asked: (number | undefined)[] = []
+    const result = planCalibrated(
+      (factor) => {
+        planned.push(factor)
+        return outcome(factor, true)
+      },
+      (after) => {
+        asked.push(after?.sentAfterEdits)
+        return after === undefined ? 0.9 : 1.05
+      },
+    )
+    expect(planned).toEqual([0.9, 1.05])
+    expect(asked).toEqual([undefined, 40_000, 40_000])
+    expect(result.factor).toBe(1.05)
+  })
+
+  it('plans once when the request makes no new batch', () => {
+    const planned: number[] = []
+    planCalibrated(
+      (factor) => {
+        planned.push(factor)
+        return outcome(factor, false)
+      },
+      () => 0.9,
+    )
+    expect(planned).toEqual([0.9])
   })
 })
