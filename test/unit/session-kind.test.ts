@@ -32,7 +32,7 @@ describe('the kind of session finished lengths are grouped by', () => {
     const friday = {
       ...monday,
       messages: [{ role: 'user', content: 'Add a test.' }],
-      system: [{ type: 'text', text: instructions + environment(27, '/home/me/other-repo') }],
+      system: [{ type: 'text', text: instructions + environment(27, '~/code/other-repo') }],
     }
     expect(anthropicAgent(monday)).toBe(anthropicAgent(friday))
     expect(anthropicAgent({ ...monday, tools: anthropicTools.slice(0, 1) })).not.toBe(anthropicAgent(monday))
