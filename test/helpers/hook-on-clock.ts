@@ -12,8 +12,8 @@ import { output, type Json } from './conversations.ts'
 export const agentTools = [{ name: 'bash', description: 'Run a command.', input_schema: { type: 'object' } }]
 export const agentSystem = 'You are a careful agent.'
 
-/** A tool loop as an agent sends it: the task, then `rounds` rounds of one call and an 8,000-character result. */
-export function agentLoop(rounds: number, task: string): Json {
+/** The messages of a tool loop as an agent sends them: the task, then `rounds` rounds of one call and an 8,000-character result. */
+export function toolLoopMessages(rounds: number, task: string): Json[] {
   const messages: Json[] = [{ role: 'user', content: task }]
   for (let index = 0; index < rounds; index++) {
     const id = `toolu_${index}`
@@ -23,7 +23,18 @@ export function agentLoop(rounds: number, task: string): Json {
       content: [{ type: 'tool_result', tool_use_id: id, content: output('log', 8_000, index) }],
     })
   }
-  return { model: 'claude-sonnet-4-5', max_tokens: 64, system: agentSystem, tools: agentTools, messages }
+  return messages
+}
+
+/** That tool loop as a whole request body. */
+export function agentLoop(rounds: number, task: string): Json {
+  return {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    system: agentSystem,
+    tools: agentTools,
+    messages: toolLoopMessages(rounds, task),
+  }
 }
 
 /** The economy's verdict on a request, from its log line. */

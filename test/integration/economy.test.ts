@@ -2,21 +2,12 @@ import Anthropic from '@anthropic-ai/sdk'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { output } from '../helpers/conversations.ts'
+import { toolLoopMessages } from '../helpers/hook-on-clock.ts'
 import { eventually, requestLogs, startStack, type Stack } from '../helpers/stack.ts'
 
 /** A tool loop as an agent sends it: each request resends the history and adds one round of 8,000 characters. */
-function loop(rounds: number): Anthropic.MessageParam[] {
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Task: find the failing test and fix it.' }]
-  for (let index = 0; index < rounds; index++) {
-    const id = `toolu_${index}`
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'bash', input: { step: index } }] })
-    messages.push({
-      role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: id, content: output('log', 8_000, index) }],
-    })
-  }
-  return messages
-}
+const loop = (rounds: number): Anthropic.MessageParam[] =>
+  toolLoopMessages(rounds, 'Task: find the failing test and fix it.') as unknown as Anthropic.MessageParam[]
 
 async function scrape(stack: Stack): Promise<string> {
   return (await request(`${stack.proxyUrl}/metrics`)).body.text()

@@ -1,4 +1,4 @@
-import type { CacheDiagnosis, CacheMissReason } from '../../model-call/cache-diagnosis.ts'
+import { cacheMissReasons, type CacheDiagnosis, type CacheMissReason } from '../../model-call/cache-diagnosis.ts'
 import type { AnsweredRequest } from '../../model-call/usage.ts'
 import { isJsonObject } from '../../util/json.ts'
 
@@ -6,14 +6,9 @@ import { isJsonObject } from '../../util/json.ts'
 const diagnosisBetaPrefix = 'cache-diagnosis-'
 
 /** Reasons the API names in `diagnostics.cache_miss_reason.type`; any other is counted as `other`. */
-const knownReasons: ReadonlySet<string> = new Set<CacheMissReason>([
-  'model_changed',
-  'tools_changed',
-  'system_changed',
-  'messages_changed',
-  'previous_message_not_found',
-  'unavailable',
-])
+const knownReasons: ReadonlySet<string> = new Set<CacheMissReason>(
+  cacheMissReasons.filter((reason) => reason !== 'none' && reason !== 'pending' && reason !== 'other'),
+)
 
 /**
  * The client itself asked for a diagnosis against a previous message: it sent the beta and named
