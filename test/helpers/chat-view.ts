@@ -1,3 +1,11 @@
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
+import { systemNote } from '../../src/rewrite/notes.ts'
+import {
+  runPipeline,
+  type ConversationMemory,
+  type PipelineInput,
+  type PipelineOutcome,
+} from '../../src/rewrite/pipeline.ts'
 import type { ChatView, MessageView, RewritePolicy } from '../../src/rewrite/types.ts'
 
 /** One step of a hand-written conversation view: a tool round (call + results) or a user turn. */
@@ -61,4 +69,29 @@ export const testPolicy: RewritePolicy = {
   foldMinTokens: 300,
   clearBatch: 4,
   lowWater: 0.6,
+}
+
+const pipelineEstimator = new TokenEstimator()
+
+/**
+ * One request through the pure pipeline with the tests' defaults (20k window, 10k budget, the test
+ * policy, factor 1, the system note at 90 tokens); throws unless it was rewritten.
+ */
+export function runRewritten(
+  view: ChatView,
+  memory: ConversationMemory | undefined,
+  overrides: Partial<PipelineInput> = {},
+): Extract<PipelineOutcome, { kind: 'rewritten' }> {
+  const outcome = runPipeline({
+    view,
+    memory,
+    limits: { window: 20_000, budget: 10_000 },
+    policy: testPolicy,
+    factor: 1,
+    estimator: pipelineEstimator,
+    note: { text: systemNote, tokens: 90 },
+    ...overrides,
+  })
+  if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
+  return outcome
 }

@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/economy/types.ts'
-import { TokenEstimator } from '../../src/rewrite/estimate.ts'
-import { systemNote } from '../../src/rewrite/notes.ts'
-import { runPipeline, type ConversationMemory, type PipelineInput } from '../../src/rewrite/pipeline.ts'
+import type { ConversationMemory, PipelineInput } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
+import { runRewritten, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
 
-const estimator = new TokenEstimator()
 const minute = 60_000
 const policy: EconomyPolicy = { ...defaultEconomyPolicy, startTokens: 20_000 }
 
@@ -25,20 +22,12 @@ const session = (requests: number, overrides: Partial<ConversationMemory> = {}):
 })
 
 function run(view: ChatView, memory: ConversationMemory | undefined, overrides: Partial<PipelineInput> = {}) {
-  const outcome = runPipeline({
-    view,
-    memory,
+  return runRewritten(view, memory, {
     limits: { window: 200_000, budget: 180_000 },
-    policy: testPolicy,
-    factor: 1,
-    estimator,
-    note: { text: systemNote, tokens: 90 },
     economy: { prices: anthropicMultipliers, policy },
     now: 30_000,
     ...overrides,
   })
-  if (outcome.kind !== 'rewritten') throw new Error(outcome.message)
-  return outcome
 }
 
 // 100 head + 20 task + 40 rounds of (15 + 4 + 3 + 2,400): 97,000 tokens, well under the 180k budget.

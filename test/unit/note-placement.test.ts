@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { withNoteAtEditPoint } from '../../src/providers/openai/note-placement.ts'
-import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
-import { runPipeline, type ConversationMemory, type SystemNoteCost } from '../../src/rewrite/pipeline.ts'
+import type { ConversationMemory, SystemNoteCost } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
 import { output, type Json } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 
@@ -115,22 +114,10 @@ describe('the system note at the edit point, through the rewrite hook', () => {
 })
 
 describe('when the pipeline turns the note on, by placement', () => {
-  const estimator = new TokenEstimator()
   const rounds = (count: number): ReturnType<typeof viewRound>[] =>
     Array.from({ length: count }, (_, index) => viewRound(1_000, `r${index}`))
-  const noteOn = (view: ChatView, memory: ConversationMemory | undefined, note: SystemNoteCost) => {
-    const outcome = runPipeline({
-      view,
-      memory,
-      limits: { window: 20_000, budget: 10_000 },
-      policy: testPolicy,
-      factor: 1,
-      estimator,
-      note,
-    })
-    if (outcome.kind !== 'rewritten') throw new Error('expected a rewrite')
-    return outcome.noteOn
-  }
+  const noteOn = (view: ChatView, memory: ConversationMemory | undefined, note: SystemNoteCost) =>
+    runRewritten(view, memory, { note }).noteOn
   const small = viewOf(rounds(3))
   const big = viewOf(rounds(12))
   const remembered: ConversationMemory = { decisions: { results: {} }, noteOn: true, messageCount: 7 }

@@ -1,32 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
-import {
-  runPipeline,
-  type ConversationMemory,
-  type PipelineInput,
-  type PipelineOutcome,
-} from '../../src/rewrite/pipeline.ts'
-import type { ChatView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
+import { runPipeline, type ConversationMemory, type PipelineOutcome } from '../../src/rewrite/pipeline.ts'
+import { runRewritten, testPolicy, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
 
 const estimator = new TokenEstimator()
 const note = { text: systemNote, tokens: 90 }
 
-function run(view: ChatView, memory: ConversationMemory | undefined, overrides: Partial<PipelineInput> = {}) {
-  const outcome = runPipeline({
-    view,
-    memory,
-    limits: { window: 20_000, budget: 10_000 },
-    policy: testPolicy,
-    factor: 1,
-    estimator,
-    note,
-    ...overrides,
-  })
-  if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
-  return outcome
-}
+const run = runRewritten
 
 /** What the session would store after this outcome, with the tail the adapter reported. */
 const remembered = (outcome: Extract<PipelineOutcome, { kind: 'rewritten' }>, tail = 0): ConversationMemory => ({
