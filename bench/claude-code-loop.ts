@@ -16,9 +16,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
+import { loadConfig } from '../src/config/load-config.ts'
 import { isSummaryRequest } from '../src/mock/agent-loop.ts'
 import { startMockServer, type MockServer, type RecordedRequest } from '../src/mock/server.ts'
 import type { UsageTotals } from '../src/mock/usage-ledger.ts'
+import { bestSchedule, type ScheduleFloor, type ToolLoop } from '../src/replay/best-schedule.ts'
+import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +52,8 @@ interface RunResult {
   readonly resultText: string
   readonly stderrTail: string
   readonly ctxgate?: { readonly tokensRemoved: number; readonly prefixBreaks: number; readonly refusalsAvoided: number }
+  /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
+  readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
 }
 
 function findClaude(): string | undefined {
@@ -167,7 +172,7 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
       toolResultsInLastRequest: toolResultsIn(chats[chats.length - 1]),
       resultText: resultText.slice(0, 160),
       stderrTail: run.stderr.trim().split('\n').slice(-5).join('\n'),
-      ...(proxy ? { ctxgate: await ctxgateSession(proxy.url) } : {}),
+      ...(proxy ? { ctxgate: await ctxgateSession(proxy.url), ...loopsOf(chats) } : {}),
     }
   } finally {
     proxy?.child.kill('SIGTERM')
@@ -175,7 +180,44 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
   }
 }
 
+function loopsOf(chats: readonly RecordedRequest[]): Pick<RunResult, 'loops'> {
+  const bodies = chats.filter((record) => record.status === 200).map((record) => record.body)
+  try {
+    return { loops: { note: toolLoopOf(bodies), empty: toolLoopOf(bodies, '') } }
+  } catch (error) {
+    if (error instanceof NotAToolLoop) return {}
+    throw error
+  }
+}
+
 const thousands = (value: number): string => value.toLocaleString('en-US')
+
+/** What the best batch schedule, chosen with hindsight, would have billed on this run's rounds under each floor. */
+function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: number, directBilled?: number): string {
+  const economy = loadConfig().economy
+  const floor: ScheduleFloor = {
+    keepNewestRounds: economy.keepRecentRounds,
+    startTokens: economy.startTokens,
+    shortSessionRequests: economy.shortSessionRequests,
+  }
+  const ratio = (billed: number): string => (directBilled ? `${(billed / directBilled).toFixed(3)}×` : '-')
+  const rows: [string, number][] = [
+    [
+      `default floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens`,
+      bestSchedule(loops.note, floor).billed,
+    ],
+    ['default floor, cleared results left empty', bestSchedule(loops.empty, floor).billed],
+    ['start at 50,000 tokens', bestSchedule(loops.note, { ...floor, startTokens: 50_000 }).billed],
+    ['newest 2 rounds whole', bestSchedule(loops.note, { ...floor, keepNewestRounds: 2 }).billed],
+    ['newest 1 round whole', bestSchedule(loops.note, { ...floor, keepNewestRounds: 1 }).billed],
+  ]
+  return [
+    `| best batch schedule with hindsight, ${loops.note.rounds.length} rounds | billed-equivalent input | × direct |`,
+    '|---|---:|---:|',
+    `| ctxgate's own schedule, as run | ${thousands(Math.round(ctxgateBilled))} | ${ratio(ctxgateBilled)} |`,
+    ...rows.map(([name, billed]) => `| ${name} | ${thousands(Math.round(billed))} | ${ratio(billed)} |`),
+  ].join('\n')
+}
 
 function table(results: readonly RunResult[]): string {
   const rows: [string, (result: RunResult) => string][] = [
@@ -214,6 +256,13 @@ const labels: readonly ('direct' | 'ctxgate')[] =
 const results: RunResult[] = []
 for (const label of labels) results.push(await runOnce(claude, label))
 process.stdout.write(`${table(results)}\n\n`)
+const ctxgateRun = results.find((result) => result.label === 'ctxgate')
+if (ctxgateRun?.loops) {
+  const direct = results.find((result) => result.label === 'direct')
+  process.stdout.write(
+    `${boundTable(ctxgateRun.loops, ctxgateRun.usage.billedEquivalentInput, direct?.usage.billedEquivalentInput)}\n\n`,
+  )
+}
 for (const result of results) {
   process.stdout.write(`${result.label}: final answer: ${JSON.stringify(result.resultText)}\n`)
   if (result.stderrTail) process.stdout.write(`${result.label}: stderr: ${result.stderrTail}\n`)

@@ -189,7 +189,7 @@ const floorBound = floorFixed / carefulDirect
 sections.push(
   `### What the default quality floor leaves out of reach (full window, rolling marks)
 
-Below budget the economy edits nothing in a session's first ${floor.shortSessionRequests - 1} requests or while ctxgate's own estimate of the request is under \`economy.startTokens\` (${thousands(floor.startTokens)}). Every request before the first one it may edit is sent exactly as with no economy at all, so its bill (through ctxgate with \`budget-only\`, which places the same breakpoints) is one that no policy keeping the floor can lower. Even if every later request cost nothing, the total could not go below the sum of these: **${thousands(floorFixed)}, ${floorBound.toFixed(3)}× the careful agent sent direct** (${thousands(carefulDirect)}). Lower start points (the curve above) are how to save more.
+Below budget the economy edits nothing in a session's first ${floor.shortSessionRequests - 1} requests or while ctxgate's estimate of the conversation as the client sent it is under \`economy.startTokens\` (${thousands(floor.startTokens)}). Every request before the first one it may edit is sent exactly as with no economy at all, so its bill (through ctxgate with \`budget-only\`, which places the same breakpoints) is one that no policy keeping the floor can lower. Even if every later request cost nothing, the total could not go below the sum of these: **${thousands(floorFixed)}, ${floorBound.toFixed(3)}× the careful agent sent direct** (${thousands(carefulDirect)}). Lower start points (the curve above) are how to save more.
 
 | run | requests | before the floor lets an edit | their billed-eq input | run total, budget-only | share fixed |
 |---|---:|---:|---:|---:|---:|

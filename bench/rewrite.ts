@@ -1,12 +1,20 @@
 /**
  * Rewrite pipeline CPU time per request as a conversation grows: ~1 MB over 200 tool rounds, replayed
  * request by request through the real request-side pipeline (parse, view, plan, apply, serialize),
- * beside the unavoidable baseline of parsing and serializing the same body.
- * Usage: tsx bench/rewrite.ts [rounds]
+ * beside the unavoidable baseline of parsing and serializing the same body. Each growing run starts
+ * from a fresh hook and is repeated `--passes` times; the tables print the median, so two checkouts
+ * can be compared by running this same file in each (it needs only ./standalone-hook.ts).
+ * Usage: tsx bench/rewrite.ts [rounds] [--passes 5]
  */
+import { parseArgs } from 'node:util'
 import { anthropicHook } from './standalone-hook.ts'
 
-const rounds = Number(process.argv[2] ?? 200)
+const { values, positionals } = parseArgs({
+  options: { passes: { type: 'string', default: '5' } },
+  allowPositionals: true,
+})
+const rounds = Number(positionals[0] ?? 200)
+const passes = Math.max(1, Number(values.passes))
 const outputChars = 5_000
 
 function conversation(): Record<string, unknown>[] {
@@ -39,6 +47,9 @@ async function run(window: number): Promise<string[][]> {
   const all = conversation()
   const rows: string[][] = []
   const marks = new Set([10, 25, 50, 100, 150, 200, rounds])
+  // Means over every request so far: steadier than one request's time, and what a whole session costs.
+  let baselineTotal = 0
+  let rewriteTotal = 0
   for (let round = 1; round <= rounds; round++) {
     const body = Buffer.from(
       JSON.stringify({
@@ -54,6 +65,8 @@ async function run(window: number): Promise<string[][]> {
     const started = performance.now()
     const result = await hook(body, {})
     const elapsed = performance.now() - started
+    baselineTotal += baseline
+    rewriteTotal += elapsed
     if (!marks.has(round)) continue
     const log = result.kind === 'forward' ? result.prepared.log : result.log
     const report = (log?.['rewrite'] ?? {}) as Record<string, unknown>
@@ -62,6 +75,8 @@ async function run(window: number): Promise<string[][]> {
       `${(body.length / 1024).toFixed(0)} KB`,
       (baseline * 1000).toFixed(0),
       (elapsed * 1000).toFixed(0),
+      ((baselineTotal / round) * 1000).toFixed(0),
+      ((rewriteTotal / round) * 1000).toFixed(0),
       String(report['cleared'] ?? 0),
       String(report['folded'] ?? 0),
     ])
@@ -69,10 +84,35 @@ async function run(window: number): Promise<string[][]> {
   return rows
 }
 
+function median(samples: readonly number[]): number {
+  const sorted = samples.toSorted((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+
 for (const window of [200_000, 64_000]) {
-  const rows = await run(window)
+  const runs: string[][][] = []
+  for (let pass = 0; pass < passes; pass++) runs.push(await run(window))
+  // Median over passes of the timing columns; the rest is the same in every pass.
+  const rows = (runs[0] as string[][]).map((row, index) =>
+    row.map((cell, column) =>
+      column >= 2 && column <= 5
+        ? median(runs.map((pass) => Number((pass[index] as string[])[column]))).toFixed(0)
+        : cell,
+    ),
+  )
   console.log(`\nRewrite CPU per request, growing conversation, ${window.toLocaleString('en-US')}-token window (µs)`)
-  console.log(['rounds', 'body', 'parse+serialize baseline', 'ctxgate rewrite', 'cleared', 'folded'].join(' | '))
+  console.log(
+    [
+      'rounds',
+      'body',
+      'parse+serialize baseline',
+      'ctxgate rewrite',
+      'baseline, mean so far',
+      'rewrite, mean so far',
+      'cleared',
+      'folded',
+    ].join(' | '),
+  )
   for (const row of rows) console.log(row.join(' | '))
 }
 
@@ -80,7 +120,6 @@ for (const window of [200_000, 64_000]) {
 console.log('\nRewrite CPU for one request by conversation size, 64k window (µs)')
 console.log(['rounds', 'body', 'parse+serialize baseline', 'cold', 'warm'].join(' | '))
 for (const size of [10, 100, 1_000]) {
-  const hook = anthropicHook(64_000)
   const messages = conversation().slice(0, 1)
   for (let round = 0; round < size; round++) {
     const source = conversation()
@@ -97,15 +136,22 @@ for (const size of [10, 100, 1_000]) {
     )
   }
   const body = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages }))
-  const baselineStart = performance.now()
-  Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))))
-  const baseline = performance.now() - baselineStart
-  let started = performance.now()
-  await hook(body, {})
-  const cold = performance.now() - started
-  started = performance.now()
-  await hook(body, {})
-  const warm = performance.now() - started
+  const baselines: number[] = []
+  const colds: number[] = []
+  const warms: number[] = []
+  for (let pass = 0; pass < passes; pass++) {
+    const hook = anthropicHook(64_000)
+    let started = performance.now()
+    Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))))
+    baselines.push(performance.now() - started)
+    started = performance.now()
+    await hook(body, {})
+    colds.push(performance.now() - started)
+    started = performance.now()
+    await hook(body, {})
+    warms.push(performance.now() - started)
+  }
+  const [baseline, cold, warm] = [median(baselines), median(colds), median(warms)]
   console.log(
     [
       String(size),

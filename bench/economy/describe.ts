@@ -50,7 +50,8 @@ export interface Described {
   readonly total: number
 }
 
-export function describe(body: Json, budget: number): Described {
+/** `clientTokens`: the request as the client sent it, when `body` is an edited copy (default: `body`'s own size). */
+export function describe(body: Json, budget: number, clientTokens?: number): Described {
   const blocks = promptBlocks(body)
   const toolCount = Array.isArray(body['tools']) ? (body['tools'] as unknown[]).length : 0
   const system = body['system']
@@ -98,6 +99,7 @@ export function describe(body: Json, budget: number): Described {
   const conversation: ConversationCost = {
     headTokens,
     messages,
+    clientTokens: clientTokens ?? running,
     rounds,
     budget,
     cacheTtl: '5m',

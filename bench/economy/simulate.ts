@@ -95,8 +95,9 @@ export function simulateRun(bodies: readonly Json[], policy: Policy, options: Si
   let previousTail: number | undefined
   let billed = emptyBilled
   for (const [index, body] of bodies.entries()) {
-    originalSizes.push(describe(body, options.budget).total)
-    let described = describe(editedBody(body, cleared, noteOn && policy.proxied), options.budget)
+    const clientTokens = describe(body, options.budget).total
+    originalSizes.push(clientTokens)
+    let described = describe(editedBody(body, cleared, noteOn && policy.proxied), options.budget, clientTokens)
     const chosen = decideWithHardLimit(
       policy,
       {
@@ -112,7 +113,7 @@ export function simulateRun(bodies: readonly Json[], policy: Policy, options: Si
     for (const id of fresh) cleared.add(id)
     if (fresh.length > 0 && policy.note === 'first-edit') noteOn = true
     if (fresh.length > 0 || noteOn)
-      described = describe(editedBody(body, cleared, noteOn && policy.proxied), options.budget)
+      described = describe(editedBody(body, cleared, noteOn && policy.proxied), options.budget, clientTokens)
     const messageCount = (body['messages'] as unknown[]).length
     // After a shorter history (a compaction) the old tail position means nothing.
     if (previousTail !== undefined && previousTail >= messageCount - 1) previousTail = undefined
@@ -133,7 +134,11 @@ function decideWithHardLimit(policy: Policy, context: PolicyContext, body: Json,
   const after =
     chosen.length === 0
       ? context.conversation
-      : describe(editedBody(body, new Set(chosen), noteOn), context.conversation.budget).conversation
+      : describe(
+          editedBody(body, new Set(chosen), noteOn),
+          context.conversation.budget,
+          context.conversation.clientTokens,
+        ).conversation
   if (totalTokens(after) <= after.budget) return chosen
   return [...chosen, ...hardLimit.decide({ ...context, conversation: after })]
 }

@@ -3,6 +3,7 @@
  * that a batch could replace. Everything before it stays byte-stable until then, so a cache marker
  * just ahead of it lets that batch read the prefix instead of writing it again.
  */
+import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
 
 export interface NextEditInput {
@@ -13,6 +14,15 @@ export interface NextEditInput {
   readonly replacementTokens: number
   /** Tools whose results are never cleared. */
   readonly excludeTools: readonly string[]
+  /** With the economy on: a batch skips old results too small to pay for reaching back to them (economy/edit-point.ts). */
+  readonly prices?: EditPointPrices
+}
+
+interface Candidate {
+  readonly id: string
+  readonly saved: number
+  /** Tokens sent before its message. */
+  readonly position: number
 }
 
 /** The id of that result, or undefined when no result could ever be replaced. */
@@ -22,15 +32,33 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
   const firstSent = keptFrom(decisions, view)
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
+  const candidates: Candidate[] = []
+  let position = 0
   for (let index = firstSent; index < view.messages.length; index++) {
-    for (const result of view.messages[index]?.toolResults ?? []) {
-      if (Object.hasOwn(results, result.id) && results[result.id]?.hash === result.hash) continue
+    const message = view.messages[index]
+    if (!message) continue
+    let sent = message.tokens
+    for (const result of message.toolResults) {
+      if (Object.hasOwn(results, result.id) && results[result.id]?.hash === result.hash) {
+        sent -= Math.max(0, result.tokens - input.replacementTokens)
+        continue
+      }
       if (result.tokens <= input.replacementTokens) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
-      return result.id
+      candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
+      // Without prices the oldest candidate is the answer: no need to look further.
+      if (!input.prices) return result.id
     }
+    position += sent
   }
-  return undefined
+  if (!input.prices || candidates.length === 0) return undefined
+  const start = batchStart(
+    candidates.length,
+    (index) => (candidates[index] as Candidate).saved,
+    (index) => (candidates[index] as Candidate).position,
+    input.prices,
+  )
+  return candidates[start]?.id
 }
 
 /** First message still sent after a frozen drop that matches the history (messages before it are gone). */

@@ -2,8 +2,9 @@
  * Every text ctxgate puts into a conversation. Each is a pure function of what it replaces, so the
  * same decision always produces the same bytes (DESIGN §3.5), even after a restart.
  */
-export const clearedNote =
-  '[ctxgate: this tool result was cleared to keep the conversation within the model’s context window. Run the tool again if you need its output.]'
+// Short on purpose: it stays in every later request, and systemNote already says why results go. Like every
+// text ctxgate puts in a result's place, it starts with "[ctxgate", so it is easy to tell from the tool's own.
+export const clearedNote = '[ctxgate: output cleared, run the tool again to see it]'
 
 export const systemNote =
   'Note from ctxgate, the proxy in front of this model: to keep this conversation within the context window, older tool results may be replaced by a short note or summary. This is expected. Keep working on the task; do not stop early to save room. If you need an old output again, run the tool again.'

@@ -1,6 +1,6 @@
 import { isCold } from './economy/cache-timing.ts'
 import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.ts'
-import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import { decideForRequest, editPointPrices, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import { nextEditResult } from './next-edit.ts'
@@ -209,7 +209,7 @@ function planWithEconomy(
   // The provider manages a server-managed conversation's context itself: ctxgate makes no content edits to it.
   if (!settings || input.view.serverManaged === true || planned.kind === 'too-long' || planned.report.newBatch)
     return { planned, decision: undefined }
-  const decision = economyDecision(input, settings, sizes, planned.report.estimatedAfter)
+  const decision = economyDecision(input, settings, sizes, planned.report.estimatedBefore)
   return decision?.kind === 'batch' ? { planned: plan(decision.ids), decision } : { planned, decision }
 }
 
@@ -217,11 +217,11 @@ function economyDecision(
   input: PipelineInput,
   settings: EconomySettings,
   sizes: Sizes,
-  estimatedAfter: number,
+  sentByClient: number,
 ): EconomyDecision | undefined {
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
   if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
-  if (estimatedAfter < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  if (sentByClient < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
   return decideForRequest({
     settings,
     view: input.view,
@@ -271,11 +271,22 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
 
 /** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
 function nextEditOf(input: PipelineInput): string | undefined {
+  const economy = input.economy
   return nextEditResult({
     view: input.view,
     decisions: input.memory?.decisions ?? noDecisions,
     replacementTokens: input.estimator.text(clearedNote),
-    excludeTools: input.economy?.policy.excludeTools ?? [],
+    excludeTools: economy?.policy.excludeTools ?? [],
+    ...(economy
+      ? {
+          prices: editPointPrices(
+            economy,
+            input.memory?.economy,
+            (input.memory?.requests ?? 0) + 1,
+            input.finishedLengths,
+          ),
+        }
+      : {}),
   })
 }
 

@@ -45,7 +45,7 @@ describe('rewriting through the proxy, with the official SDKs', () => {
       ).toBeLessThanOrEqual(20_000)
     }
     const lastSent = JSON.parse(stack.mock.requests.at(-1)?.body ?? '{}') as Json
-    expect(JSON.stringify(lastSent)).toMatch(/ctxgate( folded|: this tool result was cleared)/)
+    expect(JSON.stringify(lastSent)).toMatch(/\[ctxgate(: output cleared| folded)/)
     await eventually(() =>
       expect(requestLogs(stack).at(-1)).toMatchObject({
         status: 200,

@@ -23,10 +23,12 @@ const conversationArbitrary = fc
       { maxLength: 60 },
     ),
     budget: fc.integer({ min: 20_000, max: 200_000 }),
+    // Tokens earlier batches already took out: the client's conversation is that much larger than what is sent.
+    editedAway: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 150_000 })),
     gapMs: fc.option(fc.integer({ min: 0, max: 2 * 60 * 60_000 }), { nil: undefined }),
     ttl: fc.constantFrom('5m' as const, '1h' as const),
   })
-  .map(({ head, rounds, budget, gapMs, ttl }): ConversationCost => {
+  .map(({ head, rounds, budget, editedAway, gapMs, ttl }): ConversationCost => {
     const messages: MessageCost[] = [{ tokens: 300, results: [] }]
     rounds.forEach((round, index) => {
       messages.push({ tokens: round.call, results: [] })
@@ -40,7 +42,16 @@ const conversationArbitrary = fc
       }))
       messages.push({ tokens: results.reduce((sum, result) => sum + result.tokens + 5, 0), results })
     })
-    return { headTokens: head, messages, rounds: rounds.length, budget, cacheTtl: ttl, msSinceLastRequest: gapMs }
+    const sent = messages.reduce((sum, message) => sum + message.tokens, head)
+    return {
+      headTokens: head,
+      messages,
+      clientTokens: sent + editedAway,
+      rounds: rounds.length,
+      budget,
+      cacheTtl: ttl,
+      msSinceLastRequest: gapMs,
+    }
   })
 
 const cadenceArbitrary: fc.Arbitrary<Cadence> = fc.record({
@@ -74,14 +85,14 @@ describe('economy decision properties', () => {
     )
   })
 
-  it('never edits a short session, or one under the start point, below budget', () => {
+  it('never edits a short session, or one the client has not yet grown past the start point, below budget', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
         const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
         const underBudget = totalTokens(conversation) <= conversation.budget
         if (
           underBudget &&
-          (cadence.requestsSoFar < policy.shortSessionRequests || totalTokens(conversation) < policy.startTokens)
+          (cadence.requestsSoFar < policy.shortSessionRequests || conversation.clientTokens < policy.startTokens)
         )
           expect(decision.kind).toBe('none')
       }),

@@ -87,7 +87,17 @@ function conversation(rounds: number, resultTokens: number, extra: Partial<Conve
       ],
     })
   }
-  return { headTokens: 12_000, messages, rounds, budget: 176_000, cacheTtl: '5m', msSinceLastRequest: 30_000, ...extra }
+  const clientTokens = messages.reduce((sum, message) => sum + message.tokens, 12_000)
+  return {
+    headTokens: 12_000,
+    messages,
+    clientTokens,
+    rounds,
+    budget: 176_000,
+    cacheTtl: '5m',
+    msSinceLastRequest: 30_000,
+    ...extra,
+  }
 }
 
 const steady: Cadence = {
@@ -109,6 +119,19 @@ describe('break-even decision', () => {
       policy,
     })
     expect(decision).toEqual({ kind: 'none', reason: 'under_start' })
+  })
+
+  it('measures the start point on the conversation as the client sent it, not on what earlier batches left', () => {
+    // 112,900 tokens are sent; earlier batches took 87,100 more out of what the client sent (200,000).
+    const decide = (clientTokens: number) =>
+      decideBatch({
+        conversation: conversation(40, 2_400, { clientTokens }),
+        cadence: steady,
+        prices: anthropicMultipliers,
+        policy: { ...policy, startTokens: 150_000 },
+      })
+    expect(decide(112_900)).toEqual({ kind: 'none', reason: 'under_start' })
+    expect(decide(200_000)).toMatchObject({ kind: 'batch', reason: 'pays_back' })
   })
 
   it('never edits a short session below budget', () => {
@@ -197,11 +220,11 @@ describe('path pricing', () => {
     sizeAfter: 30_000,
     keptPrefix: 12_500,
     protectedTail: 7_500,
+    laterProtectedTail: 7_500,
     growthPerRequest: 2_500,
     clearableShare: 0.9,
     remaining: 30,
     budget: 176_000,
-    startTokens: 50_000,
     read: 0.1,
     write: 1.25,
     coldNow: false,
@@ -219,8 +242,17 @@ describe('path pricing', () => {
     expect(path.oneTimeCost).toBeCloseTo(1.15 * 17_500, 6)
   })
 
+  it('leans toward batching now when the rounds it must rewrite are lighter than later batches will find them', () => {
+    const margin = (laterProtectedTail: number) => {
+      const path = pricePath({ ...base, laterProtectedTail })
+      return path.batchNow - path.wait
+    }
+    expect(margin(15_000)).toBeLessThan(margin(7_500))
+    expect(margin(3_000)).toBeGreaterThan(margin(7_500))
+  })
+
   it('prefers to wait when little is removable yet and many requests are ahead', () => {
-    const path = pricePath({ ...base, size: 32_000, startTokens: 0, remaining: 100 })
+    const path = pricePath({ ...base, size: 32_000, remaining: 100 })
     expect(path.wait).toBeLessThan(path.batchNow)
   })
 })

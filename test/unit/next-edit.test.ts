@@ -56,4 +56,28 @@ describe('nextEditResult', () => {
     expect(next(chat, { results: {}, drop: { keepFrom: 7, hash: 'call-d', scope: 'rounds' } })).toBe('d')
     expect(next(view(['b', 30]), { results: {} })).toBeUndefined()
   })
+
+  it('with prices, skips a small old result far from the next one, as the economy’s batch will', () => {
+    // a saves 20 tokens; between it and b lie a 5,000-token user turn and b's call.
+    const small = view(['a', 60])
+    const far: ChatView = {
+      ...small,
+      messages: [...small.messages, { ...task, hash: 'talk', tokens: 5_000 }, call('b'), result('b', 3_000)],
+    }
+    const prices = { read: 0.1, write: 1.25, requestsAhead: 40 }
+    expect(next(far, { results: {} })).toBe('a')
+    expect(
+      nextEditResult({ view: far, decisions: { results: {} }, replacementTokens: 40, excludeTools: [], prices }),
+    ).toBe('b')
+    // Next to each other, a is worth reaching back to.
+    expect(
+      nextEditResult({
+        view: view(['a', 60], ['b', 3_000]),
+        decisions: { results: {} },
+        replacementTokens: 40,
+        excludeTools: [],
+        prices,
+      }),
+    ).toBe('a')
+  })
 })

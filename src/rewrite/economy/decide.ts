@@ -5,6 +5,7 @@
  */
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
+import { batchStart } from './edit-point.ts'
 import { pricePath } from './path-cost.ts'
 import { writePrice, type ModelPrices } from './prices.ts'
 import type { ConversationCost, EconomyDecision, EconomyPolicy, ResultCost } from './types.ts'
@@ -22,22 +23,26 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const overBudget = size > conversation.budget
   if (!overBudget && input.cadence.requestsSoFar < policy.shortSessionRequests)
     return { kind: 'none', reason: 'short_session' }
-  if (!overBudget && size < policy.startTokens) return { kind: 'none', reason: 'under_start' }
-  const batch = eligibleResults(conversation, policy)
-  if (batch.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
+  if (!overBudget && conversation.clientTokens < policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  const eligible = eligibleResults(conversation, policy)
+  if (eligible.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
+  const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
+  const remaining = Math.min(policy.horizonCap, input.cadence.expectedRemaining)
+  // On a cold cache everything is written anyway, so reaching back costs nothing.
+  const batch = cold ? eligible : trimFront(eligible, conversation, input.prices, remaining)
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
-  const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
+  const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
   const path = pricePath({
     size,
     sizeAfter: size - tokensRemoved,
     keptPrefix: conversation.batchRewritesHead ? 0 : tokensBefore(conversation, editPoint),
-    protectedTail: protectedTailTokens(conversation, policy.keepRecentRounds),
+    protectedTail,
+    laterProtectedTail: laterTail(protectedTail, conversation, policy.keepRecentRounds, input.cadence.growthPerRequest),
     growthPerRequest: input.cadence.growthPerRequest,
     clearableShare: clearableShare(conversation),
-    remaining: Math.min(policy.horizonCap, input.cadence.expectedRemaining),
+    remaining,
     budget: conversation.budget,
-    startTokens: policy.startTokens,
     read: input.prices.cacheRead,
     write: writePrice(input.prices, conversation.cacheTtl),
     coldNow: cold,
@@ -68,6 +73,22 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
   )
 }
 
+/** Leaves out old results too small to pay for moving the edit point back to them (they stay whole). */
+function trimFront(
+  eligible: readonly ResultCost[],
+  conversation: ConversationCost,
+  prices: ModelPrices,
+  requestsAhead: number,
+): ResultCost[] {
+  const start = batchStart(
+    eligible.length,
+    (index) => (eligible[index] as ResultCost).tokens - (eligible[index] as ResultCost).replacementTokens,
+    (index) => tokensBefore(conversation, (eligible[index] as ResultCost).message),
+    { read: prices.cacheRead, write: writePrice(prices, conversation.cacheTtl), requestsAhead },
+  )
+  return eligible.slice(start)
+}
+
 export function totalTokens(conversation: ConversationCost): number {
   return conversation.messages.reduce((sum, message) => sum + message.tokens, conversation.headTokens)
 }
@@ -88,6 +109,11 @@ function protectedTailTokens(conversation: ConversationCost, keepRecentRounds: n
     tail += message.tokens
   }
   return tail
+}
+
+/** The protected rounds at a later batch: as many rounds at the usual growth per request, once the session shows one. */
+function laterTail(current: number, conversation: ConversationCost, keepRecentRounds: number, growth: number): number {
+  return growth > 0 && conversation.rounds > keepRecentRounds ? keepRecentRounds * growth : current
 }
 
 /** Share of the conversation's messages that is tool output: the part of future growth a later batch could clear. */

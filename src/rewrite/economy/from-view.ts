@@ -51,9 +51,11 @@ export function describeView(input: DescribeInput): ConversationCost {
     }
     return { tokens: tokens * factor, results }
   })
+  const headTokens = (view.headTokens + input.extraHeadTokens) * factor
   return {
-    headTokens: (view.headTokens + input.extraHeadTokens) * factor,
+    headTokens,
     messages,
+    clientTokens: view.messages.reduce((sum, message) => sum + message.tokens * factor, headTokens),
     rounds: rounds.count,
     budget: input.budget,
     cacheTtl: input.cacheTtl,

@@ -14,14 +14,14 @@ export interface PathInput {
   readonly keptPrefix: number
   /** Tokens of the newest protected rounds: the next batch's edit point comes after everything older. */
   readonly protectedTail: number
+  /** What the protected rounds are expected to weigh at a later batch (the current tail is known, later ones are not). */
+  readonly laterProtectedTail: number
   readonly growthPerRequest: number
   /** Share of the growth that a later batch may clear (tool results, once out of the protected rounds). */
   readonly clearableShare: number
   /** Requests after the current one. */
   readonly remaining: number
   readonly budget: number
-  /** A later below-budget batch may happen only at or above this size. */
-  readonly startTokens: number
   /** Prices as multiples of uncached input. */
   readonly read: number
   readonly write: number
@@ -76,17 +76,15 @@ class PathPricer {
       this.#afterBatch[step] = this.cheapestFrom(
         step,
         this.#sizeAfterBatch(step),
-        this.#sizeAfterBatch(step) - input.protectedTail,
+        this.#sizeAfterBatch(step) - input.laterProtectedTail,
       )
   }
 
   /** Cheapest cost of steps `step`..horizon, starting at `size` tokens, with later batches breaking the cache after `frozenPrefix`. */
   cheapestFrom(step: number, size: number, frozenPrefix: number): number {
-    const { growthPerRequest: growth, startTokens, budget } = this.#input
     let cheapest = this.#segment(size, step, this.#steps + 1 - step)
+    // Any later step may batch: the client's conversation only grows, so once past the start point it stays past.
     for (let next = step + 1; next <= this.#steps; next++) {
-      const before = size + growth * (next - step)
-      if (before < startTokens && before <= budget) continue
       const after = this.#sizeAfterBatch(next)
       const cost =
         this.#segment(size, step, next - step) +
@@ -101,9 +99,10 @@ class PathPricer {
     return this.#segment(size, 0, this.#steps + 1)
   }
 
-  /** What is left after a batch at a later step: what could not be cleared now, plus the unclearable part of the growth. */
+  /** What is left after a batch at a later step: what could not be cleared now, the protected rounds of then, and the unclearable part of the growth. */
   #sizeAfterBatch(step: number): number {
-    return this.#input.sizeAfter + (1 - this.#input.clearableShare) * this.#input.growthPerRequest * step
+    const { sizeAfter, protectedTail, laterProtectedTail, clearableShare, growthPerRequest } = this.#input
+    return sizeAfter - protectedTail + laterProtectedTail + (1 - clearableShare) * growthPerRequest * step
   }
 
   /** Requests first..first+count-1 of a stretch without batches that starts at `size` tokens. */

@@ -9,7 +9,8 @@ import { cadenceInputOf, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
-import type { ModelPrices } from './prices.ts'
+import type { EditPointPrices } from './edit-point.ts'
+import { writePrice, type ModelPrices } from './prices.ts'
 import type { EconomyDecision, EconomyPolicy } from './types.ts'
 
 /** Prices and policy for this request's model; absent under `rewrite.economy: budget-only`. */
@@ -54,9 +55,27 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     msSinceLastRequest: input.msSinceLastRequest,
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
-  const cadence = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths))
+  const counted = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths))
+  // Growth is remembered in raw estimates (the factor moves between requests); the conversation is priced in calibrated ones.
+  const cadence = { ...counted, growthPerRequest: counted.growthPerRequest * input.factor }
   const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
   return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
+}
+
+/** Prices for where the next batch starts (economy/edit-point.ts), over the requests the economy expects ahead. */
+export function editPointPrices(
+  settings: EconomySettings,
+  memory: CadenceMemory | undefined,
+  requestsSoFar: number,
+  finishedLengths: readonly number[] = [],
+): EditPointPrices {
+  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar, finishedLengths))
+  return {
+    read: settings.prices.cacheRead,
+    // The messages a batch rewrites sit under ctxgate's 5-minute markers.
+    write: writePrice(settings.prices, '5m'),
+    requestsAhead: Math.min(settings.policy.horizonCap, cadence.expectedRemaining),
+  }
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */

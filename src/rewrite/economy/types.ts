@@ -27,6 +27,11 @@ export interface ConversationCost {
   /** Tokens before the first message: tools, system, framing. */
   readonly headTokens: number
   readonly messages: readonly MessageCost[]
+  /**
+   * The conversation as the client sent it, before any edit. The quality floor's start point is
+   * measured on this, as the provider's own context editing measures its trigger on the whole prompt.
+   */
+  readonly clientTokens: number
   /** Tool rounds in the whole conversation. */
   readonly rounds: number
   /** Prompt tokens the current request may use (the hard limit). */
@@ -60,7 +65,7 @@ export type EconomyDecision =
   | { readonly kind: 'none'; readonly reason: NoBatchReason }
 
 export interface EconomyPolicy {
-  /** Below-budget batches only once the request is at least this many tokens. */
+  /** Below-budget batches only once the conversation, as the client sends it, is at least this many tokens. */
   readonly startTokens: number
   /** The newest N tool rounds always stay whole. */
   readonly keepRecentRounds: number

@@ -1,0 +1,87 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { bestSchedule, scheduleCost, type ScheduleFloor, type ToolLoop } from '../../src/replay/best-schedule.ts'
+
+// Head 100; four rounds of a 10-token call and a 100-token result that clears down to 5.
+const loop: ToolLoop = {
+  head: 100,
+  rounds: Array.from({ length: 4 }, () => ({ call: 10, result: 100, clearedResult: 5 })),
+}
+const keepOne: ScheduleFloor = { keepNewestRounds: 1, startTokens: 0, shortSessionRequests: 0 }
+
+describe('scheduleCost, worked by hand', () => {
+  it('prices a run with no batch: each request reads the one before and writes its new round', () => {
+    // 1.25×100, then 0.1×(100,210,320,430) + 1.25×110 four times.
+    expect(scheduleCost(loop, keepOne, [])).toBeCloseTo(125 + 147.5 + 158.5 + 169.5 + 180.5)
+  })
+
+  it('prices a batch as a read up to the first cleared result and a write of the rest', () => {
+    // Request 4 clears rounds 1-2: reads head + call 1 (110), writes 240 - 110; request 5 reads 240.
+    expect(scheduleCost(loop, keepOne, [4])).toBeCloseTo(125 + 147.5 + 158.5 + (11 + 162.5) + (24 + 137.5))
+    // Request 3 clears round 1, request 4 round 2 (reading head + round 1 cleared + call 2 = 125).
+    expect(scheduleCost(loop, keepOne, [3, 4])).toBeCloseTo(125 + 147.5 + (11 + 143.75) + (12.5 + 143.75) + 161.5)
+  })
+
+  it('refuses a batch the floor does not allow', () => {
+    expect(() => scheduleCost(loop, keepOne, [2])).toThrow(RangeError) // nothing older than the newest round yet
+    expect(() => scheduleCost(loop, { ...keepOne, startTokens: 400 }, [3])).toThrow(RangeError) // 320 < 400
+    expect(() => scheduleCost(loop, { ...keepOne, shortSessionRequests: 5 }, [4])).toThrow(RangeError)
+    expect(() => scheduleCost(loop, keepOne, [4, 4])).toThrow(RangeError)
+  })
+})
+
+describe('bestSchedule', () => {
+  it('finds the hand-checked optimum of the worked example: a batch in every request from the third', () => {
+    const best = bestSchedule(loop, keepOne)
+    expect(best.batchAt).toEqual([3, 4, 5])
+    expect(best.billed).toBeCloseTo(125 + 147.5 + 154.75 + 156.25 + 157.75)
+  })
+
+  it('keeps everything when the floor allows nothing', () => {
+    const best = bestSchedule(loop, { keepNewestRounds: 4, startTokens: 0, shortSessionRequests: 0 })
+    expect(best).toEqual({ billed: scheduleCost(loop, keepOne, []), batchAt: [] })
+  })
+
+  const loops = fc.record({
+    head: fc.integer({ min: 0, max: 5_000 }),
+    rounds: fc.array(
+      fc
+        .record({
+          call: fc.integer({ min: 1, max: 300 }),
+          result: fc.integer({ min: 1, max: 8_000 }),
+          note: fc.integer({ min: 1, max: 60 }),
+        })
+        .map(({ call, result, note }) => ({ call, result, clearedResult: Math.min(note, result) })),
+      { maxLength: 8 },
+    ),
+  })
+  const floors = fc.record({
+    keepNewestRounds: fc.integer({ min: 0, max: 4 }),
+    startTokens: fc.integer({ min: 0, max: 20_000 }),
+    shortSessionRequests: fc.integer({ min: 0, max: 6 }),
+  })
+
+  it('is never beaten by any schedule the floor allows (exhaustive on short loops)', () => {
+    fc.assert(
+      fc.property(loops, floors, (generated, floor) => {
+        const best = bestSchedule(generated, floor)
+        expect(scheduleCost(generated, floor, best.batchAt)).toBeCloseTo(best.billed, 6)
+        const requests = generated.rounds.length + 1
+        for (let mask = 0; mask < 1 << requests; mask++) {
+          const batchAt = Array.from({ length: requests }, (_, index) => index + 1).filter(
+            (request) => mask & (1 << (request - 1)),
+          )
+          let billed: number
+          try {
+            billed = scheduleCost(generated, floor, batchAt)
+          } catch (error) {
+            if (error instanceof RangeError) continue
+            throw error
+          }
+          expect(best.billed).toBeLessThanOrEqual(billed + 1e-6)
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
