@@ -14,7 +14,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 })
 const rounds = Number(positionals[0] ?? 200)
-const passes = Math.max(1, Number(values.passes))
+const passes = Math.max(1, Math.floor(Number(values.passes)) || 1)
 const outputChars = 5_000
 
 function conversation(): Record<string, unknown>[] {

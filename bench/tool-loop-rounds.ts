@@ -16,6 +16,7 @@ const replacedByCtxgate = (content: unknown): boolean =>
 
 /** `placeholder` is what a cleared result holds (ctxgate's note by default). */
 export function toolLoopOf(bodies: readonly string[], placeholder: string = clearedNote): ToolLoop {
+  if (bodies.length === 0) throw new NotAToolLoop('no answered request to read the loop from')
   const requests = bodies.map((body) => withoutCacheControl(JSON.parse(body)) as Json)
   const whole = new Map<string, unknown>()
   for (const request of requests)
@@ -51,7 +52,8 @@ export function toolLoopOf(bodies: readonly string[], placeholder: string = clea
     rounds.push({
       call: wholeTokens.messages[call] as number,
       result: wholeTokens.messages[call + 1] as number,
-      clearedResult: clearedTokens.messages[call + 1] as number,
+      // A result no larger than the note is left as it is.
+      clearedResult: Math.min(clearedTokens.messages[call + 1] as number, wholeTokens.messages[call + 1] as number),
     })
   return { head: wholeTokens.head + (wholeTokens.messages[0] as number), rounds }
 }

@@ -1,8 +1,10 @@
 /**
  * The cheapest batch schedule a one-call-per-turn tool loop could have had under the quality floor,
  * found with hindsight: every request's cost is known once the whole run is, so a dynamic program over
- * "where was the last batch" gives the exact optimum. No policy that decides as the run goes, and keeps
- * the same floor, can bill less — which makes it the bound to hold a cost target against.
+ * "where was the last batch" gives the exact optimum among schedules of whole batches. It is a yardstick
+ * for a policy that decides as the run goes, not a strict bound on ctxgate: ctxgate checks the start
+ * point on its own estimate (sized never to be under the real count, so it may start a little earlier)
+ * and may leave a small old result whole, a kind of batch this model does not have.
  *
  * The model: request t (1-based) sends the head and rounds 1..t-1. Each request reads from the cache
  * what the previous one sent and writes the rest. A batch at t clears every result the floor lets it
@@ -16,7 +18,7 @@ import { anthropicMultipliers, type ModelPrices } from '../rewrite/economy/price
 export interface LoopRound {
   readonly call: number
   readonly result: number
-  /** The result turn once its output is replaced by the cleared note. */
+  /** The result turn once its output is replaced by the cleared note (a result no larger than the note stays). */
   readonly clearedResult: number
 }
 
@@ -152,10 +154,17 @@ class LoopCosts {
     return this.size(request, 0) >= floor.startTokens ? next : undefined
   }
 
-  /** A batch reads up to its edit point (the result of the first round it clears) and writes the rest. */
+  /** A batch reads up to its edit point (the first result it actually shrinks) and writes the rest. */
   batchRequest(request: number, cleared: number, next: number): number {
-    const firstCleared = this.#loop.rounds[cleared] as LoopRound
-    const read = (this.#clearedUpTo[cleared] as number) + firstCleared.call
+    let first = cleared
+    while (first < next && !this.#shrinks(first)) first++
+    if (first === next) return this.plainRequests(request, request, next)
+    const read = (this.#clearedUpTo[first] as number) + (this.#loop.rounds[first] as LoopRound).call
     return this.#prices.cacheRead * read + this.#prices.cacheWrite5m * (this.size(request, next) - read)
+  }
+
+  #shrinks(round: number): boolean {
+    const { result, clearedResult } = this.#loop.rounds[round] as LoopRound
+    return clearedResult < result
   }
 }

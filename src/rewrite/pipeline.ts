@@ -1,6 +1,7 @@
 import { isCold } from './economy/cache-timing.ts'
 import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.ts'
-import { decideForRequest, editPointPrices, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import type { EditPointPrices } from './economy/edit-point.ts'
+import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import { nextEditResult } from './next-edit.ts'
@@ -77,6 +78,11 @@ export interface PipelineInput {
   readonly now?: number
   /** Request counts of finished sessions of the same kind (same agent, model family and tenant), as the store kept them. */
   readonly finishedLengths?: readonly number[]
+  /**
+   * Prices for whether a batch reaches back to a small old result (economy/edit-point.ts). One value
+   * for the planner, the economy and the cache marker, so a batch starts where the marker was kept.
+   */
+  readonly reachBack?: EditPointPrices
 }
 
 /** Why this request made a new batch of edits (if it did), and what the economy expected of it. */
@@ -203,6 +209,7 @@ function planWithEconomy(
       factor: input.factor,
       estimator: input.estimator,
       ...(batch ? { batch } : {}),
+      ...(input.reachBack ? { reachBack: input.reachBack } : {}),
     })
   const planned = plan()
   const settings = input.economy
@@ -235,6 +242,7 @@ function economyDecision(
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
+    ...(input.reachBack ? { reachBack: input.reachBack } : {}),
   })
 }
 
@@ -271,22 +279,14 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
 
 /** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
 function nextEditOf(input: PipelineInput): string | undefined {
-  const economy = input.economy
+  const note = input.estimator.text(clearedNote)
   return nextEditResult({
     view: input.view,
     decisions: input.memory?.decisions ?? noDecisions,
-    replacementTokens: input.estimator.text(clearedNote),
-    excludeTools: economy?.policy.excludeTools ?? [],
-    ...(economy
-      ? {
-          prices: editPointPrices(
-            economy,
-            input.memory?.economy,
-            (input.memory?.requests ?? 0) + 1,
-            input.finishedLengths,
-          ),
-        }
-      : {}),
+    // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
+    replacementTokens: input.policy.strategy === 'eager-fold' ? Math.max(note, input.policy.foldMinTokens) : note,
+    excludeTools: input.economy?.policy.excludeTools ?? [],
+    ...(input.reachBack ? { prices: input.reachBack } : {}),
   })
 }
 

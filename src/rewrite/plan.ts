@@ -1,3 +1,4 @@
+import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import { clearedNote, dropNote, foldSummary } from './notes.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
@@ -24,6 +25,8 @@ export interface PlanInput {
   readonly estimator: TokenEstimator
   /** Results to clear on this request whatever the budget: a batch the cache-priced economy decided. */
   readonly batch?: readonly string[]
+  /** Prices for whether a batch reaches back to a small old result (economy/edit-point.ts); none: it always does. */
+  readonly reachBack?: EditPointPrices
 }
 
 /**
@@ -168,10 +171,51 @@ class PlanState {
         !this.#isDropped(result.message) &&
         result.tokens >= noteTokens * 2,
     )
+    const first = this.#worthReachingFrom(candidates, noteTokens)
+    this.#clearInBatches(candidates.slice(first), target)
+    // Still over the hard limit: the small old results left whole are cheaper to give up than whole turns,
+    // but only if that is enough; otherwise turns go anyway, and with them the cost of reaching back.
+    const rest = candidates.slice(0, first)
+    const restSaves =
+      rest.reduce((sum, result) => sum + Math.max(0, result.tokens - noteTokens), 0) * this.#input.factor
+    if (this.estimate() > this.#input.budget && this.estimate() - restSaves <= this.#input.budget)
+      this.#clearInBatches(rest, target)
+  }
+
+  #clearInBatches(candidates: readonly ToolResultView[], target: number): void {
     for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
       for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
         this.#replace(result, 'clear', clearedNote, true)
     }
+  }
+
+  /**
+   * Index of the first candidate worth moving the edit point back to (the same rule as the economy's
+   * batch and the cache marker). An edit this plan already made (a fold) ends the stretch: from there
+   * on everything is rewritten anyway. Equal to the count when none is.
+   */
+  #worthReachingFrom(candidates: readonly ToolResultView[], noteTokens: number): number {
+    const prices = this.#input.reachBack
+    if (!prices || candidates.length === 0) return 0
+    const before: number[] = [0]
+    for (const tokens of this.#messageTokens) before.push((before[before.length - 1] as number) + tokens)
+    const edited = [...this.#replacements.values()].filter((entry) => entry.fresh).map((entry) => entry.result.message)
+    const anchor = edited.length > 0 ? Math.min(...edited) : undefined
+    // The earliest edit already made stands last, as a candidate that is never left out.
+    const count = candidates.length + (anchor === undefined ? 0 : 1)
+    const start = batchStart(
+      count,
+      (index) =>
+        index < candidates.length
+          ? Math.max(0, (candidates[index] as ToolResultView).tokens - noteTokens)
+          : Number.POSITIVE_INFINITY,
+      (index) =>
+        before[
+          index < candidates.length ? (candidates[index] as ToolResultView).message : (anchor as number)
+        ] as number,
+      prices,
+    )
+    return Math.min(start, candidates.length)
   }
 
   /** Keep the first message, a note, and the newest whole user turns that fit. */

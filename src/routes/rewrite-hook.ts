@@ -11,7 +11,8 @@ import { chatFormat } from '../providers/registry.ts'
 import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
-import { pricesFor } from '../rewrite/economy/prices.ts'
+import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
+import { pricesFor, writePrice } from '../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
 import { runPipeline, type NextMemory, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
@@ -255,6 +256,7 @@ function pipelineInput(
         ? undefined
         : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
     ...economyOf(deps.config, chat.view.model),
+    reachBack: reachBackOf(deps.config, chat.view.model),
   }
 }
 
@@ -285,6 +287,16 @@ function economyOf(config: Readonly<Config>, model: string): { economy?: Economy
   const { prices, startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
   const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
   return { economy: { prices: pricesFor(prices, model), policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+}
+
+/**
+ * Prices for whether a batch reaches back to a small old result, whatever the strategy: the model's
+ * read and 5-minute write prices over the longest horizon the economy prices, so only a result that
+ * could never pay for the rewrite it causes is left whole, and the verdict does not drift as a session grows.
+ */
+function reachBackOf(config: Readonly<Config>, model: string): EditPointPrices {
+  const prices = pricesFor(config.economy.prices, model)
+  return { read: prices.cacheRead, write: writePrice(prices, '5m'), requestsAhead: defaultEconomyPolicy.horizonCap }
 }
 
 /** The client's whole prompt as estimated, before edits and without any factor. */

@@ -11,7 +11,7 @@ import type { ChatView, MessageView, RewritePolicy } from '../../src/rewrite/typ
 /** One step of a hand-written conversation view: a tool round (call + results) or a user turn. */
 export type ViewStep =
   | { readonly kind: 'round'; readonly ids: readonly string[]; readonly resultTokens: number; readonly text?: string }
-  | { readonly kind: 'turn' }
+  | { readonly kind: 'turn'; readonly tokens?: number }
 
 /** A round of calls whose results are `resultTokens` each. */
 export const viewRound = (resultTokens: number, ...ids: string[]): ViewStep => ({ kind: 'round', ids, resultTokens })
@@ -33,7 +33,7 @@ export function viewOf(steps: readonly ViewStep[], options: { headTokens?: numbe
   const messages: MessageView[] = [message({ role: 'user', tokens: 20, hash: 'task', startsUserTurn: true })]
   steps.forEach((step, index) => {
     if (step.kind === 'turn') {
-      messages.push(message({ role: 'assistant', tokens: 10, hash: `done-${index}` }))
+      messages.push(message({ role: 'assistant', tokens: step.tokens ?? 10, hash: `done-${index}` }))
       messages.push(message({ role: 'user', tokens: 10, hash: `next-${index}`, startsUserTurn: true }))
       return
     }

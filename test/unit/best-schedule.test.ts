@@ -22,6 +22,12 @@ describe('scheduleCost, worked by hand', () => {
     expect(scheduleCost(loop, keepOne, [3, 4])).toBeCloseTo(125 + 147.5 + (11 + 143.75) + (12.5 + 143.75) + 161.5)
   })
 
+  it('starts a batch at the first result it actually shrinks: one no larger than its note stays as it is', () => {
+    // Round 1's 5-token result cannot shrink, so the batch at request 4 reads head, round 1 and call 2 (125).
+    const tiny: ToolLoop = { ...loop, rounds: [{ call: 10, result: 5, clearedResult: 5 }, ...loop.rounds.slice(1)] }
+    expect(scheduleCost(tiny, keepOne, [4])).toBeCloseTo(125 + 28.75 + 149 + (12.5 + 143.75) + 161.5)
+  })
+
   it('refuses a batch the floor does not allow', () => {
     expect(() => scheduleCost(loop, keepOne, [2])).toThrow(RangeError) // nothing older than the newest round yet
     expect(() => scheduleCost(loop, { ...keepOne, startTokens: 400 }, [3])).toThrow(RangeError) // 320 < 400

@@ -3,6 +3,7 @@ import { decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { batchStart, worthReachingBack } from '../../src/rewrite/economy/edit-point.ts'
 import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
+import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 const forty = { read: 0.1, write: 1.25, requestsAhead: 40 }
 
@@ -91,11 +92,23 @@ describe('the economy’s batch', () => {
   const policy = { ...defaultEconomyPolicy, startTokens: 20_000 }
 
   it('leaves a small old result whole rather than rewrite the 8,000 tokens after it', () => {
-    const decision = decideBatch({ conversation: conversation(30_000), cadence, prices: anthropicMultipliers, policy })
+    const decision = decideBatch({
+      conversation: conversation(30_000),
+      cadence,
+      prices: anthropicMultipliers,
+      policy,
+      reachBack: forty,
+    })
     expect(decision).toMatchObject({ kind: 'batch', reason: 'pays_back' })
     if (decision.kind !== 'batch') return
     expect(decision.ids[0]).toBe('r1')
     expect(decision.ids).toHaveLength(17)
+  })
+
+  it('reaches back to it when given no prices to weigh that by (what callers without them get)', () => {
+    const decision = decideBatch({ conversation: conversation(30_000), cadence, prices: anthropicMultipliers, policy })
+    if (decision.kind === 'batch') expect(decision.ids[0]).toBe('r0')
+    else throw new Error('expected a batch')
   })
 
   it('takes it too when the cache has expired, since everything is written anyway', () => {
@@ -107,5 +120,48 @@ describe('the economy’s batch', () => {
     })
     expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache' })
     if (decision.kind === 'batch') expect(decision.ids[0]).toBe('r0')
+  })
+})
+
+describe('the budget’s batch (over budget, any strategy)', () => {
+  // A 60-token result, 6,000 tokens of talk, then rounds of 1,500-token results; budget 12,000.
+  const view = viewOf([
+    viewRound(60, 'small'),
+    { kind: 'turn', tokens: 6_000 },
+    ...Array.from({ length: 4 }, (_, index) => viewRound(1_500, `r${index}`)),
+  ])
+  const cleared = (outcome: ReturnType<typeof runRewritten>) => Object.keys(outcome.next.decisions.results)
+
+  it('starts after the small old result when clearing the rest gets under the budget', () => {
+    const outcome = runRewritten(view, undefined, {
+      note: undefined,
+      limits: { window: 20_000, budget: 12_000 },
+      reachBack: forty,
+    })
+    expect(cleared(outcome)).not.toContain('small')
+    expect(cleared(outcome)).toContain('r0')
+    // Without prices it reaches back, as before.
+    expect(
+      cleared(runRewritten(view, undefined, { note: undefined, limits: { window: 20_000, budget: 12_000 } })),
+    ).toContain('small')
+  })
+
+  it('clears it too when nothing else gets the request under the budget, rather than drop turns', () => {
+    // At 8,000 everything but the small result and the newest round is cleared; one token less than that leaves no other way.
+    const roomy = runRewritten(view, undefined, {
+      note: undefined,
+      limits: { window: 20_000, budget: 8_000 },
+      reachBack: forty,
+    })
+    expect(cleared(roomy)).not.toContain('small')
+    const budget = roomy.report.estimatedAfter - 1
+    const tight = runRewritten(view, undefined, {
+      note: undefined,
+      limits: { window: 20_000, budget },
+      reachBack: forty,
+    })
+    expect(cleared(tight)).toContain('small')
+    expect(tight.report.droppedMessages).toBe(0)
+    expect(tight.report.estimatedAfter).toBeLessThanOrEqual(budget)
   })
 })

@@ -10,7 +10,7 @@ import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
 import type { EditPointPrices } from './edit-point.ts'
-import { writePrice, type ModelPrices } from './prices.ts'
+import type { ModelPrices } from './prices.ts'
 import type { EconomyDecision, EconomyPolicy } from './types.ts'
 
 /** Prices and policy for this request's model; absent under `rewrite.economy: budget-only`. */
@@ -35,6 +35,8 @@ export interface RequestDecisionInput {
   readonly extraHeadTokens: number
   /** The conversation's first edit also switches the system note on (it joins the head). */
   readonly noteSwitchesOn?: boolean
+  /** Prices for whether the batch reaches back to a small old result; none: it always does. */
+  readonly reachBack?: EditPointPrices
 }
 
 /**
@@ -59,23 +61,13 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
   // Growth is remembered in raw estimates (the factor moves between requests); the conversation is priced in calibrated ones.
   const cadence = { ...counted, growthPerRequest: counted.growthPerRequest * input.factor }
   const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
-  return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
-}
-
-/** Prices for where the next batch starts (economy/edit-point.ts), over the requests the economy expects ahead. */
-export function editPointPrices(
-  settings: EconomySettings,
-  memory: CadenceMemory | undefined,
-  requestsSoFar: number,
-  finishedLengths: readonly number[] = [],
-): EditPointPrices {
-  const cadence = estimateCadence(cadenceInputOf(memory, requestsSoFar, finishedLengths))
-  return {
-    read: settings.prices.cacheRead,
-    // The messages a batch rewrites sit under ctxgate's 5-minute markers.
-    write: writePrice(settings.prices, '5m'),
-    requestsAhead: Math.min(settings.policy.horizonCap, cadence.expectedRemaining),
-  }
+  return decideBatch({
+    conversation: priced,
+    cadence,
+    prices: settings.prices,
+    policy: settings.policy,
+    ...(input.reachBack ? { reachBack: input.reachBack } : {}),
+  })
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */
