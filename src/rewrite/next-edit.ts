@@ -12,6 +12,8 @@ export interface NextEditInput {
   readonly decisions: FrozenDecisions
   /** Results this small are never replaced: their note would not be smaller. */
   readonly replacementTokens: number
+  /** Results smaller than this are not where the next edit comes (eager folding folds only larger ones). */
+  readonly minTokens?: number
   /** Tools whose results are never cleared. */
   readonly excludeTools: readonly string[]
   /** With the economy on: a batch skips old results too small to pay for reaching back to them (economy/edit-point.ts). */
@@ -43,7 +45,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
         sent -= Math.max(0, result.tokens - input.replacementTokens)
         continue
       }
-      if (result.tokens <= input.replacementTokens) continue
+      if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
       candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
       // Without prices the oldest candidate is the answer: no need to look further.

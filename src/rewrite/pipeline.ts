@@ -35,6 +35,8 @@ export interface ConversationMemory {
   readonly economy?: CadenceMemory
   /** The model of the previous request (caches are per model). */
   readonly model?: string
+  /** The tool result the previous request kept a cache marker just ahead of (see `holdBefore`). */
+  readonly nextEditResult?: string
 }
 
 /** The model's limits as they bear on this request. */
@@ -79,8 +81,9 @@ export interface PipelineInput {
   /** Request counts of finished sessions of the same kind (same agent, model family and tenant), as the store kept them. */
   readonly finishedLengths?: readonly number[]
   /**
-   * Prices for whether a batch reaches back to a small old result (economy/edit-point.ts). One value
-   * for the planner, the economy and the cache marker, so a batch starts where the marker was kept.
+   * Prices for where the cache marker ahead of the next edit goes (economy/edit-point.ts): not ahead
+   * of small old results too far from the rest to be worth a batch reaching back to. Batches then
+   * start at or after the marker the previous request kept (`holdBefore`).
    */
   readonly reachBack?: EditPointPrices
 }
@@ -135,21 +138,18 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
-  const { planned, decision } = planWithEconomy(input, { budget, noteTokens, gapMs })
+  const { planned, decision } = planWithEconomy(input, {
+    budget,
+    noteTokens,
+    gapMs,
+    holdBefore: heldBefore(input, gapMs),
+  })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
   const noteOn = noteGoesIn(note, memory, report)
   const newCut = report.newBatch && report.droppedMessages > 0
-  const requestsSoFar = (memory?.requests ?? 0) + 1
-  const stableTtl = input.economy
-    ? stableTtlFor(
-        input.economy,
-        memory?.economy,
-        requestsSoFar,
-        (view.headTokens + noteTokens) * input.factor,
-        input.finishedLengths,
-      )
-    : '5m'
+  const marker = nextEditOf(input)
+  const stableTtl = stableTtlOf(input, noteTokens)
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -164,7 +164,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       expired: isCold(gapMs, '5m'),
     }),
     previousTail: newCut ? undefined : memory?.previousTail,
-    nextEditResult: nextEditOf(input),
+    nextEditResult: marker,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
@@ -175,6 +175,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
       model: view.model,
+      ...(marker !== undefined ? { nextEditResult: marker } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
         gapMs,
@@ -184,10 +185,31 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   }
 }
 
+/** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
+function stableTtlOf(input: PipelineInput, noteTokens: number): '5m' | '1h' {
+  if (!input.economy) return '5m'
+  const requestsSoFar = (input.memory?.requests ?? 0) + 1
+  const headTokens = (input.view.headTokens + noteTokens) * input.factor
+  return stableTtlFor(input.economy, input.memory?.economy, requestsSoFar, headTokens, input.finishedLengths)
+}
+
 interface Sizes {
   readonly budget: number
   readonly noteTokens: number
   readonly gapMs: number | undefined
+  readonly holdBefore: number | undefined
+}
+
+/**
+ * Where the previous request kept its cache marker (the message of that result): new edits start
+ * there or later. No such promise when the cache went cold or the note joins the head with this
+ * request's edits (everything is written again either way), or when the result is gone.
+ */
+function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
+  const id = input.memory?.nextEditResult
+  if (id === undefined || isCold(gapMs, '5m') || noteJoinsHeadNow(input.note, input.memory)) return undefined
+  const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))
+  return index >= 0 ? index : undefined
 }
 
 /**
@@ -209,7 +231,7 @@ function planWithEconomy(
       factor: input.factor,
       estimator: input.estimator,
       ...(batch ? { batch } : {}),
-      ...(input.reachBack ? { reachBack: input.reachBack } : {}),
+      ...(sizes.holdBefore !== undefined ? { holdBefore: sizes.holdBefore } : {}),
     })
   const planned = plan()
   const settings = input.economy
@@ -242,7 +264,7 @@ function economyDecision(
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
-    ...(input.reachBack ? { reachBack: input.reachBack } : {}),
+    ...(sizes.holdBefore !== undefined ? { editableFrom: sizes.holdBefore } : {}),
   })
 }
 
@@ -279,12 +301,12 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
 
 /** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
 function nextEditOf(input: PipelineInput): string | undefined {
-  const note = input.estimator.text(clearedNote)
   return nextEditResult({
     view: input.view,
     decisions: input.memory?.decisions ?? noDecisions,
+    replacementTokens: input.estimator.text(clearedNote),
     // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
-    replacementTokens: input.policy.strategy === 'eager-fold' ? Math.max(note, input.policy.foldMinTokens) : note,
+    ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
     excludeTools: input.economy?.policy.excludeTools ?? [],
     ...(input.reachBack ? { prices: input.reachBack } : {}),
   })

@@ -1,4 +1,3 @@
-import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import { clearedNote, dropNote, foldSummary } from './notes.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
@@ -25,8 +24,12 @@ export interface PlanInput {
   readonly estimator: TokenEstimator
   /** Results to clear on this request whatever the budget: a batch the cache-priced economy decided. */
   readonly batch?: readonly string[]
-  /** Prices for whether a batch reaches back to a small old result (economy/edit-point.ts); none: it always does. */
-  readonly reachBack?: EditPointPrices
+  /**
+   * Message of the result the previous request kept its cache marker ahead of: new edits start there
+   * or later, so a batch reads the prefix before it; only if nothing else makes the request fit do
+   * edits reach further back. Undefined: no such promise (no marker, a cold cache, the note joining the head).
+   */
+  readonly holdBefore?: number
 }
 
 /**
@@ -75,6 +78,7 @@ class PlanState {
   #dropFresh = false
   #dropNoteTokens = 0
   #clientEdited = false
+  #clearedBehindMarker = false
   /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
@@ -151,7 +155,12 @@ class PlanState {
   foldOld(): void {
     const { keepRecentRounds, foldMinTokens } = this.#input.policy
     for (const result of this.#results) {
-      if (this.#replacements.has(result.id) || this.#isDropped(result.message) || result.tokens < foldMinTokens)
+      if (
+        this.#replacements.has(result.id) ||
+        this.#isDropped(result.message) ||
+        result.tokens < foldMinTokens ||
+        this.#held(result)
+      )
         continue
       const call = this.#callMessage.get(result.id) ?? result.message - 1
       if ((this.#roundsAfter[Math.max(0, call)] ?? 0) < keepRecentRounds) continue
@@ -171,15 +180,20 @@ class PlanState {
         !this.#isDropped(result.message) &&
         result.tokens >= noteTokens * 2,
     )
-    const first = this.#worthReachingFrom(candidates, noteTokens)
-    this.#clearInBatches(candidates.slice(first), target)
-    // Still over the hard limit: the small old results left whole are cheaper to give up than whole turns,
-    // but only if that is enough; otherwise turns go anyway, and with them the cost of reaching back.
-    const rest = candidates.slice(0, first)
-    const restSaves =
-      rest.reduce((sum, result) => sum + Math.max(0, result.tokens - noteTokens), 0) * this.#input.factor
-    if (this.estimate() > this.#input.budget && this.estimate() - restSaves <= this.#input.budget)
-      this.#clearInBatches(rest, target)
+    const held = candidates.filter((result) => this.#held(result))
+    this.#clearInBatches(
+      candidates.filter((result) => !this.#held(result)),
+      target,
+    )
+    // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
+    if (held.length > 0 && this.estimate() > this.#input.budget) {
+      this.#clearedBehindMarker = true
+      this.#clearInBatches(held, target)
+    }
+  }
+
+  #held(result: ToolResultView): boolean {
+    return this.#input.holdBefore !== undefined && result.message < this.#input.holdBefore
   }
 
   #clearInBatches(candidates: readonly ToolResultView[], target: number): void {
@@ -187,35 +201,6 @@ class PlanState {
       for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
         this.#replace(result, 'clear', clearedNote, true)
     }
-  }
-
-  /**
-   * Index of the first candidate worth moving the edit point back to (the same rule as the economy's
-   * batch and the cache marker). An edit this plan already made (a fold) ends the stretch: from there
-   * on everything is rewritten anyway. Equal to the count when none is.
-   */
-  #worthReachingFrom(candidates: readonly ToolResultView[], noteTokens: number): number {
-    const prices = this.#input.reachBack
-    if (!prices || candidates.length === 0) return 0
-    const before: number[] = [0]
-    for (const tokens of this.#messageTokens) before.push((before[before.length - 1] as number) + tokens)
-    const edited = [...this.#replacements.values()].filter((entry) => entry.fresh).map((entry) => entry.result.message)
-    const anchor = edited.length > 0 ? Math.min(...edited) : undefined
-    // The earliest edit already made stands last, as a candidate that is never left out.
-    const count = candidates.length + (anchor === undefined ? 0 : 1)
-    const start = batchStart(
-      count,
-      (index) =>
-        index < candidates.length
-          ? Math.max(0, (candidates[index] as ToolResultView).tokens - noteTokens)
-          : Number.POSITIVE_INFINITY,
-      (index) =>
-        before[
-          index < candidates.length ? (candidates[index] as ToolResultView).message : (anchor as number)
-        ] as number,
-      prices,
-    )
-    return Math.min(start, candidates.length)
   }
 
   /** Keep the first message, a note, and the newest whole user turns that fit. */
@@ -288,6 +273,7 @@ class PlanState {
       clientEdited: this.#clientEdited,
       firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
       firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
+      ...(this.#clearedBehindMarker ? { clearedBehindMarker: true } : {}),
     }
   }
 

@@ -118,6 +118,8 @@ export interface RewriteReport {
   readonly firstEditedMessage: number
   /** Earliest message an edit decided on this request touched; -1 when none. */
   readonly firstNewEdit: number
+  /** Over budget, results before the previous request's cache marker had to be cleared too. */
+  readonly clearedBehindMarker?: boolean
 }
 
 export type RewriteOutcome =

@@ -15,6 +15,8 @@ export interface ConversationState {
   readonly economy?: CadenceMemory
   /** Model of the previous request, to tell a cache miss caused by a model change. */
   readonly model?: string
+  /** The tool result the previous request kept a cache marker ahead of: the next batch starts there or later. */
+  readonly nextEditResult?: string
   /** The kind of session it is (see `sessionKind`): where its length goes once it has finished. */
   readonly kind?: string
   readonly requests: number

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decideBatch } from '../../src/rewrite/economy/decide.ts'
-import { batchStart, worthReachingBack } from '../../src/rewrite/economy/edit-point.ts'
+import { batchStart, reachBackValue } from '../../src/rewrite/economy/edit-point.ts'
 import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
 import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
@@ -10,10 +10,10 @@ const forty = { read: 0.1, write: 1.25, requestsAhead: 40 }
 describe('reaching back to an old result', () => {
   it('pays when what it saves over the requests ahead covers rewriting what lies after it (worked example)', () => {
     // Saving 50 tokens on each of 40 requests at 0.1: 200. Rewriting 100 tokens costs 115, 200 tokens 230.
-    expect(worthReachingBack(50, 100, forty)).toBe(true)
-    expect(worthReachingBack(50, 200, forty)).toBe(false)
+    expect(reachBackValue(50, 100, forty)).toBeCloseTo(200 - 115)
+    expect(reachBackValue(50, 200, forty)).toBeCloseTo(200 - 230)
     // Nothing in between: always worth it.
-    expect(worthReachingBack(1, 0, forty)).toBe(true)
+    expect(reachBackValue(1, 0, forty)).toBeGreaterThan(0)
   })
 
   it('starts a batch after a small old result that sits far from the next one, and counts a result at its note size', () => {
@@ -40,6 +40,20 @@ describe('reaching back to an old result', () => {
       ),
     ).toBe(0)
   })
+  it('weighs a cluster of small results together: two close to each other, both far before the rest, stay whole', () => {
+    // 20 tokens saved each, 100 tokens apart, then 20,000 tokens before a 2,000-token result.
+    const saved = [20, 20, 2_000]
+    const position = [0, 100, 20_120]
+    expect(
+      batchStart(
+        3,
+        (index) => saved[index] ?? 0,
+        (index) => position[index] ?? 0,
+        forty,
+      ),
+    ).toBe(2)
+  })
+
   it('counts a large result at its note size: right after it comes the next, so even two requests ahead repay it', () => {
     // A saves 6,000 at 1,000; B follows at 7,200: only A's 16-token note and B's call are rewritten (200 tokens).
     const soon = { ...forty, requestsAhead: 2 }
@@ -54,9 +68,9 @@ describe('reaching back to an old result', () => {
   })
 })
 
-describe('the economy’s batch', () => {
-  // Head 12,000; task 500; a 60-token result, then 20 rounds of a 2,400-token result, each behind a 100-token call.
-  function conversation(msSinceLastRequest: number): ConversationCost {
+describe('batches start where the previous request kept its marker', () => {
+  // Head 12,000; task 500; a 60-token result, 8,000 tokens of talk, then 20 rounds of a 2,400-token result.
+  function conversation(editableFrom?: number): ConversationCost {
     const messages: MessageCost[] = [{ tokens: 500, results: [] }]
     const round = (index: number, tokens: number): void => {
       messages.push({ tokens: 100, results: [] })
@@ -68,7 +82,6 @@ describe('the economy’s batch', () => {
       })
     }
     round(0, 60)
-    // Plenty between the small result and the next one: 8,000 tokens of talk with no tool result.
     messages.push({ tokens: 8_000, results: [] })
     for (let index = 1; index <= 20; index++) round(index, 2_400)
     const sent = messages.reduce((sum, message) => sum + message.tokens, 12_000)
@@ -79,7 +92,8 @@ describe('the economy’s batch', () => {
       rounds: 21,
       budget: 176_000,
       cacheTtl: '5m',
-      msSinceLastRequest,
+      msSinceLastRequest: 30_000,
+      ...(editableFrom === undefined ? {} : { editableFrom }),
     }
   }
   const cadence = {
@@ -91,76 +105,61 @@ describe('the economy’s batch', () => {
   }
   const policy = { ...defaultEconomyPolicy, startTokens: 20_000 }
 
-  it('leaves a small old result whole rather than rewrite the 8,000 tokens after it', () => {
-    const decision = decideBatch({
-      conversation: conversation(30_000),
-      cadence,
-      prices: anthropicMultipliers,
-      policy,
-      reachBack: forty,
-    })
-    expect(decision).toMatchObject({ kind: 'batch', reason: 'pays_back' })
-    if (decision.kind !== 'batch') return
-    expect(decision.ids[0]).toBe('r1')
-    expect(decision.ids).toHaveLength(17)
-  })
-
-  it('reaches back to it when given no prices to weigh that by (what callers without them get)', () => {
-    const decision = decideBatch({ conversation: conversation(30_000), cadence, prices: anthropicMultipliers, policy })
-    if (decision.kind === 'batch') expect(decision.ids[0]).toBe('r0')
+  it('the economy leaves what lies before the marker whole (r1 is in message 5)', () => {
+    const held = decideBatch({ conversation: conversation(5), cadence, prices: anthropicMultipliers, policy })
+    expect(held).toMatchObject({ kind: 'batch', reason: 'pays_back', editPoint: 5 })
+    if (held.kind === 'batch') expect(held.ids).toEqual(Array.from({ length: 17 }, (_, index) => `r${index + 1}`))
+    const free = decideBatch({ conversation: conversation(), cadence, prices: anthropicMultipliers, policy })
+    if (free.kind === 'batch') expect(free.ids[0]).toBe('r0')
     else throw new Error('expected a batch')
   })
 
-  it('takes it too when the cache has expired, since everything is written anyway', () => {
-    const decision = decideBatch({
-      conversation: conversation(6 * 60_000),
-      cadence,
-      prices: anthropicMultipliers,
-      policy,
-    })
-    expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache' })
-    if (decision.kind === 'batch') expect(decision.ids[0]).toBe('r0')
-  })
-})
-
-describe('the budget’s batch (over budget, any strategy)', () => {
-  // A 60-token result, 6,000 tokens of talk, then rounds of 1,500-token results; budget 12,000.
-  const view = viewOf([
+  // A 60-token result, 6,000 tokens of talk, then rounds of 1,500-token results; the previous request had one round less.
+  const steps = [
     viewRound(60, 'small'),
-    { kind: 'turn', tokens: 6_000 },
+    { kind: 'turn' as const, tokens: 6_000 },
     ...Array.from({ length: 4 }, (_, index) => viewRound(1_500, `r${index}`)),
-  ])
+  ]
+  const view = viewOf(steps)
   const cleared = (outcome: ReturnType<typeof runRewritten>) => Object.keys(outcome.next.decisions.results)
+  const before = runRewritten(viewOf(steps.slice(0, -1)), undefined, {
+    note: undefined,
+    limits: { window: 50_000, budget: 40_000 },
+    reachBack: forty,
+  })
 
-  it('starts after the small old result when clearing the rest gets under the budget', () => {
-    const outcome = runRewritten(view, undefined, {
-      note: undefined,
-      limits: { window: 20_000, budget: 12_000 },
-      reachBack: forty,
-    })
+  it('the marker skips the small result far before the rest', () => {
+    expect(before.nextEditResult).toBe('r0')
+    expect(before.next.nextEditResult).toBe('r0')
+  })
+
+  it('over budget the planner starts at the marker when clearing from there gets under the budget', () => {
+    const outcome = runRewritten(
+      view,
+      { ...before.next, requests: 1 },
+      { note: undefined, limits: { window: 20_000, budget: 12_000 }, reachBack: forty },
+    )
     expect(cleared(outcome)).not.toContain('small')
     expect(cleared(outcome)).toContain('r0')
-    // Without prices it reaches back, as before.
+    expect(outcome.report.clearedBehindMarker).toBeUndefined()
+    // With no marker kept before, it reaches back as it always did.
     expect(
       cleared(runRewritten(view, undefined, { note: undefined, limits: { window: 20_000, budget: 12_000 } })),
     ).toContain('small')
   })
 
-  it('clears it too when nothing else gets the request under the budget, rather than drop turns', () => {
-    // At 8,000 everything but the small result and the newest round is cleared; one token less than that leaves no other way.
-    const roomy = runRewritten(view, undefined, {
+  it('and clears before the marker too when nothing else gets the request under the budget, rather than drop turns', () => {
+    const memory = { ...before.next, requests: 1 }
+    const roomy = runRewritten(view, memory, {
       note: undefined,
       limits: { window: 20_000, budget: 8_000 },
       reachBack: forty,
     })
     expect(cleared(roomy)).not.toContain('small')
     const budget = roomy.report.estimatedAfter - 1
-    const tight = runRewritten(view, undefined, {
-      note: undefined,
-      limits: { window: 20_000, budget },
-      reachBack: forty,
-    })
+    const tight = runRewritten(view, memory, { note: undefined, limits: { window: 20_000, budget }, reachBack: forty })
     expect(cleared(tight)).toContain('small')
+    expect(tight.report.clearedBehindMarker).toBe(true)
     expect(tight.report.droppedMessages).toBe(0)
     expect(tight.report.estimatedAfter).toBeLessThanOrEqual(budget)
   })

@@ -80,4 +80,12 @@ describe('nextEditResult', () => {
       }),
     ).toBe('a')
   })
+
+  it('under eager folding, is the oldest output large enough to fold (as foldOld counts: at least foldMinTokens)', () => {
+    const chat2 = view(['a', 299], ['b', 300], ['c', 900])
+    const eager = (minTokens: number) =>
+      nextEditResult({ view: chat2, decisions: { results: {} }, replacementTokens: 40, excludeTools: [], minTokens })
+    expect(eager(300)).toBe('b')
+    expect(eager(0)).toBe('a')
+  })
 })

@@ -5,7 +5,6 @@
  */
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
-import { batchStart, type EditPointPrices } from './edit-point.ts'
 import { pricePath } from './path-cost.ts'
 import { writePrice, type ModelPrices } from './prices.ts'
 import type { ConversationCost, EconomyDecision, EconomyPolicy, ResultCost } from './types.ts'
@@ -15,8 +14,6 @@ export interface EconomyInput {
   readonly cadence: Cadence
   readonly prices: ModelPrices
   readonly policy: EconomyPolicy
-  /** Prices for whether the batch reaches back to a small old result (edit-point.ts); none: it always does. */
-  readonly reachBack?: EditPointPrices
 }
 
 export function decideBatch(input: EconomyInput): EconomyDecision {
@@ -30,9 +27,7 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   if (eligible.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
   const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
   const remaining = Math.min(policy.horizonCap, input.cadence.expectedRemaining)
-  // On a cold cache, or when the note joins the head, everything is written anyway: reaching back costs nothing.
-  const reachBack = cold || conversation.batchRewritesHead === true ? undefined : input.reachBack
-  const batch = reachBack ? trimFront(eligible, conversation, reachBack) : eligible
+  const batch = eligible
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
   const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
@@ -71,24 +66,12 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
   return conversation.messages.flatMap((message) =>
     message.results.filter(
       (result) =>
-        result.round < firstProtectedRound && !excluded.has(result.tool) && result.tokens > result.replacementTokens,
+        result.round < firstProtectedRound &&
+        !excluded.has(result.tool) &&
+        result.tokens > result.replacementTokens &&
+        result.message >= (conversation.editableFrom ?? 0),
     ),
   )
-}
-
-/** Leaves out old results too small to pay for moving the edit point back to them (they stay whole). */
-function trimFront(
-  eligible: readonly ResultCost[],
-  conversation: ConversationCost,
-  prices: EditPointPrices,
-): ResultCost[] {
-  const start = batchStart(
-    eligible.length,
-    (index) => (eligible[index] as ResultCost).tokens - (eligible[index] as ResultCost).replacementTokens,
-    (index) => tokensBefore(conversation, (eligible[index] as ResultCost).message),
-    prices,
-  )
-  return eligible.slice(start)
 }
 
 export function totalTokens(conversation: ConversationCost): number {

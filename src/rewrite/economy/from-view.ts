@@ -19,6 +19,8 @@ export interface DescribeInput {
   readonly budget: number
   readonly cacheTtl: '5m' | '1h'
   readonly msSinceLastRequest: number | undefined
+  /** Results in messages before this one are not edited (the previous request's cache marker). */
+  readonly editableFrom?: number
 }
 
 export function describeView(input: DescribeInput): ConversationCost {
@@ -56,6 +58,7 @@ export function describeView(input: DescribeInput): ConversationCost {
     headTokens,
     messages,
     clientTokens: view.messages.reduce((sum, message) => sum + message.tokens * factor, headTokens),
+    ...(input.editableFrom !== undefined ? { editableFrom: input.editableFrom } : {}),
     rounds: rounds.count,
     budget: input.budget,
     cacheTtl: input.cacheTtl,

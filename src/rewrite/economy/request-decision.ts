@@ -9,7 +9,6 @@ import { cadenceInputOf, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
-import type { EditPointPrices } from './edit-point.ts'
 import type { ModelPrices } from './prices.ts'
 import type { EconomyDecision, EconomyPolicy } from './types.ts'
 
@@ -35,8 +34,8 @@ export interface RequestDecisionInput {
   readonly extraHeadTokens: number
   /** The conversation's first edit also switches the system note on (it joins the head). */
   readonly noteSwitchesOn?: boolean
-  /** Prices for whether the batch reaches back to a small old result; none: it always does. */
-  readonly reachBack?: EditPointPrices
+  /** Results in messages before this one are not edited (the previous request's cache marker). */
+  readonly editableFrom?: number
 }
 
 /**
@@ -55,19 +54,14 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     // The messages a batch rewrites are always cached under ctxgate's 5-minute markers; only the head may hold 1 hour.
     cacheTtl: '5m',
     msSinceLastRequest: input.msSinceLastRequest,
+    ...(input.editableFrom !== undefined ? { editableFrom: input.editableFrom } : {}),
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
   const counted = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths))
   // Growth is remembered in raw estimates (the factor moves between requests); the conversation is priced in calibrated ones.
   const cadence = { ...counted, growthPerRequest: counted.growthPerRequest * input.factor }
   const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
-  return decideBatch({
-    conversation: priced,
-    cadence,
-    prices: settings.prices,
-    policy: settings.policy,
-    ...(input.reachBack ? { reachBack: input.reachBack } : {}),
-  })
+  return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */

@@ -32,6 +32,8 @@ export interface ConversationCost {
    * measured on this, as the provider's own context editing measures its trigger on the whole prompt.
    */
   readonly clientTokens: number
+  /** Results in messages before this one are not edited: the previous request kept its cache marker there. */
+  readonly editableFrom?: number
   /** Tool rounds in the whole conversation. */
   readonly rounds: number
   /** Prompt tokens the current request may use (the hard limit). */
