@@ -4,17 +4,20 @@
  * beside the unavoidable baseline of parsing and serializing the same body. Each growing run starts
  * from a fresh hook and is repeated `--passes` times; the tables print the median, so two checkouts
  * can be compared by running this same file in each (it needs only ./standalone-hook.ts).
- * Usage: tsx bench/rewrite.ts [rounds] [--passes 5]
+ * A short session's few requests are too quick to time alone, so the last table replays many
+ * 10-request sessions, each on a fresh hook, and prints the median per request.
+ * Usage: tsx bench/rewrite.ts [rounds] [--passes 5] [--sessions 300]
  */
 import { parseArgs } from 'node:util'
 import { anthropicHook } from './standalone-hook.ts'
 
 const { values, positionals } = parseArgs({
-  options: { passes: { type: 'string', default: '5' } },
+  options: { passes: { type: 'string', default: '5' }, sessions: { type: 'string', default: '300' } },
   allowPositionals: true,
 })
 const rounds = Number(positionals[0] ?? 200)
 const passes = Math.max(1, Math.floor(Number(values.passes)) || 1)
+const sessions = Math.max(1, Math.floor(Number(values.sessions)) || 1)
 const outputChars = 5_000
 
 function conversation(): Record<string, unknown>[] {
@@ -160,5 +163,33 @@ for (const size of [10, 100, 1_000]) {
       (cold * 1000).toFixed(0),
       (warm * 1000).toFixed(0),
     ].join(' | '),
+  )
+}
+
+// Many short sessions: each a fresh hook taking a conversation from 1 to 10 rounds (hooks built before timing).
+console.log(`\nRewrite CPU per request over ${sessions} sessions of 10 requests, median of their means (µs)`)
+console.log(['window', 'ctxgate rewrite'].join(' | '))
+for (const window of [200_000, 64_000]) {
+  const all = conversation()
+  const bodies = Array.from({ length: 10 }, (_, round) =>
+    Buffer.from(
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 4096,
+        system: 'You are a coding agent.',
+        messages: all.slice(0, 2 * (round + 1) + 1),
+      }),
+    ),
+  )
+  const hooks = Array.from({ length: sessions }, () => anthropicHook(window))
+  const means: number[] = []
+  for (const hook of hooks) {
+    const started = performance.now()
+    for (const body of bodies) await hook(body, {})
+    means.push((performance.now() - started) / bodies.length)
+  }
+  // The first sessions warm the JIT up: leave out an eighth.
+  console.log(
+    [window.toLocaleString('en-US'), (median(means.slice(Math.floor(sessions / 8))) * 1000).toFixed(0)].join(' | '),
   )
 }
