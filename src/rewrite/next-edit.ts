@@ -16,7 +16,7 @@ export interface NextEditInput {
   readonly minTokens?: number
   /** Tools whose results are never cleared. */
   readonly excludeTools: readonly string[]
-  /** With the economy on: a batch skips old results too small to pay for reaching back to them (economy/edit-point.ts). */
+  /** Prices to weigh reaching back with (economy/edit-point.ts): old results too small to pay for it are passed over. */
   readonly prices?: EditPointPrices
 }
 

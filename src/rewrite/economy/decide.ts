@@ -23,11 +23,10 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   if (!overBudget && input.cadence.requestsSoFar < policy.shortSessionRequests)
     return { kind: 'none', reason: 'short_session' }
   if (!overBudget && conversation.clientTokens < policy.startTokens) return { kind: 'none', reason: 'under_start' }
-  const eligible = eligibleResults(conversation, policy)
-  if (eligible.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
+  const batch = eligibleResults(conversation, policy)
+  if (batch.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
   const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
   const remaining = Math.min(policy.horizonCap, input.cadence.expectedRemaining)
-  const batch = eligible
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
   const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
