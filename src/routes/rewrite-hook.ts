@@ -12,7 +12,7 @@ import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
-import { pricesFor, writePrice } from '../rewrite/economy/prices.ts'
+import { pricesFor, writePrice, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
 import { runPipeline, type NextMemory, type PipelineInput, type PipelineOutcome } from '../rewrite/pipeline.ts'
@@ -246,6 +246,7 @@ function pipelineInput(
   const { deps, format } = request
   const note = deps.config.rewrite.systemNote ? systemNote : undefined
   const placement = notePlacement(deps.config, format.adapter)
+  const prices = pricesFor(deps.config.economy.prices, chat.view.model)
   return {
     view: chat.view,
     limits: budgetLimits(request, chat, scope),
@@ -255,8 +256,8 @@ function pipelineInput(
       note === undefined
         ? undefined
         : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
-    ...economyOf(deps.config, chat.view.model),
-    reachBack: reachBackOf(deps.config, chat.view.model),
+    ...economyOf(deps.config, prices),
+    reachBack: reachBackOf(prices),
   }
 }
 
@@ -282,11 +283,11 @@ function economyLog(outcome: PipelineOutcome) {
 }
 
 /** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
-function economyOf(config: Readonly<Config>, model: string): { economy?: EconomySettings } {
+function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
   if (config.rewrite.economy !== 'cache-priced') return {}
-  const { prices, startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
+  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
   const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
-  return { economy: { prices: pricesFor(prices, model), policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+  return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
 }
 
 /**
@@ -294,8 +295,7 @@ function economyOf(config: Readonly<Config>, model: string): { economy?: Economy
  * read and 5-minute write prices over the longest horizon the economy prices, so only a result that
  * could never pay for the rewrite it causes is left whole, and the verdict does not drift as a session grows.
  */
-function reachBackOf(config: Readonly<Config>, model: string): EditPointPrices {
-  const prices = pricesFor(config.economy.prices, model)
+function reachBackOf(prices: ModelPrices): EditPointPrices {
   return { read: prices.cacheRead, write: writePrice(prices, '5m'), requestsAhead: defaultEconomyPolicy.horizonCap }
 }
 

@@ -7,6 +7,15 @@ import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 const forty = { read: 0.1, write: 1.25, requestsAhead: 40 }
 
+/** batchStart over candidates given as lists of what each saves and the tokens before it. */
+const startOf = (saved: readonly number[], position: readonly number[], prices = forty): number =>
+  batchStart(
+    saved.length,
+    (index) => saved[index] ?? 0,
+    (index) => position[index] ?? 0,
+    prices,
+  )
+
 describe('reaching back to an old result', () => {
   it('pays when what it saves over the requests ahead covers rewriting what lies after it (worked example)', () => {
     // Saving 50 tokens on each of 40 requests at 0.1: 200. Rewriting 100 tokens costs 115, 200 tokens 230.
@@ -22,49 +31,21 @@ describe('reaching back to an old result', () => {
     const position = [1_000, 13_000, 19_200]
     // A: 13,000 − 1,000 − 40 = 11,960 rewritten (13,754) against 160 saved: skipped.
     // B: 19,200 − 13,000 − 6,000 = 200 rewritten (230) against 24,000 saved: the batch starts there.
-    expect(
-      batchStart(
-        3,
-        (index) => saved[index] ?? 0,
-        (index) => position[index] ?? 0,
-        forty,
-      ),
-    ).toBe(1)
+    expect(startOf(saved, position)).toBe(1)
     // With A as large as B, A pays for itself.
-    expect(
-      batchStart(
-        3,
-        (index) => (index === 0 ? 6_000 : (saved[index] ?? 0)),
-        (index) => position[index] ?? 0,
-        forty,
-      ),
-    ).toBe(0)
+    expect(startOf([6_000, 6_000, 5_000], position)).toBe(0)
   })
   it('weighs a cluster of small results together: two close to each other, both far before the rest, stay whole', () => {
     // 20 tokens saved each, 100 tokens apart, then 20,000 tokens before a 2,000-token result.
     const saved = [20, 20, 2_000]
     const position = [0, 100, 20_120]
-    expect(
-      batchStart(
-        3,
-        (index) => saved[index] ?? 0,
-        (index) => position[index] ?? 0,
-        forty,
-      ),
-    ).toBe(2)
+    expect(startOf(saved, position)).toBe(2)
   })
 
   it('counts a large result at its note size: right after it comes the next, so even two requests ahead repay it', () => {
     // A saves 6,000 at 1,000; B follows at 7,200: only A's 16-token note and B's call are rewritten (200 tokens).
     const soon = { ...forty, requestsAhead: 2 }
-    expect(
-      batchStart(
-        2,
-        () => 6_000,
-        (index) => [1_000, 7_200][index] ?? 0,
-        soon,
-      ),
-    ).toBe(0)
+    expect(startOf([6_000, 6_000], [1_000, 7_200], soon)).toBe(0)
   })
 })
 
