@@ -55,7 +55,7 @@ function blocksOf(message: Json): Json[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as Json[])
 }
 
-/** model-apis §1.3: every tool_use answered in the next message, every tool_result answering one. */
+/** The Messages API's pairing rule (docs.claude.com, tool use): every tool_use answered in the next message, every tool_result answering one. */
 function checkToolPairing(messages: Json[]): void {
   messages.forEach((message, index) => {
     const uses =
@@ -136,7 +136,7 @@ function blockTokens(block: Json): number {
   }
 }
 
-/** Tools, then system, then message blocks: the order the cache hashes them in (model-apis §2.2). */
+/** Tools, then system, then message blocks: the order the cache hashes them in (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
 export function promptBlocks(request: Json): PromptBlock[] {
   const blocks: PromptBlock[] = []
   const add = (block: Json, tokens: number, extra = 0): void => {
@@ -153,7 +153,7 @@ export function promptBlocks(request: Json): PromptBlock[] {
       add({ role: message['role'], ...block }, blockTokens(block), index === 0 ? perMessageTokens : 0),
     )
   }
-  // Top-level cache_control marks the last block (automatic caching, model-apis §2.2).
+  // Top-level cache_control marks the last block (automatic caching, https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
   const automatic = request['cache_control'] as Json | undefined
   const last = blocks[blocks.length - 1]
   if (automatic && last && !last.breakpoint)

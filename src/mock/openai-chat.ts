@@ -34,7 +34,7 @@ function messageTokens(message: Json): number {
   return perMessageTokens + contentTokens(message['content']) + callTokens
 }
 
-/** model-apis §7.2: every tool call answered right after it, every tool message answering one. */
+/** Chat Completions' pairing rule (platform.openai.com, function calling): every tool call answered right after it, every tool message answering one. */
 function pairingProblem(messages: Json[]): string | undefined {
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index] as Json

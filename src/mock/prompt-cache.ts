@@ -17,7 +17,7 @@ export interface CacheUsage {
 }
 
 const ttlMs = { '5m': 5 * 60_000, '1h': 60 * 60_000 } as const
-/** Reads look back at most 20 positions per breakpoint, the breakpoint itself first (model-apis §2.2). */
+/** Reads look back at most 20 positions per breakpoint, the breakpoint itself first (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
 const lookback = 20
 
 interface Entry {
@@ -26,7 +26,7 @@ interface Entry {
 }
 
 /**
- * Anthropic's explicit prompt cache as model-apis §2 describes it: each breakpoint writes one entry
+ * Anthropic's explicit prompt cache as https://platform.claude.com/docs/en/build-with-claude/prompt-caching describes it: each breakpoint writes one entry
  * for the prefix ending at it; reads find the longest entry within the lookback of any breakpoint.
  */
 export class AnthropicPromptCache {
@@ -104,7 +104,7 @@ export class AnthropicPromptCache {
 }
 
 /**
- * OpenAI's automatic prefix cache (model-apis §7.5): prompts of 1024+ tokens are cached; hits come
+ * OpenAI's automatic prefix cache (https://developers.openai.com/api/docs/guides/prompt-caching): prompts of 1024+ tokens are cached; hits come
  * in 128-token steps from 1024, at message boundaries of an earlier prompt with the same key.
  */
 export class OpenAIPromptCache {

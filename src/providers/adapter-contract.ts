@@ -16,7 +16,7 @@ export interface ApplyOptions {
   /** The tool result the next batch of edits will start at: a breakpoint just ahead of it lets that batch read the prefix. */
   readonly nextEditResult?: string
   readonly minCacheableTokens: number
-  /** The model binds thinking signatures to their prefix (model-apis §1.5). */
+  /** The model binds thinking signatures to their prefix (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking). */
   readonly thinkingBound: boolean
   /** Earliest message an edit touched, or -1. */
   readonly firstEditedMessage: number

@@ -1,7 +1,7 @@
-/** Anthropic counts every cache_control, the top-level one included; a fifth is a 400 (model-apis §2.2). */
+/** Anthropic counts every cache_control, the top-level one included; a fifth is a 400 (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
 export const maxBreakpoints = 4
 
-/** A read walks back at most 20 positions from each marker, the marker itself first (model-apis §2.2). */
+/** A read walks back at most 20 positions from each marker, the marker itself first (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
 export const lookbackPositions = 20
 
 export type CandidateName = 'rolling' | 'previous-tail' | 'next-edit' | 'system' | 'tools'

@@ -1,7 +1,7 @@
 import { modelFamily } from '../model-call/model-family.ts'
 
 /**
- * Per-model correction of the estimator from the prompt sizes the upstream reports (DESIGN §3.2).
+ * Per-model correction of the estimator from the prompt sizes the upstream reports (docs/economy.md, calibration).
  * The factor is the largest recent actual ÷ estimate ratio, so a budget check never trusts an
  * estimate that has been seen to undercount.
  *

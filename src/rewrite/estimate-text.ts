@@ -1,5 +1,5 @@
 /**
- * A fast token estimate for text of any kind, meant to err high (reference/tokens.md §5.1): one
+ * A fast token estimate for text of any kind, meant to err high (docs/rewriting.md, estimates): one
  * pass over char codes counting features that track BPE tokens — ASCII word runs, case and digit
  * switches inside a run (hex, base64, camelCase), punctuation, line breaks, and characters per
  * script — each with a conservative weight.

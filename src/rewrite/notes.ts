@@ -1,6 +1,6 @@
 /**
  * Every text ctxgate puts into a conversation. Each is a pure function of what it replaces, so the
- * same decision always produces the same bytes (DESIGN §3.5), even after a restart.
+ * same decision always produces the same bytes (docs/rewriting.md, freezing), even after a restart.
  */
 // Short on purpose: it stays in every later request, and systemNote already says why results go. Like every
 // text ctxgate puts in a result's place, it starts with "[ctxgate", so it is easy to tell from the tool's own.

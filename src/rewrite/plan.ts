@@ -33,7 +33,7 @@ export interface PlanInput {
 }
 
 /**
- * Decides the edits for one request (DESIGN §3.4–3.5): re-apply frozen decisions first, then, only
+ * Decides the edits for one request (docs/rewriting.md): re-apply frozen decisions first, then, only
  * when over budget, cut down to the low-water mark in one batch — fold old outputs, clear the oldest
  * results, drop whole user turns, drop whole tool rounds — or report that even one round cannot fit.
  */

@@ -17,7 +17,7 @@ export interface SessionIdentity {
   readonly limitScope: string
 }
 
-/** DESIGN §3.7: the first of header, client id, content hash wins; `authenticated` scopes it to the client's token. */
+/** docs/rewriting.md (sessions): the first of header, client id, content hash wins; `authenticated` scopes it to the client's token. */
 export function identify(headers: IncomingHttpHeaders, hints: SessionHints, authenticated = false): SessionIdentity {
   const header = headers['x-ctxgate-session']
   const fromHeader = Array.isArray(header) ? header[0] : header

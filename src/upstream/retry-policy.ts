@@ -2,7 +2,7 @@ import { firstHeader } from '../util/headers.ts'
 
 /**
  * When to try the upstream again, before the first byte has reached the client. Mirrors the
- * official SDKs (model-apis §5.3) so ctxgate's retries and theirs agree on what is worth retrying.
+ * official SDKs (their `shouldRetry` in anthropic-sdk-typescript and openai-node) so ctxgate's retries and theirs agree on what is worth retrying.
  */
 export interface RetryPolicy {
   readonly maxAttempts: number

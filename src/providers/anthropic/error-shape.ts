@@ -1,7 +1,7 @@
 import type { ErrorKind } from '../../errors.ts'
 import type { ErrorShape } from '../error-shape.ts'
 
-/** Anthropic `error.type` per kind (model-apis §5.1). */
+/** Anthropic `error.type` per kind (https://docs.claude.com/en/api/errors). */
 const typeByKind: Record<ErrorKind, string> = {
   invalid_config: 'api_error',
   request_too_large: 'request_too_large',
@@ -20,6 +20,6 @@ function errorObject(kind: ErrorKind, message: string): string {
 
 export const anthropicErrorShape: ErrorShape = {
   body: errorObject,
-  // Same frame the API itself sends after a 200 (model-apis §4.5).
+  // Same frame the API itself sends after a 200 (https://docs.claude.com/en/api/messages-streaming, error events).
   streamEvent: (kind, message) => `event: error\ndata: ${errorObject(kind, message)}\n\n`,
 }

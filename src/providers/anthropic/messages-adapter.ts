@@ -22,7 +22,7 @@ const perMessageTokens = 4
 const perBlockTokens = 3
 const imageTokens = 1_600
 const requestFramingTokens = 10
-/** Opt-in that lets the API drop thinking blocks whose prefix ctxgate changed (model-apis §1.5). */
+/** Opt-in that lets the API drop thinking blocks whose prefix ctxgate changed (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking). */
 const bindingBeta = 'thinking-binding-controls-2026-08-01'
 
 type Block = Json & { type?: unknown }
@@ -246,7 +246,7 @@ function withSystemNote(system: unknown, note: string): unknown {
 }
 
 /**
- * Fill free cache_control slots (DESIGN §3.6): newest block, previous request's tail (unless a marker after it
+ * Fill free cache_control slots (docs/rewriting.md, cache breakpoints): newest block, previous request's tail (unless a marker after it
  * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. True when it marked any.
  */
 function placeBreakpoints(body: Json, options: ApplyOptions): boolean {

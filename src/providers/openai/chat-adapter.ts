@@ -46,7 +46,7 @@ export const openaiChatAdapter: ChatAdapter = {
   },
 
   requestUsage(body) {
-    // Chat streams report usage only when asked (model-apis §7.3).
+    // Chat streams report usage only when asked (`stream_options.include_usage`, OpenAI API reference).
     if (body['stream'] !== true) return false
     const options = isJsonObject(body['stream_options']) ? body['stream_options'] : {}
     if (options['include_usage'] === true) return false

@@ -20,6 +20,6 @@ function errorObject(kind: ErrorKind, message: string): string {
 
 export const openaiErrorShape: ErrorShape = {
   body: errorObject,
-  // openai-node throws on a data payload that carries `error` (model-apis §7.3).
+  // openai-node throws on a data payload that carries `error` (openai-node `Stream`).
   streamEvent: (kind, message) => `data: ${errorObject(kind, message)}\n\n`,
 }
