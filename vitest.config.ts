@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globals: false,
+    // Files share a worker's module cache: importing the app graph once per worker instead of once per
+    // file took the unit tests from 91 s to 22 s on two busy cores. Tests keep no module-level state.
+    isolate: false,
     restoreMocks: true,
     testTimeout: 20_000,
     // The JSON report lets .ci/run print a plain 'N passed, N failed' line.

@@ -7,9 +7,9 @@ import { openaiErrorShape } from '../../src/providers/openai/error-shape.ts'
 const codes = Object.keys(errorCatalogue) as ErrorCode[]
 
 describe('error catalogue', () => {
-  it('documents every code in the README', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-    for (const code of codes) expect(readme, code).toContain(`\`${code}\``)
+  it('documents every code in docs/proxy.md', () => {
+    const page = readFileSync(new URL('../../docs/proxy.md', import.meta.url), 'utf8')
+    for (const code of codes) expect(page, code).toContain(`\`${code}\``)
   })
 
   it('recognises its own errors across module copies by brand', () => {
@@ -34,12 +34,12 @@ describe('error catalogue', () => {
 })
 
 describe('configuration table', () => {
-  it('documents every environment variable and flag in the README', async () => {
+  it('documents every environment variable and flag in docs/configuration.md', async () => {
     const { settings } = await import('../../src/config/sources.ts')
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const page = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
     for (const setting of settings) {
-      expect(readme, setting.env).toContain(`\`${setting.env}\``)
-      if (setting.flag) expect(readme, setting.flag).toContain(`\`--${setting.flag}\``)
+      expect(page, setting.env).toContain(`\`${setting.env}\``)
+      if (setting.flag) expect(page, setting.flag).toContain(`\`--${setting.flag}\``)
     }
   })
 })
