@@ -4,6 +4,7 @@
  * just ahead of it lets that batch read the prefix instead of writing it again.
  */
 import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
+import { frozenDropKeepFrom } from './frozen.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
 
 export interface NextEditInput {
@@ -32,7 +33,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const { view, decisions } = input
   const excluded = new Set(input.excludeTools)
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
-  const firstSent = keptFrom(decisions, view)
+  const firstSent = frozenDropKeepFrom(decisions, view) ?? 0
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
   const candidates: Candidate[] = []
   let position = 0
@@ -61,13 +62,6 @@ export function nextEditResult(input: NextEditInput): string | undefined {
     input.prices,
   )
   return candidates[start]?.id
-}
-
-/** First message still sent after a frozen drop that matches the history (messages before it are gone). */
-function keptFrom(decisions: FrozenDecisions, view: ChatView): number {
-  const drop = decisions.drop
-  if (!drop || typeof drop.keepFrom !== 'number') return 0
-  return view.messages[drop.keepFrom]?.hash === drop.hash ? drop.keepFrom : 0
 }
 
 function callTools(view: ChatView): Map<string, string> {

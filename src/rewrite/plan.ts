@@ -1,4 +1,6 @@
+import { frozenResults } from './frozen.ts'
 import { clearedNote, dropNote, foldSummary } from './notes.ts'
+import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
   ChatView,
@@ -70,7 +72,7 @@ class PlanState {
   >()
   readonly #results: ToolResultView[]
   readonly #callMessage = new Map<string, number>()
-  readonly #roundsAfter: number[]
+  readonly #rounds: Rounds
   readonly #minCallNeeded: number[]
   #total: number
   #dropTo = 1
@@ -94,13 +96,8 @@ class PlanState {
     messages.forEach((message, index) => {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
-    // Rounds newer than each message: folding leaves the newest N rounds alone.
-    this.#roundsAfter = Array.from({ length: messages.length }, () => 0)
-    let rounds = 0
-    for (let index = messages.length - 1; index >= 0; index--) {
-      this.#roundsAfter[index] = rounds
-      if ((messages[index]?.toolCallIds.length ?? 0) > 0) rounds++
-    }
+    // Folding leaves the newest N rounds alone, counted as the economy counts them.
+    this.#rounds = roundsOf(messages)
     // For each index, the earliest call any later result answers: a cut there must not orphan it.
     this.#minCallNeeded = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
     for (let index = messages.length - 1; index >= 0; index--) {
@@ -162,8 +159,7 @@ class PlanState {
         this.#held(result)
       )
         continue
-      const call = this.#callMessage.get(result.id) ?? result.message - 1
-      if ((this.#roundsAfter[Math.max(0, call)] ?? 0) < keepRecentRounds) continue
+      if (roundsNewerThan(this.#rounds, result.id, result.message) < keepRecentRounds) continue
       this.#replace(result, 'fold', foldSummary(result.text), true)
     }
   }
@@ -362,11 +358,4 @@ class PlanState {
     }
     return protectedIds
   }
-}
-
-/** The stored decisions as a Map of own entries; a malformed store entry counts as none. */
-function frozenResults(decisions: FrozenDecisions): Map<string, FrozenResult> {
-  const results: unknown = decisions.results
-  if (typeof results !== 'object' || results === null) return new Map()
-  return new Map(Object.entries(results as Record<string, FrozenResult>))
 }

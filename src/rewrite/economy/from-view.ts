@@ -5,7 +5,9 @@
  */
 import type { TokenEstimator } from '../estimate.ts'
 import { clearedNote, foldSummary } from '../notes.ts'
-import type { ChatView, FrozenDecisions, FrozenResult, MessageView } from '../types.ts'
+import { frozenDropKeepFrom, frozenResults } from '../frozen.ts'
+import { roundsOf } from '../rounds.ts'
+import type { ChatView, FrozenDecisions } from '../types.ts'
 import type { ConversationCost, MessageCost, ResultCost } from './types.ts'
 
 export interface DescribeInput {
@@ -25,10 +27,10 @@ export interface DescribeInput {
 
 export function describeView(input: DescribeInput): ConversationCost {
   const { view, factor, estimator } = input
-  const frozen = frozenMap(input.decisions)
+  const frozen = frozenResults(input.decisions)
   const rounds = roundsOf(view.messages)
   const clearedTokens = estimator.text(clearedNote)
-  const droppedUntil = dropEnd(input.decisions, view)
+  const droppedUntil = frozenDropKeepFrom(input.decisions, view) ?? 1
   const messages: MessageCost[] = view.messages.map((message, index) => {
     // A frozen drop stays: those messages are not sent, so they neither cost nor can be cleared.
     if (index >= 1 && index < droppedUntil) return { tokens: 0, results: [] }
@@ -48,7 +50,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         tokens: result.tokens * factor,
         replacementTokens: clearedTokens * factor,
         tool: call?.tool ?? '',
-        round: call?.round ?? Math.max(0, rounds.roundBefore[index] ?? 0),
+        round: call?.round ?? Math.max(0, rounds.roundAt[index] ?? 0),
       })
     }
     return { tokens: tokens * factor, results }
@@ -78,45 +80,4 @@ function foldTokens(hash: string, text: string, estimator: TokenEstimator): numb
     if (foldTokensByHash.size > maxFoldEntries) foldTokensByHash.delete(foldTokensByHash.keys().next().value as string)
   }
   return tokens
-}
-
-interface Rounds {
-  readonly count: number
-  readonly callOf: ReadonlyMap<string, { readonly tool: string; readonly round: number }>
-  /** Index of the newest round started before each message (-1: none). */
-  readonly roundBefore: readonly number[]
-}
-
-/** Consecutive calling messages are one round (the Responses API lists each parallel call as its own item). */
-function roundsOf(messages: readonly MessageView[]): Rounds {
-  const callOf = new Map<string, { tool: string; round: number }>()
-  const roundBefore: number[] = []
-  let count = 0
-  let previousCalled = false
-  for (const message of messages) {
-    roundBefore.push(count - 1)
-    const calls = message.toolCallIds
-    if (calls.length === 0) {
-      if (message.role !== 'assistant') previousCalled = false
-      continue
-    }
-    if (!previousCalled) count++
-    previousCalled = true
-    calls.forEach((id, position) => callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: count - 1 }))
-  }
-  return { count, callOf, roundBefore }
-}
-
-/** End of a frozen drop that still matches the client's history (1: none). */
-function dropEnd(decisions: FrozenDecisions, view: ChatView): number {
-  const drop = decisions.drop
-  if (!drop || typeof drop.keepFrom !== 'number') return 1
-  return view.messages[drop.keepFrom]?.hash === drop.hash ? drop.keepFrom : 1
-}
-
-/** Stored decisions as own entries; a malformed store entry counts as none. */
-function frozenMap(decisions: FrozenDecisions): Map<string, FrozenResult> {
-  const results: unknown = decisions.results
-  if (typeof results !== 'object' || results === null) return new Map()
-  return new Map(Object.entries(results as Record<string, FrozenResult>))
 }
