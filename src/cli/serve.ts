@@ -3,6 +3,8 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
 import { registerProcessMetrics } from '../metrics/process-metrics.ts'
+import { startTelemetry } from '../telemetry/start-telemetry.ts'
+import { loadTelemetrySettings } from '../telemetry/telemetry-settings.ts'
 import { listenOrExplain } from './listen.ts'
 import { startedByPackageScript, stopWhenParentExits } from './parent-watch.ts'
 
@@ -10,8 +12,10 @@ import { startedByPackageScript, stopWhenParentExits } from './parent-watch.ts'
 export async function serve(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Promise<void> {
   const originalParent = process.ppid
   const config = loadConfig({ env, flags })
+  const telemetrySettings = loadTelemetrySettings(env)
   const logger = createLogger(config.log.level)
-  const app = await buildApp({ config, logger })
+  const telemetry = telemetrySettings ? startTelemetry(telemetrySettings, config, logger) : undefined
+  const app = await buildApp({ config, logger, ...(telemetry ? { telemetry } : {}) })
   registerProcessMetrics(app.registry)
   let metricsServer: FastifyInstance | undefined
   try {
@@ -33,6 +37,9 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
       anthropic: config.upstreams.anthropic.url,
       openai: config.upstreams.openai.url,
       metrics: config.metrics.port === null ? '/metrics' : `:${config.metrics.port}/metrics`,
+      opentelemetry: telemetrySettings
+        ? { traces: telemetrySettings.traces?.url ?? 'off', metrics: telemetrySettings.metrics?.url ?? 'off' }
+        : 'off',
     },
     'ctxgate listening',
   )
