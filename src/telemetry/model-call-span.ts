@@ -34,7 +34,11 @@ export function recordModelCallSpan(
   attempts.forEach((attempt, index) => recordAttempt(tracer, span, { record, attempt, index, server }))
   const answered = attempts.findLast((attempt) => attempt.status !== undefined && attempt.retry === undefined)
   if (answered && record.upstreamStatus !== undefined)
-    span.addEvent('ctxgate.upstream.first_byte', { 'http.response.status_code': answered.status }, epochMs(answered.endedAt))
+    span.addEvent(
+      'ctxgate.upstream.first_byte',
+      { 'http.response.status_code': answered.status },
+      epochMs(answered.endedAt),
+    )
   addRefusalEvent(span, record, attempts, epochMs(startedAt + record.durationMs))
   const errorType = errorTypeOf(record)
   if (errorType) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType })
@@ -51,7 +55,9 @@ interface AttemptInput {
 /** An upstream attempt as an HTTP client span (HTTP semantic conventions): a retry shows its resend count and reason. */
 function recordAttempt(tracer: Tracer, parent: Span, { record, attempt, index, server }: AttemptInput): void {
   const overSocket = record.route === socketRoute
-  const attributes: Attributes = overSocket ? { 'ctxgate.upstream.transport': 'websocket' } : { 'http.request.method': 'POST' }
+  const attributes: Attributes = overSocket
+    ? { 'ctxgate.upstream.transport': 'websocket' }
+    : { 'http.request.method': 'POST' }
   if (index > 0) attributes['http.request.resend_count'] = index
   if (attempt.status !== undefined) attributes['http.response.status_code'] = attempt.status
   if (attempt.retry) attributes['ctxgate.upstream.retry_reason'] = attempt.retry
@@ -79,14 +85,22 @@ function addRefusalEvent(span: Span, record: RequestRecord, attempts: readonly A
     const refused = attempts.find((attempt) => attempt.status !== undefined && attempt.retry === undefined)
     span.addEvent(
       'ctxgate.refusal',
-      { 'ctxgate.refusal.source': 'upstream', 'ctxgate.refusal.reason': 'context_length', 'ctxgate.refusal.action': 'refit' },
+      {
+        'ctxgate.refusal.source': 'upstream',
+        'ctxgate.refusal.reason': 'context_length',
+        'ctxgate.refusal.action': 'refit',
+      },
       refused ? epochMs(refused.endedAt) : endedAt,
     )
   } else if (record.outcome === 'rejected' && record.accounting?.report) {
-    span.addEvent('ctxgate.refusal', {
-      'ctxgate.refusal.source': 'ctxgate',
-      'ctxgate.refusal.reason': 'context_length',
-      'ctxgate.refusal.action': 'rejected',
-    }, endedAt)
+    span.addEvent(
+      'ctxgate.refusal',
+      {
+        'ctxgate.refusal.source': 'ctxgate',
+        'ctxgate.refusal.reason': 'context_length',
+        'ctxgate.refusal.action': 'rejected',
+      },
+      endedAt,
+    )
   }
 }

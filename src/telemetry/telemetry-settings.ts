@@ -122,7 +122,11 @@ function target(env: Env, signal: 'TRACES' | 'METRICS', read: Reader): OtlpTarge
   return {
     // The shared endpoint is a base: the specification appends the signal's path to it.
     url: own !== '' ? own : `${shared.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`,
-    protocol: read(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`, protocol, read('OTEL_EXPORTER_OTLP_PROTOCOL', protocol, 'http/protobuf')),
+    protocol: read(
+      `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`,
+      protocol,
+      read('OTEL_EXPORTER_OTLP_PROTOCOL', protocol, 'http/protobuf'),
+    ),
     headers,
     timeoutMs: read(
       `OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`,
