@@ -102,7 +102,7 @@ export function loadTelemetrySettings(env: Env): TelemetrySettings | undefined {
 }
 
 function finish(problems: string[], settings: TelemetrySettings | undefined): TelemetrySettings | undefined {
-  if (problems.length > 0) throw new ConfigError(problems)
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)])
   return settings
 }
 
