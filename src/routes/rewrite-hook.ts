@@ -112,7 +112,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     log,
     usageReader: () => format.usage({ body: json, headers: incoming }),
     hideUsageChunk,
-    accounting,
+    accounting:
+      applied.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: applied.breakpoints },
     onUsage: (reported) =>
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, sized)

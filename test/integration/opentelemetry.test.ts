@@ -95,6 +95,8 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
       })
       expect(span?.attributes['error.type']).toBeUndefined()
       expect(span?.attributes['ctxgate.rewrite.estimated_before']).toBeGreaterThan(1000)
+      expect(span?.attributes['ctxgate.rewrite.breakpoints_placed']).toBeGreaterThan(0)
+      expect(span?.attributes['ctxgate.session.kind']).toMatch(/^shared\//)
       expect(span?.events.map((event) => event.name)).toContain('ctxgate.upstream.first_byte')
       expect(span?.resource['service.name']).toBe('ctxgate')
     }
