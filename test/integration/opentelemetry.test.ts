@@ -5,6 +5,7 @@ import { startTelemetry } from '../../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../../src/telemetry/telemetry-settings.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
 import { eventually, startStack, type Stack } from '../helpers/stack.ts'
+import { openSocket, turn } from '../helpers/sockets.ts'
 
 /** The agent's own span, as its SDK instrumentation would send it in `traceparent`. */
 const agentTraceId = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -149,49 +150,88 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
     expect(model?.traceId).not.toBe(agentTraceId)
   })
 
+  it('sends a span for each response on a Responses WebSocket, joined to the handshake traceparent', async () => {
+    const socket = await openSocket(`${stack.proxyUrl.replace('http', 'ws')}/v1/responses`, {
+      authorization: 'Bearer sk-openai-test-key-0003',
+      'openai-beta': 'responses_websockets=2026-02-06',
+      traceparent,
+    })
+    const events = await turn(socket, {
+      type: 'response.create',
+      model: 'gpt-5',
+      store: false,
+      input: [{ type: 'message', role: 'user', content: secretPrompt }],
+    })
+    socket.close()
+    const completed = events.at(-1) as { response: { usage: { input_tokens: number; output_tokens: number } } }
+    await eventually(() => expect(modelSpans(receiver)).toHaveLength(1))
+    const [span] = modelSpans(receiver)
+    expect(span?.name).toBe('chat gpt-5')
+    expect(span?.kind).toBe(3)
+    expect(span?.traceId).toBe(agentTraceId)
+    expect(span?.parentSpanId).toBe(agentSpanId)
+    expect(span?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.stream': true,
+      'gen_ai.usage.input_tokens': completed.response.usage.input_tokens,
+      'gen_ai.usage.output_tokens': completed.response.usage.output_tokens,
+      'ctxgate.route': 'openai-responses-ws',
+    })
+    const [send] = receiver.spans.filter((candidate) => candidate.name === 'response.create')
+    expect(send?.parentSpanId).toBe(span?.spanId)
+  })
+
   it('exports the GenAI metrics with the same token numbers and the specification buckets', async () => {
+    const tokenPoint = (type: string) =>
+      receiver.histograms
+        .filter(
+          (point) =>
+            point.metric === 'gen_ai.client.token.usage' &&
+            point.attributes['gen_ai.token.type'] === type &&
+            point.attributes['gen_ai.provider.name'] === 'anthropic',
+        )
+        .at(-1)
+    const promSum = async (type: string): Promise<number> => {
+      const text = await (await fetch(`${stack.proxyUrl}/metrics`)).text()
+      const line = text
+        .split('\n')
+        .find(
+          (candidate) =>
+            candidate.startsWith('gen_ai_client_token_usage_sum{') &&
+            candidate.includes('gen_ai_provider_name="anthropic"') &&
+            candidate.includes(`gen_ai_token_type="${type}"`),
+        )
+      return line === undefined ? 0 : Number(line.split(' ').at(-1))
+    }
+    // Earlier tests' calls exported first, so the difference below is this call's alone.
+    const promBefore = await promSum('input')
+    await eventually(() => expect(tokenPoint('input')?.sum ?? 0).toBe(promBefore))
+    const before = tokenPoint('input')?.sum ?? 0
     const message = await client.messages.create({
       model: 'claude-sonnet-5',
       max_tokens: 16,
-      stream: false,
       messages: [{ role: 'user', content: 'count my tokens' }],
     })
     const expectedInput =
       message.usage.input_tokens +
       (message.usage.cache_read_input_tokens ?? 0) +
       (message.usage.cache_creation_input_tokens ?? 0)
-    const tokenPoint = (type: string) =>
-      receiver.histograms
-        .filter(
-          (point) => point.metric === 'gen_ai.client.token.usage' && point.attributes['gen_ai.token.type'] === type,
-        )
-        .at(-1)
-    // Cumulative points: wait for one that includes this call, then read the difference it made.
-    const before = tokenPoint('input')?.sum ?? 0
-    await eventually(() => expect(tokenPoint('input')?.sum ?? 0).toBeGreaterThan(before))
+    const promInput = await promSum('input')
+    const promOutput = await promSum('output')
+    // Points are cumulative: the latest one holds every call so far, as the Prometheus sum does.
+    await eventually(() => expect(tokenPoint('input')?.sum).toBe(promInput))
+    await eventually(() => expect(tokenPoint('output')?.sum).toBe(promOutput))
     const input = tokenPoint('input')
+    expect((input?.sum ?? 0) - before).toBe(expectedInput)
     expect(input?.unit).toBe('{token}')
     expect(input?.bounds.at(-1)).toBe(67_108_864)
     expect(input?.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'anthropic',
       'gen_ai.request.model': 'claude-sonnet-5',
     })
-    const prometheus = await (await fetch(`${stack.proxyUrl}/metrics`)).text()
-    const promSum = (type: string): number =>
-      Number(
-        prometheus
-          .split('\n')
-          .find(
-            (line) => line.startsWith('gen_ai_client_token_usage_sum{') && line.includes(`gen_ai_token_type="${type}"`),
-          )
-          ?.split(' ')
-          .at(-1),
-      )
-    expect(input?.sum).toBe(promSum('input'))
-    expect(input?.sum).toBeGreaterThanOrEqual(expectedInput)
-    await eventually(() => expect(tokenPoint('output')?.sum).toBe(promSum('output')))
-    expect(prometheus).toContain('gen_ai_client_token_usage_bucket{le="67108864"')
+    expect(await (await fetch(`${stack.proxyUrl}/metrics`)).text()).toContain(
+      'gen_ai_client_token_usage_bucket{le="67108864"',
+    )
     const duration = receiver.histograms.filter((point) => point.metric === 'gen_ai.client.operation.duration').at(-1)
     expect(duration?.unit).toBe('s')
     expect(duration?.count).toBeGreaterThan(0)
