@@ -1,8 +1,9 @@
-import type { Attributes, Meter, Tracer } from '@opentelemetry/api'
+import type { Attributes, Meter } from '@opentelemetry/api'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
 import type { RequestRecord } from '../metrics/record-request.ts'
 import { ctxgateAttributes } from './ctxgate-attributes.ts'
+import type { FinishedSpans } from './finished-spans.ts'
 import { genAiAttributes, type ServerAddress } from './genai-attributes.ts'
 import { GenAiMetrics } from './genai-metrics.ts'
 import { recordModelCallSpan } from './model-call-span.ts'
@@ -12,7 +13,7 @@ import type { TelemetrySettings } from './telemetry-settings.ts'
 export interface ModelCallExportDeps {
   readonly settings: TelemetrySettings
   readonly config: Readonly<Config>
-  readonly tracer: Tracer | undefined
+  readonly spans: FinishedSpans | undefined
   readonly meter: Meter | undefined
   readonly logger: Logger
 }
@@ -38,7 +39,7 @@ export class ModelCallExport {
     try {
       const server = this.#servers.get(record.provider)
       this.#metrics?.record(record, modelLabel, server)
-      if (this.#deps.tracer) recordModelCallSpan(this.#deps.tracer, record, this.#attributes(record, server), server)
+      if (this.#deps.spans) recordModelCallSpan(this.#deps.spans, record, this.#attributes(record, server), server)
     } catch (error) {
       if (this.#warned) return
       this.#warned = true

@@ -1,7 +1,8 @@
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
+import { SpanKind, trace, type Attributes, type SpanContext } from '@opentelemetry/api'
 import type { RequestRecord } from '../metrics/record-request.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import { socketRoute } from '../websocket/turn.ts'
+import type { FinishedSpans, FinishedSpan } from './finished-spans.ts'
 import { errorTypeOf, operationName, type ServerAddress } from './genai-attributes.ts'
 import { parentContextOf } from './trace-parent.ts'
 
@@ -16,33 +17,42 @@ function epochMs(at: number): number {
  * the request does. Children: one span per upstream attempt. Events: the first upstream byte, a refusal.
  */
 export function recordModelCallSpan(
-  tracer: Tracer,
+  spans: FinishedSpans,
   record: RequestRecord,
   attributes: Attributes,
   server: ServerAddress | undefined,
 ): void {
   const startedAt = record.startedAt ?? performance.now() - record.durationMs
   const model = record.accounting?.model
-  const span = tracer.startSpan(
-    model ? `${operationName} ${model}` : operationName,
-    { kind: SpanKind.CLIENT, startTime: epochMs(startedAt), attributes },
-    parentContextOf(record.traceContext),
-  )
+  const name = model ? `${operationName} ${model}` : operationName
+  const parent = parentContextOf(record.traceContext)
+  const context = spans.begin(parent, name, SpanKind.CLIENT, attributes)
   // Sampled out: nothing more to build.
-  if (!span.isRecording()) return
+  if (!context) return
   const attempts = record.upstreamAttempts ?? []
-  attempts.forEach((attempt, index) => recordAttempt(tracer, span, { record, attempt, index, server }))
+  attempts.forEach((attempt, index) => recordAttempt(spans, context, { record, attempt, index, server }))
+  const endMs = epochMs(startedAt + record.durationMs)
+  const events: NonNullable<FinishedSpan['events']>[number][] = []
   const answered = attempts.findLast((attempt) => attempt.status !== undefined && attempt.retry === undefined)
   if (answered && record.upstreamStatus !== undefined)
-    span.addEvent(
-      'ctxgate.upstream.first_byte',
-      { 'http.response.status_code': answered.status },
-      epochMs(answered.endedAt),
-    )
-  addRefusalEvent(span, record, attempts, epochMs(startedAt + record.durationMs))
-  const errorType = errorTypeOf(record)
-  if (errorType) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType })
-  span.end(epochMs(startedAt + record.durationMs))
+    events.push({
+      name: 'ctxgate.upstream.first_byte',
+      atMs: epochMs(answered.endedAt),
+      attributes: { 'http.response.status_code': answered.status ?? 0 },
+    })
+  const refusal = refusalEvent(record, attempts, endMs)
+  if (refusal) events.push(refusal)
+  spans.end({
+    name,
+    kind: SpanKind.CLIENT,
+    context,
+    parent: trace.getSpanContext(parent),
+    startMs: epochMs(startedAt),
+    endMs,
+    attributes,
+    events,
+    error: errorTypeOf(record),
+  })
 }
 
 interface AttemptInput {
@@ -53,7 +63,11 @@ interface AttemptInput {
 }
 
 /** An upstream attempt as an HTTP client span (HTTP semantic conventions): a retry shows its resend count and reason. */
-function recordAttempt(tracer: Tracer, parent: Span, { record, attempt, index, server }: AttemptInput): void {
+function recordAttempt(
+  spans: FinishedSpans,
+  parent: SpanContext,
+  { record, attempt, index, server }: AttemptInput,
+): void {
   const overSocket = record.route === socketRoute
   const attributes: Attributes = overSocket
     ? { 'ctxgate.upstream.transport': 'websocket' }
@@ -61,46 +75,51 @@ function recordAttempt(tracer: Tracer, parent: Span, { record, attempt, index, s
   if (index > 0) attributes['http.request.resend_count'] = index
   if (attempt.status !== undefined) attributes['http.response.status_code'] = attempt.status
   if (attempt.retry) attributes['ctxgate.upstream.retry_reason'] = attempt.retry
-  if (attempt.failure) attributes['error.type'] = attempt.failure
-  else if (attempt.status !== undefined && attempt.status >= 400) attributes['error.type'] = String(attempt.status)
+  const errorType =
+    attempt.failure ?? (attempt.status !== undefined && attempt.status >= 400 ? String(attempt.status) : undefined)
+  if (errorType) attributes['error.type'] = errorType
   if (server) {
     attributes['server.address'] = server.address
     attributes['server.port'] = server.port
   }
-  const child = tracer.startSpan(
-    overSocket ? 'response.create' : 'POST',
-    { kind: SpanKind.CLIENT, startTime: epochMs(attempt.startedAt), attributes },
-    trace.setSpan(parentContextOf(undefined), parent),
-  )
-  if (attributes['error.type'] !== undefined) child.setStatus({ code: SpanStatusCode.ERROR })
-  child.end(epochMs(attempt.endedAt))
+  spans.end({
+    name: overSocket ? 'response.create' : 'POST',
+    kind: SpanKind.CLIENT,
+    context: spans.child(parent),
+    parent,
+    startMs: epochMs(attempt.startedAt),
+    endMs: epochMs(attempt.endedAt),
+    attributes,
+    error: errorType,
+  })
 }
 
 /**
  * A refusal: the upstream refused the first request for its length (ctxgate then sent a smaller
  * one), or ctxgate answered "too long" itself without calling the upstream.
  */
-function addRefusalEvent(span: Span, record: RequestRecord, attempts: readonly AttemptTiming[], endedAt: number): void {
+function refusalEvent(record: RequestRecord, attempts: readonly AttemptTiming[], endMs: number) {
   if (record.refitted) {
     const refused = attempts.find((attempt) => attempt.status !== undefined && attempt.retry === undefined)
-    span.addEvent(
-      'ctxgate.refusal',
-      {
+    return {
+      name: 'ctxgate.refusal',
+      atMs: refused ? epochMs(refused.endedAt) : endMs,
+      attributes: {
         'ctxgate.refusal.source': 'upstream',
         'ctxgate.refusal.reason': 'context_length',
         'ctxgate.refusal.action': 'refit',
       },
-      refused ? epochMs(refused.endedAt) : endedAt,
-    )
-  } else if (record.outcome === 'rejected' && record.accounting?.report) {
-    span.addEvent(
-      'ctxgate.refusal',
-      {
+    }
+  }
+  if (record.outcome === 'rejected' && record.accounting?.report)
+    return {
+      name: 'ctxgate.refusal',
+      atMs: endMs,
+      attributes: {
         'ctxgate.refusal.source': 'ctxgate',
         'ctxgate.refusal.reason': 'context_length',
         'ctxgate.refusal.action': 'rejected',
       },
-      endedAt,
-    )
-  }
+    }
+  return undefined
 }

@@ -1,14 +1,15 @@
-import type { Meter, Tracer } from '@opentelemetry/api'
+import type { Meter } from '@opentelemetry/api'
 import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
 import { reportingFailures } from './export-failures.ts'
+import { FinishedSpans } from './finished-spans.ts'
 import { ModelCallExport } from './model-call-export.ts'
 import { samplerFor } from './sampler.ts'
 import type { OtlpTarget, TelemetrySettings } from './telemetry-settings.ts'
@@ -17,28 +18,26 @@ import type { Telemetry } from './telemetry.ts'
 const instrumentationScope = 'ctxgate'
 
 /**
- * The OpenTelemetry SDK's providers, owned by ctxgate (nothing registered globally): spans leave
+ * The OpenTelemetry SDK's pipeline, owned by ctxgate (nothing registered globally): spans leave
  * through a BatchSpanProcessor, whose queue bounds what a collector that is down can cost (spans
- * past it are dropped), metrics through a periodic reader.
+ * past it are dropped), metrics through a MeterProvider's periodic reader.
  */
 export function startTelemetry(settings: TelemetrySettings, config: Readonly<Config>, logger: Logger): Telemetry {
   const resource = resourceFromAttributes({
     ...settings.resourceAttributes,
     'service.name': settings.serviceName,
   })
-  const tracerProvider = settings.traces
-    ? new BasicTracerProvider({
+  const spans = settings.traces
+    ? new FinishedSpans(
+        new BatchSpanProcessor(reportingFailures(traceExporter(settings.traces), 'traces', logger), {
+          maxQueueSize: settings.batch.maxQueueSize,
+          maxExportBatchSize: settings.batch.maxExportBatchSize,
+          scheduledDelayMillis: settings.batch.scheduledDelayMs,
+          exportTimeoutMillis: settings.batch.exportTimeoutMs,
+        }),
+        samplerFor(settings.sampler),
         resource,
-        sampler: samplerFor(settings.sampler),
-        spanProcessors: [
-          new BatchSpanProcessor(reportingFailures(traceExporter(settings.traces), 'traces', logger), {
-            maxQueueSize: settings.batch.maxQueueSize,
-            maxExportBatchSize: settings.batch.maxExportBatchSize,
-            scheduledDelayMillis: settings.batch.scheduledDelayMs,
-            exportTimeoutMillis: settings.batch.exportTimeoutMs,
-          }),
-        ],
-      })
+      )
     : undefined
   const meterProvider = settings.metrics
     ? new MeterProvider({
@@ -52,13 +51,12 @@ export function startTelemetry(settings: TelemetrySettings, config: Readonly<Con
         ],
       })
     : undefined
-  const tracer: Tracer | undefined = tracerProvider?.getTracer(instrumentationScope)
   const meter: Meter | undefined = meterProvider?.getMeter(instrumentationScope)
-  const exported = new ModelCallExport({ settings, config, tracer, meter, logger })
+  const exported = new ModelCallExport({ settings, config, spans, meter, logger })
   return {
     recordModelCall: (record, modelLabel) => exported.record(record, modelLabel),
     shutdown: async () => {
-      await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()])
+      await Promise.allSettled([spans?.shutdown(), meterProvider?.shutdown()])
     },
   }
 }
