@@ -1,4 +1,4 @@
-import type { Usage } from '../model-call/usage.ts'
+import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
@@ -37,6 +37,8 @@ export interface RequestRecord {
   readonly streamed?: boolean
   /** The upstream refused the first request for its length and a smaller one was sent. */
   readonly refitted?: boolean
+  /** The answer's id, model and finish reasons (gen_ai.response.*). */
+  readonly response?: ResponseFacts | undefined
 }
 
 export interface RecordDeps {

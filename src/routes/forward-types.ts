@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
-import type { Usage } from '../model-call/usage.ts'
+import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import type { Provider, WireFormatDefinition } from '../providers/provider-contract.ts'
 import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
@@ -66,6 +66,8 @@ export interface ForwardResult {
   readonly streamed?: boolean
   /** The first request was refused for its length and a smaller one sent instead. */
   readonly refitted?: boolean
+  /** The answer's id, model and finish reasons, when its reader saw them. */
+  readonly response?: ResponseFacts | undefined
 }
 
 /** What the request side noted for the log line and the accounting, whatever happens next. */

@@ -124,6 +124,7 @@ function withNotes(
     ttfbMs: step.ttfbMs,
     streamed: step.streamed,
     refitted: step.refitted,
+    response: step.response,
   }
 }
 
@@ -220,6 +221,7 @@ function requestRecord(
     upstreamAttempts: trail.attempts,
     streamed: result.streamed,
     refitted: result.refitted,
+    response: result.response,
   }
 }
 

@@ -71,6 +71,7 @@ export async function relayAnswer({
     ttfbMs: reply.firstByteMs,
     streamed: isEventStream(reply.headers['content-type']),
     refitted: sent.refitted,
+    response: usage?.response?.(),
   }
 }
 

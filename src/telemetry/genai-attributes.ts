@@ -37,6 +37,10 @@ export function genAiAttributes(
   if (record.streamed !== undefined) attributes['gen_ai.request.stream'] = record.streamed
   const errorType = errorTypeOf(record)
   if (errorType) attributes['error.type'] = errorType
+  const response = record.response
+  if (response?.id) attributes['gen_ai.response.id'] = response.id
+  if (response?.model) attributes['gen_ai.response.model'] = response.model
+  if (response?.finishReasons) attributes['gen_ai.response.finish_reasons'] = [...response.finishReasons]
   if (usage) {
     attributes['gen_ai.usage.input_tokens'] = promptTokensOf(usage)
     attributes['gen_ai.usage.output_tokens'] = usage.outputTokens

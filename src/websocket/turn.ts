@@ -108,6 +108,7 @@ export class SocketTurn {
       upstreamAttempts: attempt ? [attempt] : [],
       streamed: true,
       refitted: this.refitted,
+      response: this.usage?.response?.(),
     }
   }
 

@@ -20,7 +20,7 @@ const schema = createRequire(import.meta.url)('otlp-proto-schema/build/src/gener
 const traceRequest = schema.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
 const metricsRequest = schema.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest
 
-export type AttributeValue = string | number | boolean | undefined
+export type AttributeValue = string | number | boolean | readonly string[] | undefined
 
 export interface ReceivedSpan {
   readonly traceId: string
@@ -175,6 +175,8 @@ function attributesOf(value: unknown): Record<string, AttributeValue> {
     else if ('intValue' in any) out[key] = Number(any['intValue'])
     else if ('doubleValue' in any) out[key] = Number(any['doubleValue'])
     else if ('boolValue' in any) out[key] = Boolean(any['boolValue'])
+    else if ('arrayValue' in any)
+      out[key] = list((any['arrayValue'] as Tree | undefined)?.['values']).map((item) => String(item['stringValue']))
     else out[key] = undefined
   }
   return out

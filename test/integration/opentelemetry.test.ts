@@ -95,6 +95,9 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
         'ctxgate.upstream.attempts': 1,
       })
       expect(span?.attributes['error.type']).toBeUndefined()
+      expect(span?.attributes['gen_ai.response.id']).toBe(message.id)
+      expect(span?.attributes['gen_ai.response.model']).toBe(message.model)
+      expect(span?.attributes['gen_ai.response.finish_reasons']).toEqual([message.stop_reason])
       expect(span?.attributes['ctxgate.rewrite.estimated_before']).toBeGreaterThan(1000)
       expect(span?.attributes['ctxgate.rewrite.breakpoints_placed']).toBeGreaterThan(0)
       expect(span?.attributes['ctxgate.session.kind']).toMatch(/^shared\//)
@@ -269,7 +272,13 @@ describe('OpenTelemetry export over OTLP/HTTP JSON with OpenInference attributes
       { headers: { traceparent } },
     )
     let usage: OpenAI.CompletionUsage | undefined
-    for await (const chunk of stream) usage = chunk.usage ?? usage
+    let id = ''
+    const finishReasons: string[] = []
+    for await (const chunk of stream) {
+      usage = chunk.usage ?? usage
+      id = chunk.id
+      for (const choice of chunk.choices) if (choice.finish_reason) finishReasons.push(choice.finish_reason)
+    }
     await eventually(() => expect(modelSpans(receiver)).toHaveLength(1))
     expect(receiver.contentTypes.some((type) => type.startsWith('application/json'))).toBe(true)
     const [span] = modelSpans(receiver)
@@ -290,6 +299,9 @@ describe('OpenTelemetry export over OTLP/HTTP JSON with OpenInference attributes
       'llm.token_count.total': usage?.total_tokens,
       'llm.token_count.prompt_details.cache_read': usage?.prompt_tokens_details?.cached_tokens ?? 0,
     })
+    expect(span?.attributes['gen_ai.response.id']).toBe(id)
+    expect(span?.attributes['gen_ai.response.finish_reasons']).toEqual(finishReasons)
+    expect(finishReasons.length).toBeGreaterThan(0)
     // gen_ai_latest_experimental: the v1.36 name is left out.
     expect(span?.attributes['gen_ai.system']).toBeUndefined()
     await eventually(() =>
