@@ -160,7 +160,7 @@ function accountingFor(
   model: string,
   sessionId: string,
   outcome: PipelineOutcome,
-  sessionKind: string | undefined,
+  kind: string | undefined,
 ): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
@@ -170,7 +170,7 @@ function accountingFor(
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
-    ...(sessionKind === undefined ? {} : { sessionKind }),
+    ...(kind === undefined ? {} : { sessionKind: kind }),
   }
 }
 

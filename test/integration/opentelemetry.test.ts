@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
+import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startTelemetry } from '../../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../../src/telemetry/telemetry-settings.ts'
@@ -110,7 +111,7 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
 
     const attempts = receiver.spans.filter((span) => span.name === 'POST')
     expect(attempts).toHaveLength(2)
-    expect(attempts.map((span) => span.parentSpanId).sort()).toEqual(spans.map((span) => span.spanId).sort())
+    expect(attempts.map((span) => span.parentSpanId).toSorted()).toEqual(spans.map((span) => span.spanId).toSorted())
     expect(attempts[0]?.attributes['http.response.status_code']).toBe(200)
     // Message content never leaves: neither the system prompt nor the user's message.
     expect(
@@ -195,7 +196,7 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
         )
         .at(-1)
     const promSum = async (type: string): Promise<number> => {
-      const text = await (await fetch(`${stack.proxyUrl}/metrics`)).text()
+      const text = await (await request(`${stack.proxyUrl}/metrics`)).body.text()
       const line = text
         .split('\n')
         .find(
@@ -232,7 +233,7 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
       'gen_ai.operation.name': 'chat',
       'gen_ai.request.model': 'claude-sonnet-5',
     })
-    expect(await (await fetch(`${stack.proxyUrl}/metrics`)).text()).toContain(
+    expect(await (await request(`${stack.proxyUrl}/metrics`)).body.text()).toContain(
       'gen_ai_client_token_usage_bucket{le="67108864"',
     )
     const duration = receiver.histograms.filter((point) => point.metric === 'gen_ai.client.operation.duration').at(-1)

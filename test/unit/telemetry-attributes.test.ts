@@ -111,6 +111,10 @@ describe('ctxgate span attributes', () => {
 
   it('leaves out what did not happen', () => {
     const attributes = ctxgateAttributes(record())
-    expect(Object.keys(attributes).sort()).toEqual(['ctxgate.outcome', 'ctxgate.route', 'ctxgate.upstream.attempts'])
+    expect(Object.keys(attributes).toSorted()).toEqual([
+      'ctxgate.outcome',
+      'ctxgate.route',
+      'ctxgate.upstream.attempts',
+    ])
   })
 })
