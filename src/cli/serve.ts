@@ -3,7 +3,6 @@ import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
 import { registerProcessMetrics } from '../metrics/process-metrics.ts'
-import { startTelemetry } from '../telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../telemetry/telemetry-settings.ts'
 import { listenOrExplain } from './listen.ts'
 import { startedByPackageScript, stopWhenParentExits } from './parent-watch.ts'
@@ -14,7 +13,10 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   const config = loadConfig({ env, flags })
   const telemetrySettings = loadTelemetrySettings(env)
   const logger = createLogger(config.log.level)
-  const telemetry = telemetrySettings ? startTelemetry(telemetrySettings, config, logger) : undefined
+  // The SDK loads only when export is on: a start without it (and --help) does not pay for its modules.
+  const telemetry = telemetrySettings
+    ? (await import('../telemetry/start-telemetry.ts')).startTelemetry(telemetrySettings, config, logger)
+    : undefined
   const app = await buildApp({ config, logger, ...(telemetry ? { telemetry } : {}) })
   registerProcessMetrics(app.registry)
   let metricsServer: FastifyInstance | undefined
