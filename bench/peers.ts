@@ -82,6 +82,9 @@ export interface CtxgateOptions {
   readonly other?: { readonly cli: string; readonly label: string }
   /** A separate upstream for the OpenAI routes (the Anthropic routes use `upstream`). */
   readonly openaiUpstream?: string
+  /** More environment (OTEL_* for the OpenTelemetry bench), and the name it shows under. */
+  readonly env?: Readonly<Record<string, string>>
+  readonly label?: string
 }
 
 export async function startCtxgate(
@@ -100,11 +103,12 @@ export async function startCtxgate(
     CTXGATE_ANTHROPIC_URL: upstream,
     CTXGATE_OPENAI_URL: options.openaiUpstream ?? upstream,
     CTXGATE_CONFIG: configFile,
+    ...options.env,
   }
   const child = spawn(process.execPath, [other?.cli ?? builtCli()], { env, stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('ctxgate did not start')
   return {
-    name: `ctxgate${other ? ` ${other.label}` : ''} (rewrite ${rewrite ? 'on' : 'off'})`,
+    name: `ctxgate${other ? ` ${other.label}` : ''}${options.label ? ` ${options.label}` : ''} (rewrite ${rewrite ? 'on' : 'off'})`,
     url: `http://127.0.0.1:${port}`,
     headers: {},
     streams: true,

@@ -22,6 +22,7 @@ import { registerProxyRoutes } from './app/proxy-routes.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
+import type { Telemetry } from './telemetry/telemetry.ts'
 
 export interface AppDeps {
   readonly config: Readonly<Config>
@@ -33,6 +34,8 @@ export interface AppDeps {
   readonly prepareFor?: (format: WireFormat) => PrepareBody | undefined
   /** Where conversation state lives; memory by default. */
   readonly store?: SessionStore
+  /** OpenTelemetry export (src/telemetry/start-telemetry.ts); off when absent. Flushed and stopped on close. */
+  readonly telemetry?: Telemetry
 }
 
 export interface App {
@@ -68,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logger,
     sharedState: store.kind !== 'memory',
     live,
+    telemetry: deps.telemetry,
   }
   const prepareFor =
     deps.prepareFor ??
@@ -84,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await closeUpstreams(upstreams)
     await store.close?.()
     await live.close()
+    await deps.telemetry?.shutdown()
   })
   attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
   registerHealth(server, store, lifecycle.isReady)

@@ -1,4 +1,4 @@
-import type { Usage } from '../model-call/usage.ts'
+import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
@@ -6,6 +6,8 @@ import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '.
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
+import type { AttemptTiming } from '../upstream/send-with-retries.ts'
+import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
 export interface RequestRecord {
@@ -25,6 +27,18 @@ export interface RequestRecord {
   readonly ttfbMs?: number
   readonly usage?: Usage
   readonly accounting?: Accounting
+  /** performance.now() when the request arrived: where its span starts. */
+  readonly startedAt?: number
+  /** The client's traceparent and tracestate: the span joins the client's trace. */
+  readonly traceContext?: TraceContextHeaders
+  /** Each upstream attempt (retries and a refit's included): the span's children. */
+  readonly upstreamAttempts?: readonly AttemptTiming[]
+  /** The answer was a stream (SSE, or socket events). */
+  readonly streamed?: boolean
+  /** The upstream refused the first request for its length and a smaller one was sent. */
+  readonly refitted?: boolean
+  /** The answer's id, model and finish reasons (gen_ai.response.*). */
+  readonly response?: ResponseFacts | undefined
 }
 
 export interface RecordDeps {
@@ -33,6 +47,8 @@ export interface RecordDeps {
   readonly sessions: SessionTotalsStore
   /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** OpenTelemetry export (span and GenAI metrics), when configured. */
+  readonly telemetry?: ModelCallTelemetry | undefined
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -92,6 +108,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+  deps.telemetry?.recordModelCall(record, model)
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */

@@ -16,6 +16,12 @@ export interface Accounting {
   readonly batchReason?: BatchReason
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
+  /** The agent kind the session was filed under (session-kind.ts), when it could be told. */
+  readonly sessionKind?: string
+  /** Cache breakpoints ctxgate added to this request. */
+  readonly breakpointsPlaced?: number
+  /** The holdout arm the session is in, once a holdout runs (issue 24); the span carries it as ctxgate.holdout.arm. */
+  readonly holdoutArm?: string
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

@@ -59,6 +59,13 @@ export interface AnsweredRequest {
   readonly headers: IncomingHttpHeaders
 }
 
+/** What an answer said about itself (for the trace's gen_ai.response.* attributes). */
+export interface ResponseFacts {
+  readonly id?: string
+  readonly model?: string
+  readonly finishReasons?: readonly string[]
+}
+
 /** Reads usage from a JSON answer or, event by event, from a stream. One reader per response. */
 export interface UsageReader {
   fromJson(body: unknown): Usage | undefined
@@ -67,4 +74,6 @@ export interface UsageReader {
   result(): Usage | undefined
   /** The stream has carried its final usage. */
   complete(): boolean
+  /** The answer's id, model and finish reasons, from what was read (the JSON body or the stream's events). */
+  response?(): ResponseFacts | undefined
 }

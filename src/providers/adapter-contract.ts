@@ -34,6 +34,8 @@ export interface Applied {
   readonly tail: number
   /** False when the body says exactly what the client sent: its own bytes go upstream, not a re-serialization. */
   readonly changed: boolean
+  /** Cache breakpoints the adapter added (formats with explicit breakpoints only). */
+  readonly breakpoints?: number
 }
 
 export interface SessionHints {

@@ -4,12 +4,13 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
-import type { Usage } from '../model-call/usage.ts'
+import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import type { Provider, WireFormatDefinition } from '../providers/provider-contract.ts'
 import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
+import type { ModelCallTelemetry } from '../telemetry/telemetry.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -24,6 +25,8 @@ export interface ForwardDeps {
   readonly live?: LiveRecorder
   /** The configured price table (`economy.prices`), for billed tokens and dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** OpenTelemetry export, when configured (src/telemetry/). */
+  readonly telemetry?: ModelCallTelemetry | undefined
 }
 
 export interface ForwardInput {
@@ -59,6 +62,12 @@ export interface ForwardResult {
   /** In ctxgate between the first upstream byte and the first client byte. */
   readonly responseOverheadMs?: number
   readonly ttfbMs?: number
+  /** The answer was an event stream. */
+  readonly streamed?: boolean
+  /** The first request was refused for its length and a smaller one sent instead. */
+  readonly refitted?: boolean
+  /** The answer's id, model and finish reasons, when its reader saw them. */
+  readonly response?: ResponseFacts | undefined
 }
 
 /** What the request side noted for the log line and the accounting, whatever happens next. */

@@ -1,7 +1,8 @@
 import { CtxgateError } from '../errors.ts'
 import { cacheMissSummary, recordRequest, type RequestRecord } from '../metrics/record-request.ts'
 import { Cancellation } from '../upstream/cancellation.ts'
-import type { UpstreamCall } from '../upstream/send-with-retries.ts'
+import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.ts'
+import { traceContextOf } from '../telemetry/telemetry.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { requestTargetProblem } from './request-target.ts'
@@ -21,15 +22,23 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   }
   response.once('close', abortIfClientLeft)
   const retries: string[] = []
+  // Filled only when a span will show them.
+  const attempts: AttemptTiming[] | undefined = deps.telemetry ? [] : undefined
   let result: ForwardResult
   try {
-    result = await forwardOnce(deps, input, cancellation, retries)
+    result = await forwardOnce(deps, input, cancellation, { retries, attempts })
   } catch (error) {
     result = withNotes({}, answerInternalError(input, error))
   } finally {
     response.off('close', abortIfClientLeft)
   }
-  reportRequest(deps, input, result, retries, performance.now() - started)
+  reportRequest(deps, input, result, { retries, attempts, started })
+}
+
+/** What the request collects on its way, for its record. */
+interface Trail {
+  readonly retries: string[]
+  readonly attempts: AttemptTiming[] | undefined
 }
 
 /** The request's steps, each returning what it found: check the target, prepare, send (with the refit), relay. */
@@ -37,7 +46,7 @@ async function forwardOnce(
   deps: ForwardDeps,
   input: ForwardInput,
   cancellation: Cancellation,
-  retries: string[],
+  { retries, attempts }: Trail,
 ): Promise<ForwardResult> {
   const started = performance.now()
   const response = input.reply.raw
@@ -70,6 +79,7 @@ async function forwardOnce(
     cancellation,
     policy: deps.config.retry,
     onRetry: (reason) => retries.push(reason),
+    ...(attempts ? { onAttempt: (attempt: AttemptTiming) => attempts.push(attempt) } : {}),
   }
   const requestOverheadMs = performance.now() - started
   const sent = await sendWithRefit(call, ready.prepared, input.format)
@@ -112,6 +122,9 @@ function withNotes(
     requestOverheadMs,
     responseOverheadMs: step.responseOverheadMs,
     ttfbMs: step.ttfbMs,
+    streamed: step.streamed,
+    refitted: step.refitted,
+    response: step.response,
   }
 }
 
@@ -131,13 +144,14 @@ function reportRequest(
   deps: ForwardDeps,
   input: ForwardInput,
   result: ForwardResult,
-  retries: readonly string[],
-  durationMs: number,
+  trail: Trail & { readonly started: number },
 ): void {
   const route = input.format?.name ?? 'passthrough'
   const provider = input.provider.upstream
+  const { retries } = trail
+  const durationMs = performance.now() - trail.started
   try {
-    const record = requestRecord(result, route, provider, durationMs, retries)
+    const record = requestRecord(result, { route, provider, durationMs, retries }, trail, input)
     recordRequest(deps, record)
     deps.live?.recordRequest(record, input.request.headers['user-agent'])
   } catch (error) {
@@ -178,10 +192,14 @@ function reportRequest(
 /** What metrics, session totals and the live page read, field by field in one fixed shape. */
 function requestRecord(
   result: ForwardResult,
-  route: string,
-  provider: string,
-  durationMs: number,
-  retries: readonly string[],
+  {
+    route,
+    provider,
+    durationMs,
+    retries,
+  }: { route: string; provider: string; durationMs: number; retries: readonly string[] },
+  trail: Trail & { readonly started: number },
+  input: ForwardInput,
 ): RequestRecord {
   return {
     route,
@@ -198,6 +216,12 @@ function requestRecord(
     ttfbMs: result.ttfbMs,
     usage: result.usage,
     accounting: result.accounting,
+    startedAt: trail.started,
+    traceContext: trail.attempts ? traceContextOf(input.request.headers) : undefined,
+    upstreamAttempts: trail.attempts,
+    streamed: result.streamed,
+    refitted: result.refitted,
+    response: result.response,
   }
 }
 

@@ -69,7 +69,14 @@ export async function relayAnswer({
     error: relayed.failure,
     responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
     ttfbMs: reply.firstByteMs,
+    streamed: isEventStream(reply.headers['content-type']),
+    refitted: sent.refitted,
+    response: usage?.response?.(),
   }
+}
+
+function isEventStream(contentType: string | string[] | undefined): boolean {
+  return (firstHeader(contentType) ?? '').toLowerCase().startsWith('text/event-stream')
 }
 
 /** The usage one answer reported, recorded (calibration) before the client has the whole answer. */

@@ -89,7 +89,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
-  const accounting = accountingFor(view.model, identity.sessionId, outcome)
+  const accounting = accountingFor(view.model, identity.sessionId, outcome, kind)
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -112,7 +112,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     log,
     usageReader: () => format.usage({ body: json, headers: incoming }),
     hideUsageChunk,
-    accounting,
+    accounting:
+      applied.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: applied.breakpoints },
     onUsage: (reported) =>
       deps.calibration
         .record(view.model, sentEstimate, promptTokensOf(reported), identity.limitScope, sized)
@@ -155,7 +156,12 @@ function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
 
 /** What the request's metrics, session totals and live page count (refusalAvoided only once served). */
-function accountingFor(model: string, sessionId: string, outcome: PipelineOutcome): Accounting {
+function accountingFor(
+  model: string,
+  sessionId: string,
+  outcome: PipelineOutcome,
+  kind: string | undefined,
+): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
     model,
@@ -164,6 +170,7 @@ function accountingFor(model: string, sessionId: string, outcome: PipelineOutcom
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
+    ...(kind === undefined ? {} : { sessionKind: kind }),
   }
 }
 

@@ -17,6 +17,20 @@ export interface UpstreamCall {
   readonly cancellation: Cancellation
   readonly policy: RetryPolicy
   readonly onRetry?: (reason: RetryReason, delayMs: number) => void
+  /** Told when each attempt ends, whichever way (the trace's child spans). */
+  readonly onAttempt?: (attempt: AttemptTiming) => void
+}
+
+/** One attempt as the trace shows it: when it ran (performance.now()) and how it ended. */
+export interface AttemptTiming {
+  readonly startedAt: number
+  /** The first body byte (or the end of an empty body) arrived, or the attempt failed or was refused. */
+  readonly endedAt: number
+  readonly status?: number
+  /** The attempt was retried for this reason. */
+  readonly retry?: RetryReason
+  /** The connection failed (classify-error.ts's label). */
+  readonly failure?: string
 }
 
 export interface UpstreamReply {
@@ -74,10 +88,27 @@ interface AttemptContext {
 type AttemptStep =
   | { readonly kind: 'answered'; readonly reply: UpstreamReply }
   | { readonly kind: 'failed'; readonly error: UpstreamCallFailed }
-  | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number }
+  | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number; readonly status?: number }
 
 /** One attempt: send, decide on the status, then wait for the first body byte. */
 async function attemptOnce(call: UpstreamCall, policy: RetryPolicy, context: AttemptContext): Promise<AttemptStep> {
+  const startedAt = performance.now()
+  const step = await attemptSteps(call, policy, context)
+  if (call.onAttempt) call.onAttempt(attemptTiming(startedAt, step))
+  return step
+}
+
+function attemptTiming(startedAt: number, step: AttemptStep & { readonly status?: number }): AttemptTiming {
+  const endedAt = performance.now()
+  if (step.kind === 'answered') return { startedAt, endedAt, status: step.reply.status }
+  if (step.kind === 'retry')
+    return step.status === undefined
+      ? { startedAt, endedAt, retry: step.reason }
+      : { startedAt, endedAt, status: step.status, retry: step.reason }
+  return { startedAt, endedAt, failure: step.error.failure.label }
+}
+
+async function attemptSteps(call: UpstreamCall, policy: RetryPolicy, context: AttemptContext): Promise<AttemptStep> {
   let response: Awaited<ReturnType<typeof exchange>>
   try {
     response = await exchange(
@@ -94,7 +125,7 @@ async function attemptOnce(call: UpstreamCall, policy: RetryPolicy, context: Att
   if (decision.retry) {
     // Drain the refused answer so its connection goes back to the pool.
     body.discard()
-    return { kind: 'retry', reason: decision.reason, delayMs: decision.delayMs }
+    return { kind: 'retry', reason: decision.reason, delayMs: decision.delayMs, status }
   }
   try {
     const first = await body.next()

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -24,6 +24,7 @@ import {
   upstreamHandshakeHeaders,
 } from './handshake.ts'
 import { ResponsesSocket } from './responses-socket.ts'
+import { traceContextOf, type TraceContextHeaders } from '../telemetry/telemetry.ts'
 
 export interface WebSocketDeps extends RecordDeps {
   readonly config: Readonly<Config>
@@ -184,6 +185,7 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           path,
           maxConversationBytes: deps.config.server.bodyLimitBytes,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
+          ...traceContextField(context.request.headers),
         },
         context.request.headers,
       )
@@ -212,4 +214,9 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
 
 function pathOf(request: IncomingMessage): string {
   return (request.url ?? '/').split('?')[0] ?? '/'
+}
+
+function traceContextField(headers: IncomingHttpHeaders): { traceContext?: TraceContextHeaders } {
+  const traceContext = traceContextOf(headers)
+  return traceContext ? { traceContext } : {}
 }

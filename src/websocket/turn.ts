@@ -5,6 +5,8 @@ import type { Accounting, Prepared } from '../model-call/prepared.ts'
 import type { ConversationPlan } from './conversation.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
 import { wireFormat } from '../providers/registry.ts'
+import type { TraceContextHeaders } from '../telemetry/telemetry.ts'
+import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 
 /** The upstream the Responses socket talks to, from the provider registry. */
 const socketProvider = wireFormat('openai-responses')?.provider.upstream ?? 'openai'
@@ -81,6 +83,7 @@ export class SocketTurn {
         : {}),
       ...(usage && ending.status === 200 ? { usage } : {}),
       ...(this.accounting ? { accounting: this.accounting } : {}),
+      ...(deps.telemetry ? this.#traceFields(deps, now) : {}),
     }
     try {
       recordRequest(deps, record)
@@ -89,6 +92,24 @@ export class SocketTurn {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }
     this.#writeLog(deps, ending, record.durationMs, usage)
+  }
+
+  /** The span's start, parent (the handshake's traceparent) and the one upstream send, from `response.create` to its first event. */
+  #traceFields(deps: TurnDeps, now: number) {
+    const attempt: AttemptTiming | undefined =
+      this.sentAt === undefined
+        ? undefined
+        : this.firstEventAt === undefined
+          ? { startedAt: this.sentAt, endedAt: now }
+          : { startedAt: this.sentAt, endedAt: this.firstEventAt, status: 200 }
+    return {
+      startedAt: this.started,
+      ...(deps.traceContext ? { traceContext: deps.traceContext } : {}),
+      upstreamAttempts: attempt ? [attempt] : [],
+      streamed: true,
+      refitted: this.refitted,
+      response: this.usage?.response?.(),
+    }
   }
 
   #writeLog(deps: TurnDeps, ending: TurnEnding, durationMs: number, usage: Usage | undefined): void {
@@ -127,6 +148,8 @@ export interface TurnDeps extends RecordDeps {
   readonly userAgent?: string
   readonly socketId: string
   readonly path: string
+  /** The handshake's traceparent: every response on the socket joins that trace. */
+  readonly traceContext?: TraceContextHeaders
 }
 
 export interface TurnEnding {

@@ -6,6 +6,8 @@ import { loadConfig, type DeepPartial } from '../../src/config/load-config.ts'
 import type { Config } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/log/logger.ts'
 import { startMockServer, type MockServer, type MockServerOptions } from '../../src/mock/server.ts'
+import type { Telemetry } from '../../src/telemetry/telemetry.ts'
+import type { Logger } from 'pino'
 
 export interface Stack {
   /** Base URL of ctxgate, e.g. http://127.0.0.1:PORT */
@@ -24,6 +26,8 @@ export interface StackOptions {
   readonly prepareFor?: AppDeps['prepareFor']
   /** pino level of the captured log (default info). */
   readonly logLevel?: string
+  /** OpenTelemetry export, made once the config (the upstreams' addresses) is known. */
+  readonly telemetry?: (config: Readonly<Config>, logger: Logger) => Telemetry
 }
 
 /** A fake upstream and a ctxgate pointed at it, both on real loopback ports. */
@@ -45,11 +49,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       callback()
     },
   })
+  const logger = createLogger(options.logLevel ?? 'info', sink)
+  const telemetry = options.telemetry?.(config, logger)
   const app = await buildApp({
     config,
-    logger: createLogger(options.logLevel ?? 'info', sink),
+    logger,
     registry: new Registry(),
     ...(options.prepareFor ? { prepareFor: options.prepareFor } : {}),
+    ...(telemetry ? { telemetry } : {}),
   })
   await app.server.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.server.address() as AddressInfo

@@ -9,7 +9,11 @@ interface Panel {
 }
 const dashboard = JSON.parse(
   readFileSync(new URL('../../deploy/grafana/ctxgate-dashboard.json', import.meta.url), 'utf8'),
-) as { templating: { list: { name: string; query?: unknown }[] }; panels: Panel[] }
+) as {
+  templating: { list: { name: string; query?: unknown }[] }
+  panels: Panel[]
+  links?: { title: string; url: string }[]
+}
 const expressions = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr))
 /** Every metric selector in an expression: the name and what is between its braces. */
 const selectors = (expr: string) =>
@@ -48,5 +52,16 @@ describe('Grafana dashboard', () => {
     const prompt = dashboard.panels.find((panel) => panel.title.startsWith('Prompt tokens by kind'))
     expect(prompt?.targets?.[0]?.expr).toContain('kind!="output"')
     expect(expressions.some((expr) => expr.includes('ctxgate_store_errors_total'))).toBe(true)
+  })
+
+  it('links to the model call spans ctxgate exports, in Tempo', () => {
+    const link = dashboard.links?.find((candidate) => candidate.title.includes('traces'))
+    const panes = JSON.parse(new URL(link?.url ?? '', 'http://grafana').searchParams.get('panes') ?? '{}') as {
+      a?: { queries?: { query: string; queryType: string }[] }
+    }
+    expect(panes.a?.queries?.[0]?.queryType).toBe('traceql')
+    expect(panes.a?.queries?.[0]?.query).toBe(
+      '{ resource.service.name = "ctxgate" && span.gen_ai.operation.name = "chat" }',
+    )
   })
 })

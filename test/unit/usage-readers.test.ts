@@ -169,3 +169,39 @@ describe('OpenAI usage reader', () => {
     expect(usage?.inputTokens).toBe(0)
   })
 })
+
+describe('what an answer says about itself (gen_ai.response.*)', () => {
+  it('reads an Anthropic answer’s id, model and stop reason from JSON and from a stream', () => {
+    const json = createAnthropicUsageReader()
+    json.fromJson({ id: 'msg_1', model: 'claude-sonnet-5', stop_reason: 'end_turn', usage: { input_tokens: 1 } })
+    expect(json.response?.()).toEqual({ id: 'msg_1', model: 'claude-sonnet-5', finishReasons: ['end_turn'] })
+    const stream = createAnthropicUsageReader()
+    feed(stream, [
+      ['message_start', { type: 'message_start', message: { id: 'msg_2', model: 'claude-sonnet-5', usage: {} } }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 3 } }],
+    ])
+    expect(stream.response?.()).toEqual({ id: 'msg_2', model: 'claude-sonnet-5', finishReasons: ['tool_use'] })
+  })
+
+  it('reads Chat Completions finish reasons and a Responses status', () => {
+    const chat = createOpenAIUsageReader()
+    feed(chat, [
+      [undefined, { id: 'chatcmpl-1', model: 'gpt-5', choices: [{ delta: { content: 'hi' }, finish_reason: null }] }],
+      [undefined, { id: 'chatcmpl-1', model: 'gpt-5', choices: [{ delta: {}, finish_reason: 'stop' }] }],
+      [undefined, { id: 'chatcmpl-1', model: 'gpt-5', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }],
+      [undefined, '[DONE]'],
+    ])
+    expect(chat.response?.()).toEqual({ id: 'chatcmpl-1', model: 'gpt-5', finishReasons: ['stop'] })
+    const responses = createOpenAIUsageReader()
+    feed(responses, [
+      [
+        'response.completed',
+        {
+          type: 'response.completed',
+          response: { id: 'resp_1', model: 'gpt-5', status: 'completed', usage: { input_tokens: 4, output_tokens: 1 } },
+        },
+      ],
+    ])
+    expect(responses.response?.()).toEqual({ id: 'resp_1', model: 'gpt-5', finishReasons: ['completed'] })
+  })
+})

@@ -57,9 +57,9 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    const marked = placeBreakpoints(out, options)
+    const breakpoints = placeBreakpoints(out, options)
     const headers: Record<string, string> = {}
-    let changed = options.edits.length > 0 || out['system'] !== body['system'] || marked
+    let changed = options.edits.length > 0 || out['system'] !== body['system'] || breakpoints > 0
     if (
       options.thinkingBound &&
       options.firstEditedMessage >= 0 &&
@@ -70,7 +70,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
       headers['anthropic-beta'] = bindingBeta
       changed = true
     }
-    return { body: out, headers, tail: messages.length - 1, changed }
+    return { body: out, headers, tail: messages.length - 1, changed, breakpoints }
   },
 }
 
@@ -247,9 +247,9 @@ function withSystemNote(system: unknown, note: string): unknown {
 
 /**
  * Fill free cache_control slots (docs/rewriting.md, cache breakpoints): newest block, previous request's tail (unless a marker after it
- * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. True when it marked any.
+ * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. Returns how many it added.
  */
-function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
+function placeBreakpoints(body: Json, options: ApplyOptions): number {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
   const messages = body['messages'] as Json[]
@@ -317,9 +317,9 @@ function placeBreakpoints(body: Json, options: ApplyOptions): boolean {
     candidates,
     minCacheableTokens: options.minCacheableTokens,
   })
-  if (chosen.length === 0) return false
+  if (chosen.length === 0) return 0
   markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
-  return true
+  return chosen.length
 }
 
 interface MessageScan {

@@ -1,5 +1,12 @@
 import type { CacheDiagnosis } from '../../model-call/cache-diagnosis.ts'
-import type { AnsweredRequest, ServerEdits, TokenCounts, Usage, UsageReader } from '../../model-call/usage.ts'
+import type {
+  AnsweredRequest,
+  ResponseFacts,
+  ServerEdits,
+  TokenCounts,
+  Usage,
+  UsageReader,
+} from '../../model-call/usage.ts'
 import { isJsonObject, numberOrZero, type Json } from '../../util/json.ts'
 import { asksCacheDiagnosis, readCacheDiagnosis } from './cache-diagnosis.ts'
 
@@ -68,21 +75,27 @@ export function createAnthropicUsageReader(request?: AnsweredRequest): UsageRead
   let contextManagement: unknown
   let cacheDiagnosis: CacheDiagnosis | undefined
   let final = false
+  let facts: ResponseFacts | undefined
   const merge = (usage: unknown): void => {
     if (!isJsonObject(usage)) return
     merged ??= {}
     for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) merged[key] = value
   }
   return {
-    fromJson: (body) =>
-      isJsonObject(body) && isJsonObject(body['usage'])
+    fromJson: (body) => {
+      if (!isJsonObject(body)) return undefined
+      facts = { ...messageFacts(body), ...stopReason(body['stop_reason']) }
+      return isJsonObject(body['usage'])
         ? anthropicUsage(body['usage'], body['context_management'], diagnosed ? readCacheDiagnosis(body) : undefined)
-        : undefined,
+        : undefined
+    },
     onEvent(event) {
       if (event.event !== 'message_start' && event.event !== 'message_delta') return
       const data = JSON.parse(event.data) as unknown
       if (!isJsonObject(data)) return
       const started = event.event === 'message_start' && isJsonObject(data['message']) ? data['message'] : undefined
+      if (started) facts = messageFacts(started)
+      else if (isJsonObject(data['delta'])) facts = { ...facts, ...stopReason(data['delta']['stop_reason']) }
       if (started && diagnosed) cacheDiagnosis = readCacheDiagnosis(started)
       merge(started ? started['usage'] : data['usage'])
       if (isJsonObject(data['context_management'])) contextManagement = data['context_management']
@@ -90,5 +103,16 @@ export function createAnthropicUsageReader(request?: AnsweredRequest): UsageRead
     },
     complete: () => final,
     result: () => (merged ? anthropicUsage(merged, contextManagement, cacheDiagnosis) : undefined),
+    response: () => facts,
   }
+}
+
+/** A message's id and model (the body of a JSON answer, or message_start's message). */
+function messageFacts(message: Json): ResponseFacts {
+  const { id, model } = message
+  return { ...(typeof id === 'string' ? { id } : {}), ...(typeof model === 'string' ? { model } : {}) }
+}
+
+function stopReason(reason: unknown): ResponseFacts {
+  return typeof reason === 'string' ? { finishReasons: [reason] } : {}
 }

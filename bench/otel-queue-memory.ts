@@ -1,0 +1,74 @@
+/**
+ * What a collector that is down costs in memory: ctxgate (in this process) exporting to a closed
+ * port, against the same with export off, heap after a full GC every `--requests` streamed
+ * requests. The span queue (OTEL_BSP_MAX_QUEUE_SIZE) should show as a step that stops growing.
+ * Usage: node --expose-gc --import tsx bench/otel-queue-memory.ts [--rounds 6] [--requests 1500]
+ */
+import { parseArgs } from 'node:util'
+import { Agent, request } from 'undici'
+import { startTelemetry } from '../src/telemetry/start-telemetry.ts'
+import { loadTelemetrySettings } from '../src/telemetry/telemetry-settings.ts'
+import { startStack } from '../test/helpers/stack.ts'
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '6' }, requests: { type: 'string', default: '1500' } },
+})
+const rounds = Number(values.rounds)
+const perRound = Number(values.requests)
+const gc = (globalThis as { gc?: () => void }).gc
+if (!gc) throw new Error('run with node --expose-gc --import tsx')
+
+const body = JSON.stringify({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  stream: true,
+  messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
+})
+const headers = {
+  'content-type': 'application/json',
+  'x-api-key': 'sk-ant-bench-0001',
+  'anthropic-version': '2023-06-01',
+}
+const streams = 16
+
+async function heapSeries(exporting: boolean): Promise<string[]> {
+  // Port 9 (discard) is closed on loopback: every export is refused.
+  const settings = loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })
+  const stack = await startStack({
+    logLevel: 'silent',
+    ...(exporting && settings ? { telemetry: (config, logger) => startTelemetry(settings, config, logger) } : {}),
+  })
+  const agent = new Agent({ connections: streams })
+  const series: string[] = []
+  try {
+    for (let round = 0; round < rounds; round++) {
+      await Promise.all(
+        Array.from({ length: streams }, async () => {
+          for (let sent = 0; sent < perRound / streams; sent++) {
+            const answer = await request(`${stack.proxyUrl}/v1/messages`, {
+              method: 'POST',
+              headers,
+              body,
+              dispatcher: agent,
+            })
+            await answer.body.text()
+          }
+        }),
+      )
+      gc?.()
+      series.push((process.memoryUsage().heapUsed / 1048576).toFixed(1))
+    }
+  } finally {
+    await agent.close()
+    await stack.close()
+  }
+  return series
+}
+
+console.log(`heap used (MB) after each ${perRound} streamed requests, full GC first:`)
+console.log(
+  '| ctxgate | ' + Array.from({ length: rounds }, (_, round) => `${(round + 1) * perRound}`).join(' | ') + ' |',
+)
+console.log('| --- | ' + Array.from({ length: rounds }, () => '---:').join(' | ') + ' |')
+console.log(`| collector down | ${(await heapSeries(true)).join(' | ')} |`)
+console.log(`| export off | ${(await heapSeries(false)).join(' | ')} |`)

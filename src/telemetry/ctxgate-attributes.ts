@@ -1,0 +1,42 @@
+import type { Attributes } from '@opentelemetry/api'
+import { cacheMissSummary, type RequestRecord } from '../metrics/record-request.ts'
+
+/**
+ * What ctxgate did to the request, beside the GenAI attributes: the rewrite report (its token
+ * counts are ctxgate's estimates, hence the names), the batch, refit and fail-open, the session's
+ * kind and, when a holdout runs, the arm the session is in.
+ */
+export function ctxgateAttributes(record: RequestRecord): Attributes {
+  const attributes: Attributes = {
+    'ctxgate.route': record.route,
+    'ctxgate.outcome': record.outcome,
+    'ctxgate.upstream.attempts': record.attempts,
+  }
+  if (record.retries.length > 0) attributes['ctxgate.upstream.retries'] = record.retries.length
+  if (record.failOpen) attributes['ctxgate.rewrite.fail_open'] = record.failOpen
+  if (record.refitted) attributes['ctxgate.rewrite.refit'] = true
+  const accounting = record.accounting
+  if (!accounting) return attributes
+  const report = accounting.report
+  if (report) {
+    attributes['ctxgate.rewrite.estimated_before'] = report.estimatedBefore
+    attributes['ctxgate.rewrite.estimated_after'] = report.estimatedAfter
+    attributes['ctxgate.rewrite.budget'] = report.budget
+    attributes['ctxgate.rewrite.tokens_removed.fold'] = report.tokensRemoved.fold
+    attributes['ctxgate.rewrite.tokens_removed.clear'] = report.tokensRemoved.clear
+    attributes['ctxgate.rewrite.tokens_removed.drop'] = report.tokensRemoved.drop
+    attributes['ctxgate.rewrite.new_batch'] = report.newBatch
+    if (report.firstNewEdit >= 0) attributes['ctxgate.rewrite.edit_point'] = report.firstNewEdit
+    if (report.firstEditedMessage >= 0) attributes['ctxgate.rewrite.first_edited_message'] = report.firstEditedMessage
+  }
+  if (accounting.batchReason) attributes['ctxgate.rewrite.batch_reason'] = accounting.batchReason
+  if (accounting.breakpointsPlaced !== undefined)
+    attributes['ctxgate.rewrite.breakpoints_placed'] = accounting.breakpointsPlaced
+  if (accounting.refusalAvoided) attributes['ctxgate.rewrite.refusal_avoided'] = true
+  if (accounting.prefixBreak) attributes['ctxgate.cache.prefix_break'] = accounting.prefixBreak
+  if (accounting.sessionKind) attributes['ctxgate.session.kind'] = accounting.sessionKind
+  if (accounting.holdoutArm) attributes['ctxgate.holdout.arm'] = accounting.holdoutArm
+  const miss = cacheMissSummary(record.usage, accounting)
+  if (miss) attributes['ctxgate.cache.miss_reason'] = miss.reason
+  return attributes
+}
