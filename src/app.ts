@@ -89,7 +89,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHealth(server, store, lifecycle.isReady)
   const registerAdmin = (target: FastifyInstance): void => {
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
-    registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
+    registerLiveRoutes(target, {
+      recorder: live,
+      token: config.metrics.token,
+      limits: config.live,
+      registry,
+    })
   }
   if (config.metrics.port === null) registerAdmin(server)
   await registerProxyRoutes(server, { config, forward: forwardDeps, prepareFor })

@@ -1,14 +1,21 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import { LiveEventStreams } from './event-stream.ts'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Registry } from 'prom-client'
+import { defaultStreamLimits, LiveEventStreams, type EventStreamLimits } from './event-stream.ts'
 import type { LiveRecorder } from './live-recorder.ts'
 import { createPageAuth, type PageAuth } from './page-auth.ts'
 import { pageAssets, type AssetName } from './page-assets.ts'
 import { livePageHtml, loginPageHtml } from './page-html.ts'
+import { sharedSnapshotFrame } from './snapshot-frame.ts'
+import { registerStreamMetrics } from './stream-metrics.ts'
 
 export interface LiveRouteDeps {
   readonly recorder: LiveRecorder
   /** The admin token (`metrics.token`); null leaves the page open like /metrics. */
   readonly token: string | null
+  /** The /ctxgate/events caps (`live.*`). */
+  readonly limits?: Partial<EventStreamLimits>
+  /** Where the streams' gauges and counters go. */
+  readonly registry?: Registry
 }
 
 /** Scripts and styles from ctxgate's own paths only; no inline script, nothing from elsewhere. */
@@ -23,11 +30,16 @@ const pageSecurityHeaders = {
 /** GET /ctxgate/ (the page), /ctxgate/events (its stream), /ctxgate/assets/* and POST /ctxgate/login. */
 export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps): void {
   const auth = createPageAuth(deps.token)
-  const streams = new LiveEventStreams()
-  const stopUpdates = deps.recorder.onUpdate((update) => streams.broadcast(update))
+  const limits = { ...defaultStreamLimits, ...deps.limits }
+  let streams: LiveEventStreams | undefined
+  const events = deps.registry ? registerStreamMetrics(deps.registry, () => streams, limits.maxBufferedBytes) : {}
+  streams = new LiveEventStreams(limits, events)
+  const snapshotFrame = sharedSnapshotFrame(() => deps.recorder.snapshot())
+  const open = streams
+  const stopUpdates = deps.recorder.onUpdate((update) => open.broadcast(update))
   server.addHook('preClose', async () => {
     stopUpdates()
-    streams.closeAll()
+    open.closeAll()
   })
 
   void server.register(async (scope) => {
@@ -50,11 +62,7 @@ export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps)
     scope.get('/ctxgate/events', async (request, reply) => {
       if (!auth.allowed(request.headers))
         return reply.code(401).send({ error: 'the live page needs the admin token: open /ctxgate/ to sign in' })
-      if (!streams.hasRoom())
-        return reply.code(503).send({ error: 'too many live pages open on this ctxgate; close one and retry' })
-      const snapshot = await deps.recorder.snapshot()
-      reply.hijack()
-      streams.open(reply.raw, snapshot)
+      return openStream(open, snapshotFrame, request, reply)
     })
     scope.get<{ Params: { name: string } }>('/ctxgate/assets/:name', async (request, reply) => {
       const assets = pageAssets()
@@ -67,6 +75,37 @@ export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps)
         .send(asset.body)
     })
   })
+}
+
+/** The slot is taken before the snapshot is awaited: concurrent opens cannot all pass the cap. */
+async function openStream(
+  streams: LiveEventStreams,
+  snapshotFrame: () => Promise<Buffer>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | undefined> {
+  const slot = streams.reserve()
+  if (!slot) return reply.code(503).send({ error: 'too many live pages open on this ctxgate; close one and retry' })
+  let frame: Buffer
+  try {
+    frame = await snapshotFrame()
+  } catch {
+    slot.release()
+    return reply.code(503).send({ error: 'the live page could not read its history; retry' })
+  }
+  if (request.raw.destroyed || reply.raw.destroyed) {
+    slot.release()
+    return reply
+  }
+  if (!slot.fits(frame.length)) {
+    slot.release()
+    return reply
+      .code(503)
+      .send({ error: 'the live pages open on this ctxgate hold its memory budget (live.maxBufferedBytes); retry soon' })
+  }
+  reply.hijack()
+  slot.open(reply.raw, frame)
+  return undefined
 }
 
 function signIn(auth: PageAuth, presented: string | undefined, reply: FastifyReply): FastifyReply {
