@@ -82,6 +82,10 @@ export interface CtxgateOptions {
   readonly other?: { readonly cli: string; readonly label: string }
   /** A separate upstream for the OpenAI routes (the Anthropic routes use `upstream`). */
   readonly openaiUpstream?: string
+  /** More YAML for the config file (after `rewrite:`), e.g. a budget to measure against. */
+  readonly configYaml?: string
+  /** More environment for the process (e.g. CTXGATE_REDIS_URL). */
+  readonly env?: Record<string, string>
 }
 
 export async function startCtxgate(
@@ -92,7 +96,7 @@ export async function startCtxgate(
   const { other } = options
   const port = await freePort()
   const configFile = join(tmpdir(), `ctxgate-bench-${port}.yaml`)
-  writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n`)
+  writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n${options.configYaml ?? ''}`)
   // As shipped: the default log level (a line per request), written to /dev/null.
   const env = {
     ...process.env,
@@ -100,6 +104,7 @@ export async function startCtxgate(
     CTXGATE_ANTHROPIC_URL: upstream,
     CTXGATE_OPENAI_URL: options.openaiUpstream ?? upstream,
     CTXGATE_CONFIG: configFile,
+    ...options.env,
   }
   const child = spawn(process.execPath, [other?.cli ?? builtCli()], { env, stdio: 'ignore' })
   if (!(await waitForPort(port))) throw new Error('ctxgate did not start')

@@ -20,6 +20,8 @@ import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/disp
 import { clientErrorAnswerer } from './app/client-errors.ts'
 import { registerProxyRoutes } from './app/proxy-routes.ts'
 import { attachWebSockets } from './websocket/attach.ts'
+import { HistoryBudget } from './websocket/history-budget.ts'
+import { registerHistoryMetrics } from './websocket/history-metrics.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 
@@ -85,7 +87,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await store.close?.()
     await live.close()
   })
-  attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
+  const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
+  registerHistoryMetrics(registry, historyBudget)
+  attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
   registerHealth(server, store, lifecycle.isReady)
   const registerAdmin = (target: FastifyInstance): void => {
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })

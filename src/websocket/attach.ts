@@ -23,6 +23,8 @@ import {
   socketUrl,
   upstreamHandshakeHeaders,
 } from './handshake.ts'
+import type { HistoryBudget } from './history-budget.ts'
+import { PreparationGate } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
 
 export interface WebSocketDeps extends RecordDeps {
@@ -33,6 +35,8 @@ export interface WebSocketDeps extends RecordDeps {
   readonly prepare: PrepareBody | undefined
   /** The live page (/ctxgate/): told about every finished response. */
   readonly live?: LiveRecorder
+  /** The memory every socket's kept conversation may take together. */
+  readonly historyBudget?: HistoryBudget
 }
 
 /** The paths the OpenAI route table lists for the Responses API. */
@@ -61,6 +65,8 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
   })
   server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
   const open = new Set<OpenSocket>()
+  // 16 MiB of messages in preparation at once: one 10 MB turn, or many small ones.
+  const preparationGate = new PreparationGate(16 * 1024 * 1024)
   let closing = false
   let sockets = 0
 
@@ -68,7 +74,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
     socket.on('error', () => socket.destroy())
     const refusal = refusalFor(request, deps, clientAllowed, closing)
     if (refusal) return refuseWithError(socket, upstreamOf(request), refusal.error, refusal.status)
-    const context = { request, socket, head, server, accepted, open, socketId: `ws${++sockets}` }
+    const context = { request, socket, head, server, accepted, open, preparationGate, socketId: `ws${++sockets}` }
     try {
       connectUpstream(deps, context)
     } catch (error) {
@@ -131,6 +137,7 @@ interface UpgradeContext {
   readonly server: WebSocketServer
   readonly accepted: WeakMap<IncomingMessage, { lines: string[]; protocol: string }>
   readonly open: Set<OpenSocket>
+  readonly preparationGate: PreparationGate
   readonly socketId: string
 }
 
@@ -183,6 +190,8 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           socketId: context.socketId,
           path,
           maxConversationBytes: deps.config.server.bodyLimitBytes,
+          ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
+          preparationGate: context.preparationGate,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
         },
         context.request.headers,

@@ -89,6 +89,12 @@ export class SocketTurn {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }
     this.#writeLog(deps, ending, record.durationMs, usage)
+    // The socket keeps its latest turn until the next one: the prepared request (and the parsed body its refit holds) goes now.
+    this.prepared = undefined
+    this.plan = { kind: 'untracked' }
+    this.held = undefined
+    this.refitting = undefined
+    this.output.length = 0
   }
 
   #writeLog(deps: TurnDeps, ending: TurnEnding, durationMs: number, usage: Usage | undefined): void {
