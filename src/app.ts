@@ -13,6 +13,7 @@ import type { WireFormat } from './providers/provider-contract.ts'
 import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
+import { adminHostCheck } from './security/host-check.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
@@ -91,7 +92,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHistoryMetrics(registry, historyBudget)
   attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
   registerHealth(server, store, lifecycle.isReady)
+  const hostCheck = adminHostCheck(config)
   const registerAdmin = (target: FastifyInstance): void => {
+    if (hostCheck) target.addHook('onRequest', hostCheck)
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
     registerLiveRoutes(target, {
       recorder: live,

@@ -1,0 +1,70 @@
+import { request } from 'undici'
+import { describe, expect, it } from 'vitest'
+import { startStack } from '../helpers/stack.ts'
+
+const get = async (url: string, host?: string) => {
+  const response = await request(url, { headers: host ? { host } : {} })
+  return { status: response.statusCode, text: await response.body.text() }
+}
+
+describe('the admin surface without an admin token', () => {
+  it('does not let a DNS-rebinding page read /metrics, /ctxgate/sessions or the live page under its own host name', async () => {
+    const stack = await startStack({
+      config: { log: { level: 'silent' }, server: { allowedHosts: ['ctxgate.internal'] } },
+    })
+    try {
+      for (const path of ['/metrics', '/ctxgate/sessions', '/ctxgate/', '/ctxgate/events']) {
+        const refused = await get(`${stack.proxyUrl}${path}`, 'attacker.example:8787')
+        expect(refused.status).toBe(403)
+        expect(refused.text).toContain('DNS rebinding')
+        expect(refused.text).toContain('server.allowedHosts')
+      }
+      for (const host of [
+        '127.0.0.1:8787',
+        'localhost:8787',
+        'LOCALHOST',
+        'app.localhost',
+        '[::1]:8787',
+        '10.0.0.7',
+        'ctxgate.internal:9464',
+      ])
+        expect((await get(`${stack.proxyUrl}/metrics`, host)).status).toBe(200)
+      // Health and proxied routes are not admin: they answer whatever the name.
+      expect((await get(`${stack.proxyUrl}/healthz`, 'attacker.example')).status).toBe(200)
+      expect(stack.mock.requests).toHaveLength(0)
+    } finally {
+      await stack.close()
+    }
+  })
+
+  it('answers any host name once an admin token guards the endpoints', async () => {
+    const token = 'admin-token-0123456789abcdef'
+    const stack = await startStack({ config: { log: { level: 'silent' }, metrics: { token } } })
+    try {
+      const response = await request(`${stack.proxyUrl}/metrics`, {
+        headers: { host: 'ctxgate.example.com', authorization: `Bearer ${token}` },
+      })
+      expect(response.statusCode).toBe(200)
+      await response.body.dump()
+    } finally {
+      await stack.close()
+    }
+  })
+})
+
+describe('the proxy port when a separate metrics port is set', () => {
+  it('does not forward a /metrics scrape upstream: 404 saying where metrics are, and the same for /ctxgate/', async () => {
+    const stack = await startStack({ config: { log: { level: 'silent' }, metrics: { port: 9464 } } })
+    try {
+      for (const path of ['/metrics', '/ctxgate', '/ctxgate/', '/ctxgate/sessions']) {
+        const answer = await get(`${stack.proxyUrl}${path}`)
+        expect(answer.status).toBe(404)
+        expect(answer.text).toContain('metrics port')
+        expect(answer.text).toContain('9464')
+      }
+      expect(stack.mock.requests).toHaveLength(0)
+    } finally {
+      await stack.close()
+    }
+  })
+})
