@@ -68,3 +68,56 @@ describe('the proxy port when a separate metrics port is set', () => {
     }
   })
 })
+
+describe('POST /ctxgate/login', () => {
+  const token = 'admin-token-0123456789abcdef'
+  const login = (url: string, presented: string, headers: Record<string, string> = {}) =>
+    request(`${url}/ctxgate/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ token: presented }).toString(),
+    })
+
+  it('does not take a sign-in form sent by another site (Origin or Sec-Fetch-Site)', async () => {
+    const stack = await startStack({ config: { log: { level: 'silent' }, metrics: { token } } })
+    try {
+      const host = new URL(stack.proxyUrl).host
+      for (const headers of [
+        { origin: 'https://attacker.example' },
+        { origin: 'null' },
+        { 'sec-fetch-site': 'cross-site' },
+      ]) {
+        const refused = await login(stack.proxyUrl, token, headers)
+        expect(refused.statusCode).toBe(403)
+        expect(refused.headers['set-cookie']).toBeUndefined()
+        await refused.body.dump()
+      }
+      const same = await login(stack.proxyUrl, token, { origin: `http://${host}`, 'sec-fetch-site': 'same-origin' })
+      expect(same.statusCode).toBe(303)
+      expect(String(same.headers['set-cookie'])).toMatch(/Max-Age=43200/)
+      await same.body.dump()
+      const cookie = String(same.headers['set-cookie']).split(';')[0]!
+      const page = await request(`${stack.proxyUrl}/ctxgate/`, { headers: { cookie } })
+      expect(page.statusCode).toBe(200)
+      await page.body.dump()
+    } finally {
+      await stack.close()
+    }
+  })
+
+  it('does not let one address guess the token at speed: 429 with retry-after after 5 wrong tokens', async () => {
+    const stack = await startStack({ config: { log: { level: 'silent' }, metrics: { token } } })
+    try {
+      const statuses: number[] = []
+      for (let attempt = 0; attempt < 7; attempt++) {
+        const answer = await login(stack.proxyUrl, `wrong-token-${attempt}-0123456789`)
+        statuses.push(answer.statusCode)
+        if (answer.statusCode === 429) expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0)
+        await answer.body.dump()
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429])
+    } finally {
+      await stack.close()
+    }
+  })
+})
