@@ -47,6 +47,16 @@ const responsesPaths = new Set(responsesFormat?.paths ?? [])
 interface OpenSocket {
   readonly responses: ResponsesSocket | undefined
   close(code: number, reason: string): void
+  /** Settles once the client socket has closed. */
+  readonly closed: Promise<void>
+}
+
+export interface AttachedWebSockets {
+  /**
+   * The shutdown grace is over: every socket still open gets a close frame (1001), a response in
+   * flight an error event first. Resolves once they closed, or after `waitMs`.
+   */
+  closeAll(waitMs: number): Promise<number>
 }
 
 /**
@@ -54,7 +64,7 @@ interface OpenSocket {
  * every `response.create` prepared like a POST; on any other path it is bridged untouched to the
  * upstream the path belongs to. Client authentication applies as on HTTP.
  */
-export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): void {
+export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): AttachedWebSockets {
   const clientAllowed = createTokenCheck(deps.config.auth.tokens)
   const accepted = new WeakMap<IncomingMessage, { lines: string[]; protocol: string }>()
   const server = new WebSocketServer({
@@ -94,6 +104,20 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
     for (const entry of open)
       void (entry.responses?.idle() ?? Promise.resolve()).then(() => entry.close(1001, 'ctxgate is shutting down'))
   })
+  return {
+    async closeAll(waitMs) {
+      const entries = [...open]
+      for (const entry of entries) {
+        entry.responses?.endForShutdown()
+        entry.close(1001, 'ctxgate is shutting down')
+      }
+      let timer: NodeJS.Timeout | undefined
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs).unref()))
+      await Promise.race([Promise.all(entries.map((entry) => entry.closed)), waited])
+      clearTimeout(timer)
+      return entries.length
+    },
+  }
 }
 
 function upstreamOf(request: IncomingMessage): Provider {
@@ -199,10 +223,12 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
     : undefined
   const relay = relayFrames(client, upstream, responses?.hooks)
   responses?.bind(relay)
-  const entry: OpenSocket = { responses, close: relay.close }
+  let closed!: () => void
+  const entry: OpenSocket = { responses, close: relay.close, closed: new Promise((resolve) => (closed = resolve)) }
   context.open.add(entry)
   const opened = performance.now()
   client.once('close', (code: number) => {
+    closed()
     context.open.delete(entry)
     deps.logger.info(
       {

@@ -64,6 +64,18 @@ export class ResponsesSocket {
     return this.#turn && !this.#turn.done ? this.#turn.finished : Promise.resolve()
   }
 
+  /** The shutdown grace is over: a response in flight ends with an error event before the socket closes. */
+  endForShutdown(): void {
+    const turn = this.#turn
+    if (!turn || turn.done) return
+    const message = 'ctxgate is shutting down (its shutdown grace is over) and ended this response; send it again.'
+    ;(this.#relay as FrameRelay).toClient(
+      ctxgateErrorEvent(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', message)),
+      false,
+    )
+    turn.end(this.#deps, { status: turn.firstEventAt === undefined ? 503 : 200, outcome: 'shutdown' })
+  }
+
   bind(relay: FrameRelay): void {
     this.#relay = relay
   }

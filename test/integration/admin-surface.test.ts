@@ -82,11 +82,12 @@ describe('POST /ctxgate/login', () => {
     const stack = await startStack({ config: { log: { level: 'silent' }, metrics: { token } } })
     try {
       const host = new URL(stack.proxyUrl).host
-      for (const headers of [
+      const crossSiteForms: Record<string, string>[] = [
         { origin: 'https://attacker.example' },
         { origin: 'null' },
         { 'sec-fetch-site': 'cross-site' },
-      ]) {
+      ]
+      for (const headers of crossSiteForms) {
         const refused = await login(stack.proxyUrl, token, headers)
         expect(refused.statusCode).toBe(403)
         expect(refused.headers['set-cookie']).toBeUndefined()
