@@ -49,6 +49,8 @@ async function metric(url: string, name: string): Promise<number> {
   return Number(line?.split(' ')[1] ?? Number.NaN)
 }
 
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
+
 async function measure(budgetBytes: number | undefined): Promise<string> {
   const mock = await startMockProcess()
   const configYaml = budgetBytes === undefined ? '' : `websocket:\n  maxHistoryBytes: ${budgetBytes}\n`
@@ -87,11 +89,14 @@ async function measure(budgetBytes: number | undefined): Promise<string> {
     const open = rssMb(ctxgate.pid)
     const held = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes')
     const refused = await metric(ctxgate.url, 'ctxgate_websocket_history_refused_total')
+    const live =
+      (await metric(ctxgate.url, 'nodejs_heap_size_used_bytes')) +
+      (await metric(ctxgate.url, 'nodejs_external_memory_bytes'))
     for (const socket of sockets) socket.close()
-    const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
+
     return (
       `| ${mb(budget)} MiB | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} | +${(open - idle).toFixed(0)} ` +
-      `| ${mb(held)} MiB | ${refused} |`
+      `| ${mb(held)} MiB | ${refused} | ${mb(live)} MiB |`
     )
   } finally {
     await ctxgate.stop()
@@ -102,7 +107,9 @@ async function measure(budgetBytes: number | undefined): Promise<string> {
 console.log(
   `${socketCount} WebSockets, each one response.create of ~${inputMb} MB (20 KB tool outputs), then one continuation`,
 )
-console.log('| budget | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused |')
-console.log('|---:|---:|---:|---:|---:|---:|---:|')
+console.log(
+  '| budget | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | heap used + external |',
+)
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
 console.log(await measure(undefined))
 console.log(await measure(64 * 1024 * 1024))

@@ -7,22 +7,26 @@ export function registerStreamMetrics(
   streams: () => LiveEventStreams | undefined,
   budgetBytes: number,
 ): StreamEvents {
-  new Gauge({
-    name: 'ctxgate_live_streams',
-    help: 'Open /ctxgate/events streams.',
-    registers: [registry],
-    collect() {
-      this.set(streams()?.size ?? 0)
-    },
-  })
-  new Gauge({
-    name: 'ctxgate_live_buffered_bytes',
-    help: 'Bytes written to /ctxgate/events streams and not yet taken by their readers (each stream counted in full).',
-    registers: [registry],
-    collect() {
-      this.set(streams()?.bufferedBytes() ?? 0)
-    },
-  })
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_live_streams',
+      help: 'Open /ctxgate/events streams.',
+      registers: [],
+      collect() {
+        this.set(streams()?.size ?? 0)
+      },
+    }),
+  )
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_live_buffered_bytes',
+      help: 'Bytes written to /ctxgate/events streams and not yet taken by their readers (each stream counted in full).',
+      registers: [],
+      collect() {
+        this.set(streams()?.bufferedBytes() ?? 0)
+      },
+    }),
+  )
   const budget = new Gauge({
     name: 'ctxgate_live_buffered_bytes_budget',
     help: 'The configured ceiling on ctxgate_live_buffered_bytes (live.maxBufferedBytes).',

@@ -63,7 +63,8 @@ describe('SocketConversation', () => {
             // What is kept ends with the output of the response just committed.
             if (plan.kind === 'full' && conversation.tracked && step.output.length > 0) {
               const kept = conversation.plan({ previous_response_id: `resp_${index}`, input: [] })
-              const items = kept.kind === 'full' ? kept.items.map((item) => JSON.parse(item.toString()) as unknown) : []
+              const items =
+                kept.kind === 'full' ? kept.items.map((entry) => JSON.parse(entry.toString()) as unknown) : []
               expect(items.slice(-step.output.length)).toEqual(step.output)
             }
           })
