@@ -11,6 +11,7 @@ import type { HistoryBudget } from './history-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
+import { asCreateMessage, eventType, modelLabel, parseObject, withInput } from './socket-messages.ts'
 import { SocketTurn, type TurnDeps } from './turn.ts'
 
 type Json = Record<string, unknown>
@@ -320,38 +321,4 @@ export class ResponsesSocket {
       error: `close ${code}`,
     })
   }
-}
-
-/** A client's `model` as a label: only a string is a model name (an object may even lack a usable toString). */
-function modelLabel(model: unknown): string {
-  return typeof model === 'string' ? model : 'unknown'
-}
-
-function eventType(data: Buffer): string {
-  const type = parseObject(data)?.['type']
-  return typeof type === 'string' ? type : ''
-}
-
-function parseObject(data: Buffer): Json | undefined {
-  try {
-    const value: unknown = JSON.parse(data.toString('utf8'))
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** The message's fields with `input` (already JSON) in its place, without parsing that JSON again. */
-function withInput(fields: Json, inputJson: string): Buffer {
-  const marker = `\u0000ctxgate-input-${Math.random().toString(36).slice(2)}`
-  const text = JSON.stringify({ ...fields, input: marker })
-  const at = text.indexOf(JSON.stringify(marker))
-  return Buffer.from(text.slice(0, at) + inputJson + text.slice(at + JSON.stringify(marker).length))
-}
-
-/** `{"type":"response.create", …body}` without re-serializing the body. */
-function asCreateMessage(body: Buffer): Buffer {
-  const inner = body.subarray(1)
-  const separator = inner.toString('utf8', 0, 1) === '}' ? '' : ','
-  return Buffer.concat([Buffer.from(`{"type":"response.create"${separator}`), inner])
 }
