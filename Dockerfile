@@ -22,7 +22,8 @@ COPY config ./config
 # Numeric (the image's node user): Kubernetes can only verify runAsNonRoot against a numeric user.
 USER 1000:1000
 EXPOSE 8787
+# The port is the one the container's process was started with (`mock --port 8788` too), else CTXGATE_PORT.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.CTXGATE_PORT||8787)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const a=require('fs').readFileSync('/proc/1/cmdline','utf8').split('\\0'),i=a.indexOf('--port'),p=i>0?a[i+1]:(process.env.CTXGATE_PORT||8787);fetch('http://127.0.0.1:'+p+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "dist/cli.js"]

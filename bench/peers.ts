@@ -82,7 +82,9 @@ export interface CtxgateOptions {
   readonly other?: { readonly cli: string; readonly label: string }
   /** A separate upstream for the OpenAI routes (the Anthropic routes use `upstream`). */
   readonly openaiUpstream?: string
-  /** More environment (OTEL_* for the OpenTelemetry bench), and the name it shows under. */
+  /** More YAML for the config file (after `rewrite:`), e.g. a budget to measure against. */
+  readonly configYaml?: string
+  /** More environment (OTEL_* for the OpenTelemetry bench, CTXGATE_REDIS_URL…), and the name it shows under. */
   readonly env?: Readonly<Record<string, string>>
   readonly label?: string
 }
@@ -95,7 +97,7 @@ export async function startCtxgate(
   const { other } = options
   const port = await freePort()
   const configFile = join(tmpdir(), `ctxgate-bench-${port}.yaml`)
-  writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n`)
+  writeFileSync(configFile, `rewrite:\n  enabled: ${rewrite}\n${options.configYaml ?? ''}`)
   // As shipped: the default log level (a line per request), written to /dev/null.
   const env = {
     ...process.env,

@@ -13,13 +13,17 @@ import type { WireFormat } from './providers/provider-contract.ts'
 import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
+import { adminHostCheck } from './security/host-check.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
 import { clientErrorAnswerer } from './app/client-errors.ts'
 import { registerProxyRoutes } from './app/proxy-routes.ts'
+import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
+import { HistoryBudget } from './websocket/history-budget.ts'
+import { registerHistoryMetrics } from './websocket/history-metrics.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 import type { Telemetry } from './telemetry/telemetry.ts'
@@ -45,6 +49,11 @@ export interface App {
   readonly isReady: () => boolean
   /** Mounts /metrics and /ctxgate/sessions on another server (the separate metrics listener). */
   readonly registerAdmin: (target: FastifyInstance) => void
+  /**
+   * The shutdown grace is over: event streams end with an error event in their provider's format,
+   * WebSockets with a close frame (1001). Resolves once that has been sent (at most `waitMs`).
+   */
+  readonly endInFlight: (waitMs?: number) => Promise<{ streams: number; sockets: number }>
 }
 
 /** Builds the proxy without listening, so tests and the CLI choose the port. */
@@ -61,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const circuitState = store.circuitState?.bind(store)
   if (circuitState && stores.calibration) registerStoreCircuitGauge(registry, circuitState)
   const live = createLiveRecorder(config, registry)
+  const openStreams = new OpenStreams()
   const forwardDeps: ForwardDeps = {
     config,
     upstreams,
@@ -72,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sharedState: store.kind !== 'memory',
     live,
     telemetry: deps.telemetry,
+    openStreams,
   }
   const prepareFor =
     deps.prepareFor ??
@@ -90,15 +101,28 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await live.close()
     await deps.telemetry?.shutdown()
   })
-  attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
+  const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
+  registerHistoryMetrics(registry, historyBudget)
+  const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
   registerHealth(server, store, lifecycle.isReady)
+  const hostCheck = adminHostCheck(config)
   const registerAdmin = (target: FastifyInstance): void => {
+    if (hostCheck) target.addHook('onRequest', hostCheck)
     registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
-    registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
+    registerLiveRoutes(target, {
+      recorder: live,
+      token: config.metrics.token,
+      limits: config.live,
+      registry,
+    })
   }
   if (config.metrics.port === null) registerAdmin(server)
   await registerProxyRoutes(server, { config, forward: forwardDeps, prepareFor })
-  return { server, registry, registerAdmin, isReady: lifecycle.isReady }
+  const endInFlight = async (waitMs = 1_000): Promise<{ streams: number; sockets: number }> => {
+    const streams = openStreams.cutAll()
+    return { streams, sockets: await sockets.closeAll(waitMs) }
+  }
+  return { server, registry, registerAdmin, isReady: lifecycle.isReady, endInFlight }
 }
 
 function createServer(config: Readonly<Config>, logger: Logger): FastifyInstance {

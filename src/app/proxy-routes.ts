@@ -48,9 +48,13 @@ export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRo
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
     scope.setErrorHandler(providerShapedErrors)
     // ctxgate's own namespace never reaches an upstream (nor does the live page's cookie with it).
-    scope.all('/ctxgate/*', async (_request, reply) =>
-      reply.code(404).send({ error: 'no such ctxgate endpoint (see /ctxgate/, /ctxgate/sessions, /metrics)' }),
-    )
+    const notHere = adminNotHere(deps.config)
+    scope.all('/ctxgate/*', notHere)
+    if (deps.config.metrics.port !== null) {
+      // With a metrics port, a scrape sent here must not become three upstream attempts.
+      scope.all('/metrics', notHere)
+      scope.all('/ctxgate', notHere)
+    }
     scope.all('/*', (request, reply) =>
       forward(deps.forward, {
         request,
@@ -60,6 +64,18 @@ export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRo
       }),
     )
   })
+}
+
+/** The 404 for ctxgate's own paths on the proxy port: it says where they are served. */
+function adminNotHere(
+  config: Readonly<Config>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  const port = config.metrics.port
+  const error =
+    port === null
+      ? 'no such ctxgate endpoint (see /ctxgate/, /ctxgate/sessions, /metrics)'
+      : `not served on the proxy port: /metrics, /ctxgate/sessions and the live page /ctxgate/ are on the metrics port (metrics.port, CTXGATE_METRICS_PORT: ${port}) at ${config.metrics.host}`
+  return async (_request, reply) => reply.code(404).send({ error })
 }
 
 /** Client authentication, when configured, guards every proxied route (not health or admin). */

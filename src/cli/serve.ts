@@ -55,8 +55,14 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
       'shutting down: no new connections, in-flight requests may finish',
     )
     const deadline = setTimeout(() => {
-      logger.warn('grace period over; exiting with requests still open')
-      process.exit(0)
+      // Streams get an error event and sockets a close frame before the process goes, not a dropped connection.
+      void app.endInFlight().then(
+        (cut) => {
+          logger.warn(cut, 'grace period over; open streams ended with an error event, sockets closed with 1001')
+          process.exit(0)
+        },
+        () => process.exit(0),
+      )
     }, config.server.shutdownGraceMs)
     deadline.unref()
     Promise.all([app.server.close(), metricsServer?.close()])

@@ -73,6 +73,11 @@ export const configSchema = z.strictObject({
     requestTimeoutMs: z.number().int().min(100),
     /** Add x-ctxgate-* headers saying what ctxgate did to each request (a request can ask with x-ctxgate-debug). */
     responseHeaders: z.boolean(),
+    /**
+     * Host names (besides loopback names and IP literals) the admin endpoints answer to when no admin
+     * token is set: a DNS-rebinding page reaches them under its own name, which this list refuses.
+     */
+    allowedHosts: z.array(z.string().min(1)),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -153,6 +158,18 @@ export const configSchema = z.strictObject({
     host: z.string().min(1),
     /** When set, /metrics and /ctxgate/sessions need `authorization: Bearer <token>`. */
     token: z.string().min(16, 'must be at least 16 characters').nullable(),
+  }),
+  live: z.strictObject({
+    /** /ctxgate/events streams open at once; more get 503. */
+    maxStreams: z.number().int().min(1),
+    /** Bytes written to all /ctxgate/events streams and not yet taken by their readers (snapshots included). */
+    maxBufferedBytes: z.number().int().min(65_536),
+    /** A stream that delivered nothing but heartbeats for this long is ended (the page reconnects). */
+    idleTimeoutMs: z.number().int().min(1_000),
+  }),
+  websocket: z.strictObject({
+    /** In-memory size of the Responses conversations kept across all sockets; past it a socket is forwarded as sent. */
+    maxHistoryBytes: z.number().int().min(0),
   }),
   auth: z.strictObject({
     /** When non-empty, every proxied request needs `x-ctxgate-auth: <one of these>` (never forwarded). */

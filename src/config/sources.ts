@@ -46,6 +46,12 @@ export const settings: readonly Setting[] = [
     description: 'Add x-ctxgate-* headers saying what ctxgate did to each request.',
   },
   {
+    path: ['server', 'allowedHosts'],
+    env: 'CTXGATE_ALLOWED_HOSTS',
+    type: 'list',
+    description: 'Comma-separated host names the admin endpoints answer to without an admin token.',
+  },
+  {
     path: ['log', 'level'],
     env: 'CTXGATE_LOG_LEVEL',
     flag: 'log-level',

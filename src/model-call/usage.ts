@@ -27,6 +27,24 @@ export interface Usage extends TokenCounts {
   readonly cacheDiagnosis?: CacheDiagnosis
 }
 
+/**
+ * The largest token count one answer may report: far above any model's window (the largest
+ * published is about 10M tokens). Anything larger, negative or not a finite number is a broken or
+ * hostile upstream, and counts as 0, so it never reaches a counter, a session total or the page.
+ */
+export const maxReportedTokens = 100_000_000
+
+/** One reported token count, bounded: a whole number in 0…maxReportedTokens, else 0. */
+export function tokenCount(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > maxReportedTokens) return 0
+  return Math.floor(value)
+}
+
+/** A sum of reported counts, kept within the same bound (many passes cannot add up past it). */
+export function boundedSum(a: number, b: number): number {
+  return Math.min(maxReportedTokens, a + b)
+}
+
 export const zeroUsage: Usage = {
   inputTokens: 0,
   cacheWrite5mTokens: 0,

@@ -1,3 +1,4 @@
+import type { OpenStreams } from '../stream/open-streams.ts'
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
@@ -23,6 +24,8 @@ export interface ForwardDeps {
   readonly sharedState: boolean
   /** The live page (/ctxgate/): told about every finished request. */
   readonly live?: LiveRecorder
+  /** The event streams being relayed, so a shutdown past its grace can end each with an error event. */
+  readonly openStreams?: OpenStreams
   /** The configured price table (`economy.prices`), for billed tokens and dollars. */
   readonly prices?: readonly ModelPrices[]
   /** OpenTelemetry export, when configured (src/telemetry/). */

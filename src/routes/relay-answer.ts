@@ -51,6 +51,7 @@ export async function relayAnswer({
       : {}),
     ...(filter ? { filter } : {}),
     abortUpstream: () => cancellation.cancel(),
+    ...(deps.openStreams ? { openStreams: deps.openStreams } : {}),
   })
   const usageReported = reported?.usage
   return {

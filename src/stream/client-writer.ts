@@ -7,6 +7,7 @@ export class ClientWriter {
   #bytes = 0
   #firstWriteAt: number | undefined
   #clientGone = false
+  #cutShort = false
   readonly #onClose: () => void
 
   constructor(response: ServerResponse, abortUpstream: () => void) {
@@ -31,6 +32,19 @@ export class ClientWriter {
     this.#firstWriteAt ??= performance.now()
     this.#bytes += chunk.length
     if (!this.response.write(chunk)) await drained(this.response)
+  }
+
+  /** Ends the answer with a last frame, and nothing more goes out (the shutdown grace is over). */
+  cut(lastFrame: string): void {
+    if (this.#clientGone || this.response.writableEnded || this.response.destroyed) return
+    this.#clientGone = true
+    this.#cutShort = true
+    this.response.end(lastFrame)
+  }
+
+  /** Whether `cut` ended the answer. */
+  get wasCut(): boolean {
+    return this.#cutShort
   }
 
   /** Stops watching for the client leaving (the relay is ending). */

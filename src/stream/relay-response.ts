@@ -7,6 +7,7 @@ import { classifyUpstreamError } from '../upstream/classify-error.ts'
 import { firstHeader } from '../util/headers.ts'
 import type { ChunkFilter } from './chunk-filter.ts'
 import { ClientWriter } from './client-writer.ts'
+import type { OpenStreams } from './open-streams.ts'
 import type { RelayResult } from './relay-result.ts'
 import { createSseTap, type SseTap } from './sse-tap.ts'
 
@@ -33,6 +34,8 @@ export interface RelayOptions {
   readonly usageComplete?: () => boolean
   /** Aborts the upstream request; called when the client goes away. */
   readonly abortUpstream: () => void
+  /** Where an event stream registers itself, so a shutdown past its grace can end it with an error event. */
+  readonly openStreams?: OpenStreams
 }
 
 /**
@@ -105,6 +108,12 @@ async function relayEventStream(
 ): Promise<RelayResult> {
   const tap = createSseTap(guard(options.onEvent))
   const hold = options.settleFirst === true
+  const unregister = options.openStreams?.add(() => {
+    const message =
+      'ctxgate is shutting down (its shutdown grace is over) and ended this stream; send the request again.'
+    writer.cut((tap.atEventBoundary ? '' : '\n\n') + options.errorShape.streamEvent('upstream_unreachable', message))
+    options.abortUpstream()
+  })
   try {
     await forEachChunk(options.reply, writer, async (chunk) => {
       tap.push(chunk)
@@ -113,8 +122,12 @@ async function relayEventStream(
       await writer.send(filter ? filter.push(chunk) : chunk)
     })
   } catch (error) {
+    if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
     return endStreamAfterFailure(writer, options, settle, tap, error)
+  } finally {
+    unregister?.()
   }
+  if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
   writer.release()
   tap.end()
   if (hold) await settle.run()

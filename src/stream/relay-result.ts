@@ -1,4 +1,4 @@
-export type RelayOutcome = 'complete' | 'client_closed' | 'upstream_failed'
+export type RelayOutcome = 'complete' | 'client_closed' | 'upstream_failed' | 'shutdown'
 
 export interface RelayResult {
   readonly outcome: RelayOutcome

@@ -23,6 +23,8 @@ import {
   socketUrl,
   upstreamHandshakeHeaders,
 } from './handshake.ts'
+import type { HistoryBudget } from './history-budget.ts'
+import { PreparationGate } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
 import { traceContextOf, type TraceContextHeaders } from '../telemetry/telemetry.ts'
 
@@ -34,6 +36,8 @@ export interface WebSocketDeps extends RecordDeps {
   readonly prepare: PrepareBody | undefined
   /** The live page (/ctxgate/): told about every finished response. */
   readonly live?: LiveRecorder
+  /** The memory every socket's kept conversation may take together. */
+  readonly historyBudget?: HistoryBudget
 }
 
 /** The paths the OpenAI route table lists for the Responses API. */
@@ -44,6 +48,16 @@ const responsesPaths = new Set(responsesFormat?.paths ?? [])
 interface OpenSocket {
   readonly responses: ResponsesSocket | undefined
   close(code: number, reason: string): void
+  /** Settles once the client socket has closed. */
+  readonly closed: Promise<void>
+}
+
+export interface AttachedWebSockets {
+  /**
+   * The shutdown grace is over: every socket still open gets a close frame (1001), a response in
+   * flight an error event first. Resolves once they closed, or after `waitMs`.
+   */
+  closeAll(waitMs: number): Promise<number>
 }
 
 /**
@@ -51,7 +65,7 @@ interface OpenSocket {
  * every `response.create` prepared like a POST; on any other path it is bridged untouched to the
  * upstream the path belongs to. Client authentication applies as on HTTP.
  */
-export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): void {
+export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): AttachedWebSockets {
   const clientAllowed = createTokenCheck(deps.config.auth.tokens)
   const accepted = new WeakMap<IncomingMessage, { lines: string[]; protocol: string }>()
   const server = new WebSocketServer({
@@ -62,6 +76,8 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
   })
   server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
   const open = new Set<OpenSocket>()
+  // 16 MiB of messages in preparation at once: one 10 MB turn, or many small ones.
+  const preparationGate = new PreparationGate(16 * 1024 * 1024)
   let closing = false
   let sockets = 0
 
@@ -69,7 +85,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
     socket.on('error', () => socket.destroy())
     const refusal = refusalFor(request, deps, clientAllowed, closing)
     if (refusal) return refuseWithError(socket, upstreamOf(request), refusal.error, refusal.status)
-    const context = { request, socket, head, server, accepted, open, socketId: `ws${++sockets}` }
+    const context = { request, socket, head, server, accepted, open, preparationGate, socketId: `ws${++sockets}` }
     try {
       connectUpstream(deps, context)
     } catch (error) {
@@ -89,6 +105,20 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): voi
     for (const entry of open)
       void (entry.responses?.idle() ?? Promise.resolve()).then(() => entry.close(1001, 'ctxgate is shutting down'))
   })
+  return {
+    async closeAll(waitMs) {
+      const entries = [...open]
+      for (const entry of entries) {
+        entry.responses?.endForShutdown()
+        entry.close(1001, 'ctxgate is shutting down')
+      }
+      let timer: NodeJS.Timeout | undefined
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs).unref()))
+      await Promise.race([Promise.all(entries.map((entry) => entry.closed)), waited])
+      clearTimeout(timer)
+      return entries.length
+    },
+  }
 }
 
 function upstreamOf(request: IncomingMessage): Provider {
@@ -132,6 +162,7 @@ interface UpgradeContext {
   readonly server: WebSocketServer
   readonly accepted: WeakMap<IncomingMessage, { lines: string[]; protocol: string }>
   readonly open: Set<OpenSocket>
+  readonly preparationGate: PreparationGate
   readonly socketId: string
 }
 
@@ -184,6 +215,8 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           socketId: context.socketId,
           path,
           maxConversationBytes: deps.config.server.bodyLimitBytes,
+          ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
+          preparationGate: context.preparationGate,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
           ...traceContextField(context.request.headers),
         },
@@ -192,10 +225,12 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
     : undefined
   const relay = relayFrames(client, upstream, responses?.hooks)
   responses?.bind(relay)
-  const entry: OpenSocket = { responses, close: relay.close }
+  let closed!: () => void
+  const entry: OpenSocket = { responses, close: relay.close, closed: new Promise((resolve) => (closed = resolve)) }
   context.open.add(entry)
   const opened = performance.now()
   client.once('close', (code: number) => {
+    closed()
     context.open.delete(entry)
     deps.logger.info(
       {

@@ -1,37 +1,47 @@
 /**
  * One WebSocket's conversation as ctxgate relayed it: every input item sent so far and the output
  * items of each response, so a message that only carries `previous_response_id` and new items can
- * be estimated and edited as a whole. Pure: no I/O.
+ * be estimated and edited as a whole. Items are kept as their JSON bytes, not as parsed objects (which
+ * take about four times as much), so what is counted is what is held. Pure: no I/O.
  */
+import { HistoryBudget } from './history-budget.ts'
 
 type Json = Record<string, unknown>
 
 /** How to treat one `response.create` message. */
 export type ConversationPlan =
-  /** The whole input is known: `input` is what a stateless request would carry. */
-  | { readonly kind: 'full'; readonly input: unknown; readonly items: readonly unknown[]; readonly bytes: number }
+  /** The whole input is known: `inputJson` is what a stateless request would carry as `input`. */
+  | { readonly kind: 'full'; readonly inputJson: string; readonly items: readonly Buffer[]; readonly bytes: number }
   /** `previous_response_id` names a response this socket never had, and the service keeps no other. */
   | { readonly kind: 'not-found'; readonly id: string }
   /** History ctxgate does not hold (over the bound, or a stored response it never saw): forward as sent. */
   | { readonly kind: 'untracked' }
 
-export type CommitResult = 'kept' | 'over-bound' | 'untracked'
+export type CommitResult = 'kept' | 'over-bound' | 'over-budget' | 'untracked'
+
+/** A kept item's own bytes plus, as an estimate, its Buffer object and its slot in the list. */
+export const itemOverheadBytes = 160
 
 export class SocketConversation {
   readonly #maxBytes: number
+  readonly #budget: HistoryBudget
   /** Undefined while ctxgate does not know the whole history behind the latest response. */
-  #items: readonly unknown[] | undefined = []
+  #items: readonly Buffer[] | undefined = []
   #bytes = 0
   #latestId: string | undefined
+  #released = false
 
-  constructor(maxBytes: number) {
+  /** `maxBytes` bounds this socket; `budget` is shared by every socket. */
+  constructor(maxBytes: number, budget: HistoryBudget = new HistoryBudget(Number.POSITIVE_INFINITY)) {
     this.#maxBytes = maxBytes
+    this.#budget = budget
   }
 
   get latestResponseId(): string | undefined {
     return this.#latestId
   }
 
+  /** The memory this socket's history holds (item bytes and their estimated overhead). */
   get bytes(): number {
     return this.#bytes
   }
@@ -44,14 +54,16 @@ export class SocketConversation {
     const previous = message['previous_response_id']
     const own = asItems(message['input'])
     if (own === undefined) return { kind: 'untracked' }
-    const ownBytes = byteLength(own)
-    if (previous === undefined || previous === null)
-      return { kind: 'full', input: message['input'], items: own, bytes: ownBytes }
+    const ownItems = own.map(encodeItem)
+    if (previous === undefined || previous === null) {
+      const inputJson = JSON.stringify(message['input'] ?? [])
+      return { kind: 'full', inputJson, items: ownItems, bytes: sizeOf(ownItems) }
+    }
     if (typeof previous !== 'string') return { kind: 'untracked' }
     if (previous === this.#latestId) {
       if (this.#items === undefined) return { kind: 'untracked' }
-      const items = [...this.#items, ...own]
-      return { kind: 'full', input: items, items, bytes: this.#bytes + ownBytes }
+      const items = [...this.#items, ...ownItems]
+      return { kind: 'full', inputJson: `[${items.join(',')}]`, items, bytes: this.#bytes + sizeOf(ownItems) }
     }
     // With store:false the service keeps only the socket's latest response; a stored one may exist upstream.
     return message['store'] === false ? { kind: 'not-found', id: previous } : { kind: 'untracked' }
@@ -60,15 +72,27 @@ export class SocketConversation {
   /** A response finished: it becomes the one `previous_response_id` may continue. */
   commit(plan: ConversationPlan, responseId: string, output: readonly unknown[]): CommitResult {
     this.#latestId = responseId
-    if (plan.kind !== 'full') return this.#forget('untracked')
-    const bytes = plan.bytes + byteLength(output)
+    if (plan.kind !== 'full' || this.#released) return this.#forget('untracked')
+    const outputItems = output.map(encodeItem)
+    const bytes = plan.bytes + sizeOf(outputItems)
     if (bytes > this.#maxBytes) return this.#forget('over-bound')
-    this.#items = [...plan.items, ...output]
+    if (!this.#budget.resize(this.#bytes, bytes)) {
+      this.#bytes = 0
+      return this.#forget('over-budget')
+    }
+    this.#items = [...plan.items, ...outputItems]
     this.#bytes = bytes
     return 'kept'
   }
 
+  /** The socket closed: its history's share of the budget goes back. */
+  release(): void {
+    this.#released = true
+    this.#forget('untracked')
+  }
+
   #forget(result: CommitResult): CommitResult {
+    this.#budget.release(this.#bytes)
     this.#items = undefined
     this.#bytes = 0
     return result
@@ -82,8 +106,16 @@ function asItems(input: unknown): unknown[] | undefined {
   return Array.isArray(input) ? input : undefined
 }
 
-function byteLength(items: readonly unknown[]): number {
+/** An item's JSON in a buffer of its own: a slice of Node's shared pool would keep the whole 8 KiB slab alive. */
+function encodeItem(item: unknown): Buffer {
+  const json = JSON.stringify(item) ?? 'null'
+  const buffer = Buffer.allocUnsafeSlow(Buffer.byteLength(json))
+  buffer.write(json)
+  return buffer
+}
+
+function sizeOf(items: readonly Buffer[]): number {
   let total = 0
-  for (const item of items) total += Buffer.byteLength(JSON.stringify(item) ?? '') + 1
+  for (const item of items) total += item.length + itemOverheadBytes
   return total
 }

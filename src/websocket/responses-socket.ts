@@ -7,8 +7,11 @@ import type { PrepareBody, Prepared } from '../model-call/prepared.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
 import { readResponsesEventRefusal, responsesPreamble } from '../providers/openai/length-refusal.ts'
 import { SocketConversation } from './conversation.ts'
+import type { HistoryBudget } from './history-budget.ts'
+import type { PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
+import { asCreateMessage, eventType, modelLabel, parseObject, withInput } from './socket-messages.ts'
 import { SocketTurn, type TurnDeps } from './turn.ts'
 
 type Json = Record<string, unknown>
@@ -18,7 +21,14 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly prepare: PrepareBody | undefined
   /** Largest conversation (JSON bytes) kept per socket; past it the socket's messages go as sent. */
   readonly maxConversationBytes: number
+  /** Shared by every socket: the memory all kept conversations may take together. */
+  readonly historyBudget?: HistoryBudget
+  /** Shared by every socket: bounds the large messages being parsed and prepared at once. */
+  readonly preparationGate?: PreparationGate
 }
+
+/** Messages smaller than this skip the gate: their parse costs little, and they must not queue behind large ones. */
+const gatedMessageBytes = 256 * 1024
 
 /** Events that may change what the socket's conversation is; anything else is only relayed and counted. */
 const interesting = /"type"\s*:\s*"(response\.(completed|incomplete|failed|output_item\.done)|error)"/
@@ -43,7 +53,7 @@ export class ResponsesSocket {
   constructor(deps: ResponsesSocketDeps, handshake: IncomingHttpHeaders) {
     this.#deps = deps
     this.#handshake = handshake
-    this.#conversation = new SocketConversation(deps.maxConversationBytes)
+    this.#conversation = new SocketConversation(deps.maxConversationBytes, deps.historyBudget)
   }
 
   get turns(): number {
@@ -53,6 +63,18 @@ export class ResponsesSocket {
   /** Resolves when no response is in flight. */
   idle(): Promise<void> {
     return this.#turn && !this.#turn.done ? this.#turn.finished : Promise.resolve()
+  }
+
+  /** The shutdown grace is over: a response in flight ends with an error event before the socket closes. */
+  endForShutdown(): void {
+    const turn = this.#turn
+    if (!turn || turn.done) return
+    const message = 'ctxgate is shutting down (its shutdown grace is over) and ended this response; send it again.'
+    ;(this.#relay as FrameRelay).toClient(
+      ctxgateErrorEvent(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', message)),
+      false,
+    )
+    turn.end(this.#deps, { status: turn.firstEventAt === undefined ? 503 : 200, outcome: 'shutdown' })
   }
 
   bind(relay: FrameRelay): void {
@@ -65,24 +87,58 @@ export class ResponsesSocket {
     upstreamMessage: (data, isBinary) => this.#fromUpstream(data, isBinary),
     upstreamClosed: (code) => this.#upstreamGone(code),
     // As on HTTP: a client that leaves before any event has status 0, after one the upstream's 200.
-    clientClosed: () =>
+    clientClosed: () => {
+      this.#conversation.release()
       this.#turn?.end(this.#deps, {
         status: this.#turn.firstEventAt === undefined ? 0 : 200,
         outcome: 'client_closed',
-      }),
+      })
+    },
   }
 
   async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
+    const gate = this.#deps.preparationGate
+    let leave = gate && data.length >= gatedMessageBytes ? await gate.enter(data.length) : undefined
+    try {
+      const relay = this.#relay as FrameRelay
+      const message = isBinary ? undefined : this.#parseClientMessage(data)
+      if (message?.['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
+      // The service answers one response at a time per socket; the next waits for this one's end (outside the gate).
+      if (this.#turn && !this.#turn.done && leave && gate) {
+        leave()
+        await this.idle()
+        leave = await gate.enter(data.length)
+      } else await this.idle()
+      await this.#startTurn(message, data)
+    } catch (error) {
+      this.#forwardAfterFailure(data, isBinary, error)
+    } finally {
+      leave?.()
+    }
+  }
+
+  /** A message ctxgate failed to read goes on as the client sent it, like any bad input, and the log says why. */
+  #forwardAfterFailure(data: Buffer, isBinary: boolean, error: unknown): void {
+    const turn = this.#turn
+    const reqId = turn ? `${this.#deps.socketId}:${turn.number}` : this.#deps.socketId
+    const reason = error instanceof Error ? error.message : 'unreadable'
+    this.#deps.logger.warn({ reqId, error: reason }, 'websocket message could not be read; forwarded as sent')
+    if (turn && !turn.done && turn.sentAt === undefined) {
+      turn.failOpen = 'prepare'
+      turn.usage ??= createOpenAIUsageReader()
+      turn.sentAs = 'as-sent'
+      turn.sentAt = performance.now()
+    } else if (turn?.sentAt !== undefined && !turn.done) return
+    ;(this.#relay as FrameRelay).toUpstream(data, isBinary)
+  }
+
+  async #startTurn(message: Json, data: Buffer): Promise<void> {
     const relay = this.#relay as FrameRelay
-    const message = isBinary ? undefined : this.#parseClientMessage(data)
-    if (message?.['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
-    // The service answers one response at a time per socket; the next waits for this one's end.
-    await this.idle()
     const turn = new SocketTurn(++this.#turns, data.length)
     this.#turn = turn
     turn.plan = this.#conversation.plan(message)
     if (turn.plan.kind === 'not-found') {
-      turn.accounting = { model: String(message['model'] ?? 'unknown'), refusalAvoided: false }
+      turn.accounting = { model: modelLabel(message['model']), refusalAvoided: false }
       relay.toClient(previousResponseNotFound(turn.plan.id), false)
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
@@ -121,7 +177,7 @@ export class ResponsesSocket {
   async #prepare(turn: SocketTurn, message: Json, original: Buffer): Promise<Buffer | undefined> {
     if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
     const { type: _type, previous_response_id: _previous, ...fields } = message
-    const body = Buffer.from(JSON.stringify({ ...fields, input: turn.plan.input }))
+    const body = withInput(fields, turn.plan.inputJson)
     try {
       const result = await this.#deps.prepare(body, this.#handshake)
       turn.log = result.kind === 'reject' ? result.log : result.prepared.log
@@ -219,7 +275,11 @@ export class ResponsesSocket {
     if (type === 'error') {
       const status = typeof event['status'] === 'number' ? event['status'] : 200
       const error = (event['error'] as Json | undefined)?.['code'] ?? event['code']
-      return turn.end(this.#deps, { status, outcome: 'upstream_error', error: String(error ?? 'error') })
+      return turn.end(this.#deps, {
+        status,
+        outcome: 'upstream_error',
+        error: typeof error === 'string' ? error : 'error',
+      })
     }
     const response = (event['response'] ?? {}) as Json
     const output = Array.isArray(response['output']) && response['output'].length > 0 ? response['output'] : turn.output
@@ -231,11 +291,17 @@ export class ResponsesSocket {
 
   #remember(turn: SocketTurn, responseId: string, output: readonly unknown[]): void {
     const kept = this.#conversation.commit(turn.plan, responseId, output)
-    if (kept !== 'over-bound' || this.#warnedBound) return
+    if ((kept !== 'over-bound' && kept !== 'over-budget') || this.#warnedBound) return
     this.#warnedBound = true
+    const bound =
+      kept === 'over-bound'
+        ? { maxConversationBytes: this.#deps.maxConversationBytes }
+        : { maxHistoryBytes: this.#deps.historyBudget?.max }
     this.#deps.logger.warn(
-      { reqId: `${this.#deps.socketId}:${turn.number}`, maxConversationBytes: this.#deps.maxConversationBytes },
-      'websocket conversation over its bound; this socket is forwarded as sent until the client sends a full input',
+      { reqId: `${this.#deps.socketId}:${turn.number}`, ...bound },
+      kept === 'over-bound'
+        ? 'websocket conversation over its bound; this socket is forwarded as sent until the client sends a full input'
+        : 'websocket histories of all sockets at websocket.maxHistoryBytes; this socket is forwarded as sent until the client sends a full input',
     )
   }
 
@@ -255,25 +321,4 @@ export class ResponsesSocket {
       error: `close ${code}`,
     })
   }
-}
-
-function eventType(data: Buffer): string {
-  const type = parseObject(data)?.['type']
-  return typeof type === 'string' ? type : ''
-}
-
-function parseObject(data: Buffer): Json | undefined {
-  try {
-    const value: unknown = JSON.parse(data.toString('utf8'))
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** `{"type":"response.create", …body}` without re-serializing the body. */
-function asCreateMessage(body: Buffer): Buffer {
-  const inner = body.subarray(1)
-  const separator = inner.toString('utf8', 0, 1) === '}' ? '' : ','
-  return Buffer.concat([Buffer.from(`{"type":"response.create"${separator}`), inner])
 }

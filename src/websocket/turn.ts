@@ -92,6 +92,12 @@ export class SocketTurn {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }
     this.#writeLog(deps, ending, record.durationMs, usage)
+    // The socket keeps its latest turn until the next one: the prepared request (and the parsed body its refit holds) goes now.
+    this.prepared = undefined
+    this.plan = { kind: 'untracked' }
+    this.held = undefined
+    this.refitting = undefined
+    this.output.length = 0
   }
 
   /** The span's start, parent (the handshake's traceparent) and the one upstream send, from `response.create` to its first event. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { clientFamily } from '../../src/live/client-family.ts'
 import { liveEventFrom, sessionDigest, type LiveEvent, type LiveSource } from '../../src/live/live-event.ts'
 import { LiveHistory } from '../../src/live/live-history.ts'
+import { LoginThrottle } from '../../src/live/login-throttle.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
@@ -303,7 +304,7 @@ describe('page auth', () => {
 
   it('lets in a bearer header or the cookie it issued for the token, nothing else', () => {
     const cookie = auth.cookieFor(token)
-    expect(cookie).toMatch(/^ctxgate_live=[\w-]+; Path=\/ctxgate; HttpOnly; SameSite=Strict$/)
+    expect(cookie).toMatch(/^ctxgate_live=\d+\.[\w-]+; Path=\/ctxgate; Max-Age=43200; HttpOnly; SameSite=Strict$/)
     expect(cookie).not.toContain(token)
     const pass = cookieValue(cookie?.split(';')[0], 'ctxgate_live')
     expect(auth.allowed({ cookie: `other=1; ctxgate_live=${pass}` })).toBe(true)
@@ -315,6 +316,33 @@ describe('page auth', () => {
     expect(auth.cookieFor(undefined)).toBeUndefined()
     // Another token issues another cookie.
     expect(createPageAuth(`${token}!`).cookieFor(`${token}!`)).not.toBe(cookie)
+  })
+
+  it('does not let a cookie it issued open the page past its expiry, nor one whose expiry was edited', () => {
+    let now = 1_000_000
+    const timed = createPageAuth(token, () => now)
+    const pass = cookieValue(timed.cookieFor(token)?.split(';')[0], 'ctxgate_live')
+    expect(timed.allowed({ cookie: `ctxgate_live=${pass}` })).toBe(true)
+    const [expiresAt, signature] = (pass ?? '').split('.')
+    expect(timed.allowed({ cookie: `ctxgate_live=${Number(expiresAt) + 1_000_000}.${signature}` })).toBe(false)
+    now += 12 * 60 * 60 * 1000
+    expect(timed.allowed({ cookie: `ctxgate_live=${pass}` })).toBe(false)
+  })
+
+  it('does not let one address, or many together, guess the token quickly', () => {
+    let now = 0
+    const throttle = new LoginThrottle({ perAddress: 5, overall: 8, windowMs: 60_000 }, () => now)
+    for (let attempt = 0; attempt < 5; attempt++) {
+      expect(throttle.retryAfterSeconds('10.0.0.1')).toBe(0)
+      throttle.failed('10.0.0.1')
+    }
+    expect(throttle.retryAfterSeconds('10.0.0.1')).toBe(60)
+    expect(throttle.retryAfterSeconds('10.0.0.2')).toBe(0)
+    for (let attempt = 0; attempt < 3; attempt++) throttle.failed(`10.0.1.${attempt}`)
+    expect(throttle.retryAfterSeconds('10.0.0.9')).toBeGreaterThan(0)
+    now += 60_001
+    expect(throttle.retryAfterSeconds('10.0.0.1')).toBe(0)
+    expect(throttle.retryAfterSeconds('10.0.0.9')).toBe(0)
   })
 
   it('is open when no admin token is configured', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { SocketConversation } from '../../src/websocket/conversation.ts'
+import { itemOverheadBytes, SocketConversation } from '../../src/websocket/conversation.ts'
+import { HistoryBudget } from '../../src/websocket/history-budget.ts'
 
 const user = (text: string) => ({ type: 'message', role: 'user', content: text })
 const answer = (text: string) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] })
@@ -9,10 +10,10 @@ describe('SocketConversation', () => {
   it('continues the latest response with the whole history', () => {
     const conversation = new SocketConversation(1_000_000)
     const first = conversation.plan({ input: 'hi' })
-    expect(first).toMatchObject({ kind: 'full', input: 'hi' })
+    expect(first).toMatchObject({ kind: 'full', inputJson: '"hi"' })
     expect(conversation.commit(first, 'resp_1', [answer('hello')])).toBe('kept')
     const next = conversation.plan({ previous_response_id: 'resp_1', input: [user('more')] })
-    expect(next.kind === 'full' && next.input).toEqual([user('hi'), answer('hello'), user('more')])
+    expect(next.kind === 'full' && JSON.parse(next.inputJson)).toEqual([user('hi'), answer('hello'), user('more')])
   })
 
   it('knows only the latest response: an older id is not found when store is false, untracked otherwise', () => {
@@ -27,8 +28,8 @@ describe('SocketConversation', () => {
   })
 
   it('drops the history past its bound and picks it up again from a full input', () => {
-    const conversation = new SocketConversation(200)
-    const big = conversation.plan({ input: [user('x'.repeat(300))] })
+    const conversation = new SocketConversation(600)
+    const big = conversation.plan({ input: [user('x'.repeat(700))] })
     expect(conversation.commit(big, 'resp_1', [])).toBe('over-bound')
     expect(conversation.plan({ previous_response_id: 'resp_1', input: [] })).toEqual({ kind: 'untracked' })
     const fresh = conversation.plan({ input: [user('short')] })
@@ -40,7 +41,7 @@ describe('SocketConversation', () => {
     const item = fc.record({ type: fc.constant('message'), role: fc.constant('user'), content: fc.string() })
     fc.assert(
       fc.property(
-        fc.integer({ min: 50, max: 2_000 }),
+        fc.integer({ min: 50, max: 4_000 }),
         fc.array(
           fc.record({
             chain: fc.boolean(),
@@ -62,11 +63,39 @@ describe('SocketConversation', () => {
             // What is kept ends with the output of the response just committed.
             if (plan.kind === 'full' && conversation.tracked && step.output.length > 0) {
               const kept = conversation.plan({ previous_response_id: `resp_${index}`, input: [] })
-              expect(kept.kind === 'full' && kept.items.slice(-step.output.length)).toEqual(step.output)
+              const items =
+                kept.kind === 'full' ? kept.items.map((entry) => JSON.parse(entry.toString()) as unknown) : []
+              expect(items.slice(-step.output.length)).toEqual(step.output)
             }
           })
         },
       ),
     )
+  })
+
+  it('does not let all sockets together hold more than the shared budget: the socket past it is forwarded as sent', () => {
+    const perSocket =
+      Buffer.byteLength(JSON.stringify(user('x'.repeat(9_960))) + JSON.stringify(answer('ok'))) + 2 * itemOverheadBytes
+    const budget = new HistoryBudget(3.5 * perSocket)
+    const sockets = Array.from({ length: 5 }, () => new SocketConversation(1_000_000, budget))
+    const results = sockets.map((socket, index) =>
+      socket.commit(socket.plan({ input: [user('x'.repeat(9_960))] }), `resp_${index}`, [answer('ok')]),
+    )
+    expect(results.filter((result) => result === 'kept')).toHaveLength(3)
+    expect(results.filter((result) => result === 'over-budget')).toHaveLength(2)
+    expect(budget.used).toBeLessThanOrEqual(budget.max)
+    expect(sockets[3]!.plan({ previous_response_id: 'resp_3', input: [] })).toEqual({ kind: 'untracked' })
+    sockets[0]!.release()
+    const retried = sockets[4]!
+    expect(retried.commit(retried.plan({ input: [user('y'.repeat(9_960))] }), 'resp_9', [answer('ok')])).toBe('kept')
+    for (const socket of sockets) socket.release()
+    expect(budget.used).toBe(0)
+  })
+
+  it('counts what it holds, not the JSON text: the kept items are their bytes plus a fixed overhead each', () => {
+    const conversation = new SocketConversation(1_000_000)
+    const plan = conversation.plan({ input: [user('é'.repeat(100))] })
+    conversation.commit(plan, 'resp_1', [])
+    expect(conversation.bytes).toBe(Buffer.byteLength(JSON.stringify(user('é'.repeat(100)))) + itemOverheadBytes)
   })
 })

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import {
   chooseBreakpoints,
   withinLookback,
@@ -45,7 +46,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     const fingerprint = conversationFingerprint(view, (body['messages'] as unknown[])[0])
     const system = body['system']
     const agent = agentFingerprint(body['tools'], Array.isArray(system) ? system : [system])
-    return userId ? { explicit: userId, fingerprint, agent } : { fingerprint, agent }
+    return userId ? { explicit: userIdDigest(userId), fingerprint, agent } : { fingerprint, agent }
   },
 
   apply(body, _view, options): Applied {
@@ -422,4 +423,12 @@ function thinkingAfter(messages: readonly Json[], from: number): boolean {
 
 function thinkingEnabled(thinking: unknown): boolean {
   return isJsonObject(thinking) && thinking['type'] !== 'disabled'
+}
+
+/**
+ * Claude Code's `metadata.user_id` carries its device id (and account): the session is named by a
+ * digest of it, stable across replicas, so logs, /ctxgate/sessions and the page never show the value.
+ */
+export function userIdDigest(userId: string): string {
+  return `u-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`
 }

@@ -1,26 +1,28 @@
 import type { CacheDiagnosis } from '../../model-call/cache-diagnosis.ts'
-import type {
-  AnsweredRequest,
-  ResponseFacts,
-  ServerEdits,
-  TokenCounts,
-  Usage,
-  UsageReader,
+import {
+  boundedSum,
+  tokenCount,
+  type AnsweredRequest,
+  type ResponseFacts,
+  type ServerEdits,
+  type TokenCounts,
+  type Usage,
+  type UsageReader,
 } from '../../model-call/usage.ts'
-import { isJsonObject, numberOrZero, type Json } from '../../util/json.ts'
+import { isJsonObject, type Json } from '../../util/json.ts'
 import { asksCacheDiagnosis, readCacheDiagnosis } from './cache-diagnosis.ts'
 
 /** Anthropic counts: input excludes cache reads and writes; the 5m/1h split sits in `cache_creation`. */
 function anthropicCounts(usage: Json): TokenCounts {
-  const written = numberOrZero(usage['cache_creation_input_tokens'])
+  const written = tokenCount(usage['cache_creation_input_tokens'])
   const breakdown = isJsonObject(usage['cache_creation']) ? usage['cache_creation'] : undefined
-  const oneHour = numberOrZero(breakdown?.['ephemeral_1h_input_tokens'])
+  const oneHour = tokenCount(breakdown?.['ephemeral_1h_input_tokens'])
   return {
-    inputTokens: numberOrZero(usage['input_tokens']),
+    inputTokens: tokenCount(usage['input_tokens']),
     cacheWrite5mTokens: breakdown ? Math.max(0, written - oneHour) : written,
     cacheWrite1hTokens: oneHour,
-    cacheReadTokens: numberOrZero(usage['cache_read_input_tokens']),
-    outputTokens: numberOrZero(usage['output_tokens']),
+    cacheReadTokens: tokenCount(usage['cache_read_input_tokens']),
+    outputTokens: tokenCount(usage['output_tokens']),
   }
 }
 
@@ -30,11 +32,11 @@ function compactionCounts(iterations: unknown): TokenCounts | undefined {
   const passes = iterations.filter((entry): entry is Json => isJsonObject(entry) && entry['type'] === 'compaction')
   if (passes.length === 0) return undefined
   return passes.map(anthropicCounts).reduce((sum, next) => ({
-    inputTokens: sum.inputTokens + next.inputTokens,
-    cacheWrite5mTokens: sum.cacheWrite5mTokens + next.cacheWrite5mTokens,
-    cacheWrite1hTokens: sum.cacheWrite1hTokens + next.cacheWrite1hTokens,
-    cacheReadTokens: sum.cacheReadTokens + next.cacheReadTokens,
-    outputTokens: sum.outputTokens + next.outputTokens,
+    inputTokens: boundedSum(sum.inputTokens, next.inputTokens),
+    cacheWrite5mTokens: boundedSum(sum.cacheWrite5mTokens, next.cacheWrite5mTokens),
+    cacheWrite1hTokens: boundedSum(sum.cacheWrite1hTokens, next.cacheWrite1hTokens),
+    cacheReadTokens: boundedSum(sum.cacheReadTokens, next.cacheReadTokens),
+    outputTokens: boundedSum(sum.outputTokens, next.outputTokens),
   }))
 }
 
@@ -43,7 +45,7 @@ export function serverEditsOf(contextManagement: unknown): ServerEdits | undefin
   const applied = isJsonObject(contextManagement) ? contextManagement['applied_edits'] : undefined
   if (!Array.isArray(applied)) return undefined
   const edits = applied.filter(isJsonObject)
-  const total = (field: string): number => edits.reduce((sum, edit) => sum + numberOrZero(edit[field]), 0)
+  const total = (field: string): number => edits.reduce((sum, edit) => boundedSum(sum, tokenCount(edit[field])), 0)
   return {
     clearedToolUses: total('cleared_tool_uses'),
     clearedThinkingTurns: total('cleared_thinking_turns'),

@@ -1,21 +1,21 @@
-import type { ResponseFacts, Usage, UsageReader } from '../../model-call/usage.ts'
-import { isJsonObject, numberOrZero } from '../../util/json.ts'
+import { tokenCount, type ResponseFacts, type Usage, type UsageReader } from '../../model-call/usage.ts'
+import { isJsonObject } from '../../util/json.ts'
 
 /**
  * OpenAI counts cache reads (`cached_tokens`) and cache writes (`cache_write_tokens`, billed at 1.25×
  * input from GPT-5.6 on) inside prompt_tokens / input_tokens: split both out so kinds never overlap.
  */
 export function openaiUsage(usage: Record<string, unknown>): Usage {
-  const prompt = numberOrZero(usage['prompt_tokens'] ?? usage['input_tokens'])
+  const prompt = tokenCount(usage['prompt_tokens'] ?? usage['input_tokens'])
   const details = usage['prompt_tokens_details'] ?? usage['input_tokens_details']
-  const cached = isJsonObject(details) ? numberOrZero(details['cached_tokens']) : 0
-  const written = isJsonObject(details) ? numberOrZero(details['cache_write_tokens']) : 0
+  const cached = isJsonObject(details) ? tokenCount(details['cached_tokens']) : 0
+  const written = isJsonObject(details) ? tokenCount(details['cache_write_tokens']) : 0
   return {
     inputTokens: Math.max(0, prompt - cached - written),
     cacheWrite5mTokens: written,
     cacheWrite1hTokens: 0,
     cacheReadTokens: cached,
-    outputTokens: numberOrZero(usage['completion_tokens'] ?? usage['output_tokens']),
+    outputTokens: tokenCount(usage['completion_tokens'] ?? usage['output_tokens']),
   }
 }
 

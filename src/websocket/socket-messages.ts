@@ -1,0 +1,37 @@
+/** Reading and writing the JSON messages of a Responses socket, without parsing more than needed. */
+
+type Json = Record<string, unknown>
+
+/** A client's `model` as a label: only a string is a model name (an object may even lack a usable toString). */
+export function modelLabel(model: unknown): string {
+  return typeof model === 'string' ? model : 'unknown'
+}
+
+export function eventType(data: Buffer): string {
+  const type = parseObject(data)?.['type']
+  return typeof type === 'string' ? type : ''
+}
+
+export function parseObject(data: Buffer): Json | undefined {
+  try {
+    const value: unknown = JSON.parse(data.toString('utf8'))
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The message's fields with `input` (already JSON) in its place, without parsing that JSON again. */
+export function withInput(fields: Json, inputJson: string): Buffer {
+  const marker = `\u0000ctxgate-input-${Math.random().toString(36).slice(2)}`
+  const text = JSON.stringify({ ...fields, input: marker })
+  const at = text.indexOf(JSON.stringify(marker))
+  return Buffer.from(text.slice(0, at) + inputJson + text.slice(at + JSON.stringify(marker).length))
+}
+
+/** `{"type":"response.create", …body}` without re-serializing the body. */
+export function asCreateMessage(body: Buffer): Buffer {
+  const inner = body.subarray(1)
+  const separator = inner.toString('utf8', 0, 1) === '}' ? '' : ','
+  return Buffer.concat([Buffer.from(`{"type":"response.create"${separator}`), inner])
+}
