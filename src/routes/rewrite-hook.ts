@@ -8,7 +8,7 @@ import { promptTokensOf } from '../model-call/usage.ts'
 import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
 import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
 import { chatFormat } from '../providers/registry.ts'
-import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts'
+import { limitFloorShare, type Calibration, type ConversationRequest } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
@@ -183,7 +183,7 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
   const { view, limits } = chat
   const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
   // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
-  const remembered = request.deps.calibration.limit(view.model, scope)
+  const remembered = withinLimitBounds(request.deps.calibration.limit(view.model, scope), limits.window)
   const told = request.toldLimit
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
   // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
@@ -193,6 +193,15 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
     ...(learnedLimit === undefined ? {} : { learnedLimit }),
   }
+}
+
+/**
+ * A remembered limit as recordLimit bounds one (between half the window and the window): one read
+ * from a shared store may have been written by anyone, and a limit of 1 would refuse every request.
+ */
+function withinLimitBounds(limit: number | undefined, window: number): number | undefined {
+  if (limit === undefined || !Number.isFinite(limit) || limit >= window) return undefined
+  return Math.max(Math.floor(window * limitFloorShare), Math.floor(limit))
 }
 
 /** A plan re-run at most twice is enough: the factor only rises, towards the prior's. */

@@ -59,6 +59,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #timeoutMs: number
   readonly #finished: RedisFinishedSessions
   #knownSize = 0
+  #repairedKeys = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
     load: (ratioKey, family, scope, conversation) => this.#loadCalibration(ratioKey, family, scope, conversation),
@@ -95,7 +96,23 @@ export class RedisSessionStore implements SessionStore {
       keyPrefix: options.keyPrefix,
     })
     this.#redis.on('error', (error: Error) => options.onError('connection', error))
-    this.#finished = new RedisFinishedSessions(this.#redis, options.idleTtlMs, options.now ?? Date.now)
+    this.#finished = new RedisFinishedSessions(
+      this.#redis,
+      options.idleTtlMs,
+      options.now ?? Date.now,
+      undefined,
+      (keys) => this.#repaired(keys),
+    )
+  }
+
+  /** Wrong-typed keys found and deleted since start (shown on /readyz: something else writes under the prefix). */
+  repairedKeys(): number {
+    return this.#repairedKeys
+  }
+
+  #repaired(keys: number): void {
+    this.#repairedKeys += keys
+    this.#options.onError('wrong-type-repaired', new Error(`deleted ${keys} key(s) of the wrong type under the prefix`))
   }
 
   /** Reachable: connected, and answering in time (the circuit is closed). */
@@ -128,7 +145,13 @@ export class RedisSessionStore implements SessionStore {
     await this.#run('set', () =>
       kind === undefined
         ? this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
-        : this.#finished.write({ conversationKey: key, json, kind, lastSeen, requests, ...kindBefore }),
+        : this.#finished
+            .write({ conversationKey: key, json, kind, lastSeen, requests, ...kindBefore })
+            .catch((error: unknown) => {
+              // Filing under the kind failed (not a timeout): the conversation's own state is saved all the same.
+              this.#options.onError('finished-write', error as Error)
+              return this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
+            }),
     )
   }
 
@@ -143,19 +166,37 @@ export class RedisSessionStore implements SessionStore {
     scope: string,
     conversation: string | undefined,
   ): Promise<{ ratios: readonly number[]; limit?: number; conversation?: ConversationMemory } | undefined> {
+    const limitKey = `limit:${family}:${scope}`
     const result = await this.#run('calibration-load', () => {
-      const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(`limit:${family}:${scope}`)
+      const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(limitKey).pttl(limitKey)
       return (conversation === undefined ? multi : multi.get(`calconv:${conversation}`)).exec()
     })
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
-    const limit = Number(result[1]?.[1])
-    const taught = parsedJson(result[2]?.[1]) as ConversationMemory | undefined
+    const limit = this.#validLimit(limitKey, result[1]?.[1], Number(result[2]?.[1]))
+    const taught = parsedJson(result[3]?.[1]) as ConversationMemory | undefined
     return {
       ratios,
-      ...(Number.isFinite(limit) && limit > 0 ? { limit } : {}),
+      ...(limit === undefined ? {} : { limit }),
       ...(taught === undefined ? {} : { conversation: taught }),
     }
+  }
+
+  /**
+   * A stored limit as ctxgate writes one: a whole number of tokens on a key that expires within the
+   * idle TTL. Anything else (garbage, a key left with no TTL, which would never expire) is dropped.
+   */
+  #validLimit(key: string, raw: unknown, ttlMs: number): number | undefined {
+    if (raw === null || raw === undefined) return undefined
+    const limit = Number(raw)
+    const wellFormed = Number.isSafeInteger(limit) && limit > 0 && ttlMs > 0 && ttlMs <= this.#options.idleTtlMs
+    if (wellFormed) return limit
+    this.#options.onError(
+      'calibration-limit-invalid',
+      new Error(`ignored and deleted a stored limit that ctxgate did not write (ttl ${ttlMs} ms)`),
+    )
+    this.#redis.del(key).catch(() => undefined)
+    return undefined
   }
 
   /** A conversation's memory lives beside its state, one small key per conversation, and idles out like it. */
@@ -179,7 +220,8 @@ export class RedisSessionStore implements SessionStore {
 
   /** Learned limits expire, so a wrong one cannot outlive its TTL even if nothing corrects it. */
   async #pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void> {
-    const expiry = ttlMs > 0 ? ttlMs : this.#options.idleTtlMs
+    // Never longer than the idle TTL: a read takes a longer-lived key for one ctxgate did not write.
+    const expiry = Math.min(ttlMs > 0 ? ttlMs : this.#options.idleTtlMs, this.#options.idleTtlMs)
     await this.#run('calibration-limit', () => this.#redis.set(`limit:${family}:${scope}`, String(limit), 'PX', expiry))
   }
 
