@@ -126,6 +126,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
             sized,
             planned: outcome.report.estimatedAfter,
             state,
+            bytes: body.length,
           }),
         }),
   }
@@ -332,6 +333,8 @@ function refitFor(
     readonly sized: ConversationRequest
     readonly planned: number
     readonly state: ConversationState | undefined
+    /** Size of the refused body: a refit is only worth sending when it is strictly smaller. */
+    readonly bytes: number
   },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
@@ -349,7 +352,10 @@ function refitFor(
       memoryBefore: { state: sent.state },
       ...(limit === undefined ? {} : { toldLimit: limit }),
     })
-    return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
+    // A refit no smaller than what was refused (a lying refusal, or nothing left to take out) would be
+    // refused again, or be larger: the client gets the upstream's refusal instead.
+    if (again.kind !== 'forward' || again.prepared.body.length >= sent.bytes) return undefined
+    return { ...again.prepared, log: { ...again.prepared.log, refit: true } }
   }
 }
 
