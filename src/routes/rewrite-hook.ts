@@ -24,6 +24,7 @@ import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
 import { firstHeader } from '../util/headers.ts'
 import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
+import { spliceJson } from '../util/splice-json.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -68,6 +69,8 @@ interface ReadChat {
   readonly large: boolean
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
+  /** The body as the client wrote it, decoded. */
+  readonly text: string
 }
 
 async function prepareChat(request: HookRequest): Promise<PrepareResult> {
@@ -105,7 +108,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
   const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
   const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
-  const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
+  const body = bodyToSend(request, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
     body,
     headers: applied.headers,
@@ -134,14 +137,19 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
 }
 
 /**
- * The client's own bytes when nothing changed; its bytes with the new fields spliced in when ctxgate
- * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
- * wrote; a serialization of the rewritten body otherwise.
+ * The client's own bytes when nothing changed; else its bytes with only what ctxgate changed written
+ * in (a breakpoint is its `cache_control` field, a cleared result its new content), so numbers keep
+ * the digits the client wrote, escapes and duplicate keys stay. An adapter that cannot promise
+ * shared unchanged parts gets its added top-level fields spliced in, or a serialization of the body.
  */
-function bodyToSend(original: Buffer, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
+function bodyToSend(request: HookRequest, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
+  const { original, format } = request
   if (!applied.changed && !hideUsageChunk) return original
+  const serialize = (value: unknown): string => chat.restoreNumbers(JSON.stringify(value))
+  if (format.adapter.copiesOnWrite === true)
+    return Buffer.from(spliceJson(chat.text, chat.json, applied.body, serialize))
   const added = fieldsAddedOnly(chat.json, applied.body)
-  return added ? addJsonFields(original, added) : Buffer.from(chat.restoreNumbers(JSON.stringify(applied.body)))
+  return added ? addJsonFields(original, added) : Buffer.from(serialize(applied.body))
 }
 
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
@@ -397,12 +405,14 @@ async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String } }
+  const text = parsed?.text ?? ''
+  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String, text } }
 }
 
-function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
+function parseJson(original: Buffer): (ParsedKeepingNumbers & { readonly text: string }) | undefined {
   try {
-    return parseKeepingNumbers(original.toString('utf8'))
+    const text = original.toString('utf8')
+    return { ...parseKeepingNumbers(text), text }
   } catch {
     return undefined
   }

@@ -29,6 +29,8 @@ type Block = Json & { type?: unknown }
 
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
+  copiesOnWrite: true,
+
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
       throw new NotAChatRequest('not a Messages request')
