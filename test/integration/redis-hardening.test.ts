@@ -42,6 +42,12 @@ async function storeOn(prefix: string): Promise<{ store: RedisSessionStore; erro
   return { store, errors }
 }
 
+/** Keeps the event loop busy, as planning other clients' requests does. */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}
+
 async function saveTurn(store: RedisSessionStore, key: string, kind: string): Promise<void> {
   const before = await store.get(key)
   const state: ConversationState = {
@@ -108,6 +114,58 @@ describe('a wrong-typed key of a session kind (N2)', () => {
     expect(state.requests).toBe(requests.length)
     const ready = (await (await request(`${stack.proxyUrl}/readyz`)).body.json()) as Json
     expect(ready).toMatchObject({ status: 'ready', storeReachable: true, storeKeysRepaired: 2 })
+  })
+})
+
+describe('a store timed on a busy event loop (N3)', () => {
+  it('does not time out a reply that arrived while the event loop was busy, nor open the circuit', async () => {
+    const { store, errors } = await storeOn('busy-a:')
+    await saveTurn(store, 'c1', 'agent-a')
+    const tight = new RedisSessionStore({
+      url: redis.url,
+      keyPrefix: 'busy-a:',
+      idleTtlMs,
+      maxSessions: 100,
+      maxStateBytes: 262_144,
+      // A 2 ms share per round trip: Redis on loopback answers in well under that.
+      budgetMs: 8,
+      breakerThreshold: 3,
+      breakerCooldownMs: 60_000,
+      onError: (operation) => errors.push(operation),
+    })
+    opened.push(tight)
+    await eventually(() => expect(tight.healthy()).toBe(true), 10_000)
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const read = tight.finishedLengths('agent-a')
+      // The command is on the wire; the loop is then held far past the deadline, as under CPU load.
+      busyFor(30)
+      await read
+    }
+    expect(errors).not.toContain('finished-read')
+    expect(tight.circuitState()).toBe('closed')
+  })
+
+  it('keeps a conversation’s frozen decisions when Redis does not answer: this replica’s own copy is used', async () => {
+    const { store } = await storeOn('busy-b:')
+    const state: ConversationState = {
+      decisions: { results: { toolu_1: { hash: 'h1', action: 'clear' } } },
+      requests: 7,
+      lastSeen: Date.now(),
+      kind: 'agent-a',
+    }
+    await store.set('c1', state)
+    redis.pause()
+    try {
+      expect(await store.get('c1')).toEqual(state)
+    } finally {
+      redis.resume()
+    }
+    // Its own copy is further along than what Redis kept (a write that did not land): its copy wins.
+    await client.set('busy-b:conv:c1', JSON.stringify({ ...state, requests: 5 }))
+    expect((await store.get('c1'))?.requests).toBe(7)
+    // Another replica went further: Redis wins.
+    await client.set('busy-b:conv:c1', JSON.stringify({ ...state, requests: 9 }))
+    expect((await store.get('c1'))?.requests).toBe(9)
   })
 })
 
