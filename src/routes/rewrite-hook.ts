@@ -24,7 +24,7 @@ import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
 import { firstHeader } from '../util/headers.ts'
 import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
-import { spliceJson } from '../util/splice-json.ts'
+import { spliceJsonBytes } from '../util/splice-json.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -147,7 +147,7 @@ function bodyToSend(request: HookRequest, chat: ReadChat, applied: Applied, hide
   if (!applied.changed && !hideUsageChunk) return original
   const serialize = (value: unknown): string => chat.restoreNumbers(JSON.stringify(value))
   if (format.adapter.copiesOnWrite === true)
-    return Buffer.from(spliceJson(chat.text, chat.json, applied.body, serialize))
+    return spliceJsonBytes(original, chat.text, chat.json, applied.body, serialize)
   const added = fieldsAddedOnly(chat.json, applied.body)
   return added ? addJsonFields(original, added) : Buffer.from(serialize(applied.body))
 }

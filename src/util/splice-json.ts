@@ -14,11 +14,7 @@ export function spliceJson(
   next: unknown,
   serialize: (value: unknown) => string,
 ): string {
-  const patches: Patch[] = []
-  const start = skipWhitespace(text, 0)
-  diffValue(text, start, original, next, patches, serialize)
-  if (patches.length === 0) return text
-  patches.sort((a, b) => a.start - b.start)
+  const patches = changedParts(text, original, next, serialize)
   let out = ''
   let copiedTo = 0
   for (const patch of patches) {
@@ -26,6 +22,41 @@ export function spliceJson(
     copiedTo = patch.end
   }
   return out + text.slice(copiedTo)
+}
+
+/**
+ * The same as bytes: the client's buffer (`bytes`, which decodes to `text`) copied around the
+ * patches, never encoded again as a whole (a 300 KB string costs milliseconds to encode).
+ */
+export function spliceJsonBytes(
+  bytes: Buffer,
+  text: string,
+  original: unknown,
+  next: unknown,
+  serialize: (value: unknown) => string,
+): Buffer {
+  const patches = changedParts(text, original, next, serialize)
+  if (patches.length === 0) return bytes
+  // One byte per character when the text is ASCII; else each offset is counted in UTF-8 bytes.
+  const ascii = bytes.length === text.length
+  const parts: Buffer[] = []
+  let copiedTo = 0
+  let copiedToByte = 0
+  for (const patch of patches) {
+    const startByte = ascii ? patch.start : copiedToByte + Buffer.byteLength(text.slice(copiedTo, patch.start))
+    const endByte = ascii ? patch.end : startByte + Buffer.byteLength(text.slice(patch.start, patch.end))
+    parts.push(bytes.subarray(copiedToByte, startByte), Buffer.from(patch.text))
+    copiedTo = patch.end
+    copiedToByte = endByte
+  }
+  parts.push(bytes.subarray(copiedToByte))
+  return Buffer.concat(parts)
+}
+
+function changedParts(text: string, original: unknown, next: unknown, serialize: (value: unknown) => string): Patch[] {
+  const patches: Patch[] = []
+  diffValue(text, skipWhitespace(text, 0), original, next, patches, serialize)
+  return patches.sort((a, b) => a.start - b.start)
 }
 
 interface Patch {

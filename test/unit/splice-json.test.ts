@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { spliceJson } from '../../src/util/splice-json.ts'
+import { spliceJson, spliceJsonBytes } from '../../src/util/splice-json.ts'
 
 const serialize = (value: unknown): string => JSON.stringify(value)
 
@@ -46,6 +46,15 @@ describe('spliceJson', () => {
     )
   })
 
+  it('counts offsets in UTF-8 bytes when the text is not ASCII', () => {
+    const text = '{"a":"café — ☕ 😀","b":[{"t":"naïve"},{"t":"x"}],"c":"end ü"}'
+    const original = JSON.parse(text) as { b: object[] }
+    const next = { ...original, b: [original.b[0], { ...original.b[1], cache_control: { type: 'ephemeral' } }], c: 'ß' }
+    expect(spliceJsonBytes(Buffer.from(text), text, original, next, serialize).toString()).toBe(
+      '{"a":"café — ☕ 😀","b":[{"t":"naïve"},{"t":"x","cache_control":{"type":"ephemeral"}}],"c":"ß"}',
+    )
+  })
+
   it('replaces only a changed value, and edits the last of duplicate keys (the one a parse keeps)', () => {
     const text = '{ "k": "old", "k": "kept-by-parse", "n": 1.50 }'
     const original = JSON.parse(text) as Record<string, unknown>
@@ -68,6 +77,7 @@ describe('spliceJson', () => {
           const original = JSON.parse(text) as unknown
           const next = editedCopy(original, path, replacement, addField)
           const spliced = spliceJson(text, original, next, serialize)
+          expect(spliceJsonBytes(Buffer.from(text), text, original, next, serialize).toString()).toBe(spliced)
           expect(JSON.parse(spliced)).toEqual(JSON.parse(JSON.stringify(next)))
           if (next === original) expect(spliced).toBe(text)
         },
