@@ -65,12 +65,7 @@ interface Patch {
   readonly text: string
 }
 
-interface Member {
-  readonly key: string
-  readonly start: number
-  readonly end: number
-}
-
+/** Diffs the value at `start` into `patches`; returns the index just past it (one pass over the text). */
 function diffValue(
   text: string,
   start: number,
@@ -78,86 +73,86 @@ function diffValue(
   next: unknown,
   patches: Patch[],
   serialize: (value: unknown) => string,
-): void {
-  if (original === next) return
+): number {
+  if (original === next) return endOfValue(text, start)
   const code = text.charCodeAt(start)
+  const mark = patches.length
   if (code === 0x7b && isPlainObject(original) && isPlainObject(next)) {
-    if (diffObject(text, start, original, next, patches, serialize)) return
+    const end = diffObject(text, start, original, next, patches, serialize)
+    if (end !== -1) return end
   } else if (code === 0x5b && Array.isArray(original) && Array.isArray(next) && original.length === next.length) {
-    const elements = arrayElements(text, start)
-    if (elements.length === original.length) {
-      elements.forEach((element, index) =>
-        diffValue(text, element.start, original[index], next[index], patches, serialize),
-      )
-      return
-    }
+    const end = diffArray(text, start, original, next, patches, serialize)
+    if (end !== -1) return end
   }
-  patches.push({ start, end: endOfValue(text, start), text: serialize(next) })
+  patches.length = mark
+  const end = endOfValue(text, start)
+  patches.push({ start, end, text: serialize(next) })
+  return end
 }
 
-/** False when a field was taken out (the caller then writes the whole object). */
+function diffArray(
+  text: string,
+  open: number,
+  original: readonly unknown[],
+  next: readonly unknown[],
+  patches: Patch[],
+  serialize: (value: unknown) => string,
+): number {
+  let index = skipWhitespace(text, open + 1)
+  if (text.charCodeAt(index) === 0x5d) return original.length === 0 ? index + 1 : -1
+  for (let element = 0; ; element++) {
+    if (element >= original.length) return -1
+    index = skipWhitespace(text, diffValue(text, index, original[element], next[element], patches, serialize))
+    if (text.charCodeAt(index) !== 0x2c) return element === original.length - 1 ? index + 1 : -1
+    index = skipWhitespace(text, index + 1)
+  }
+}
+
+/** -1 when a field was taken out or cannot be found (the caller then writes the whole object). */
 function diffObject(
   text: string,
-  start: number,
+  open: number,
   original: Record<string, unknown>,
   next: Record<string, unknown>,
   patches: Patch[],
   serialize: (value: unknown) => string,
-): boolean {
-  for (const key of Object.keys(original)) if (!Object.hasOwn(next, key)) return false
-  const changed = Object.keys(original).filter((key) => original[key] !== next[key])
-  if (changed.length > 0) {
-    // JSON.parse keeps the last of duplicate keys, so the last one is the one edited.
-    const members = new Map(objectMembers(text, start).map((member) => [member.key, member]))
-    for (const key of changed) {
-      const member = members.get(key)
-      if (!member) return false
-      diffValue(text, member.start, original[key], next[key], patches, serialize)
+): number {
+  for (const key of Object.keys(original)) if (!Object.hasOwn(next, key)) return -1
+  const changed = new Set(Object.keys(original).filter((key) => original[key] !== next[key]))
+  // JSON.parse keeps the last of duplicate keys, so only the last one's edits are kept.
+  const edits = new Map<string, Patch[]>()
+  let lastEnd = open + 1
+  let index = skipWhitespace(text, open + 1)
+  if (text.charCodeAt(index) !== 0x7d) {
+    for (;;) {
+      const keyEnd = endOfString(text, index)
+      const raw = text.slice(index, keyEnd)
+      const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
+      const valueStart = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1)
+      if (changed.has(key)) {
+        const own: Patch[] = []
+        lastEnd = diffValue(text, valueStart, original[key], next[key], own, serialize)
+        edits.set(key, own)
+      } else lastEnd = endOfValue(text, valueStart)
+      index = skipWhitespace(text, lastEnd)
+      if (text.charCodeAt(index) !== 0x2c) break
+      index = skipWhitespace(text, index + 1)
     }
   }
+  if (edits.size !== changed.size) return -1
+  for (const own of edits.values()) patches.push(...own)
+  const close = skipWhitespace(text, lastEnd)
   const added = Object.keys(next).filter((key) => !Object.hasOwn(original, key) && next[key] !== undefined)
-  if (added.length === 0) return true
-  // After the last field, where a spread (`{ ...block, cache_control }`) puts them, so a parse of the text keeps the order.
-  const written = added.map((key) => `${JSON.stringify(key)}:${serialize(next[key])}`).join(',')
-  let last = endOfValue(text, start) - 2
-  while (isWhitespace(text.charCodeAt(last))) last--
-  const empty = last === start
-  patches.push({ start: last + 1, end: last + 1, text: empty ? written : `,${written}` })
-  return true
+  if (added.length > 0) {
+    // After the last field, where a spread (`{ ...block, cache_control }`) puts them, so a parse of the text keeps the order.
+    const written = added.map((key) => `${JSON.stringify(key)}:${serialize(next[key])}`).join(',')
+    patches.push({ start: lastEnd, end: lastEnd, text: lastEnd === open + 1 ? written : `,${written}` })
+  }
+  return close + 1
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function objectMembers(text: string, open: number): Member[] {
-  const members: Member[] = []
-  let index = skipWhitespace(text, open + 1)
-  if (text.charCodeAt(index) === 0x7d) return members
-  for (;;) {
-    const keyEnd = endOfString(text, index)
-    const raw = text.slice(index, keyEnd)
-    const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
-    const valueStart = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1)
-    const valueEnd = endOfValue(text, valueStart)
-    members.push({ key, start: valueStart, end: valueEnd })
-    index = skipWhitespace(text, valueEnd)
-    if (text.charCodeAt(index) !== 0x2c) return members
-    index = skipWhitespace(text, index + 1)
-  }
-}
-
-function arrayElements(text: string, open: number): { start: number; end: number }[] {
-  const elements: { start: number; end: number }[] = []
-  let index = skipWhitespace(text, open + 1)
-  if (text.charCodeAt(index) === 0x5d) return elements
-  for (;;) {
-    const end = endOfValue(text, index)
-    elements.push({ start: index, end })
-    index = skipWhitespace(text, end)
-    if (text.charCodeAt(index) !== 0x2c) return elements
-    index = skipWhitespace(text, index + 1)
-  }
 }
 
 /** JSON whitespace is space, tab, LF and CR. */

@@ -397,9 +397,15 @@ function managesContext(body: Json): boolean {
   const management = body['context_management']
   const edits: unknown[] = isJsonObject(management) && Array.isArray(management['edits']) ? management['edits'] : []
   if (edits.some((edit) => !clearsThinkingOnly(edit))) return true
-  return (body['messages'] as unknown[]).some(
-    (message) => isJsonObject(message) && blocksOf(message).some((block) => block['type'] === 'compaction'),
-  )
+  return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
+}
+
+/** Looked for in every message of every request: no arrays built (a string content holds no compaction block). */
+function holdsCompaction(message: Json): boolean {
+  const content = message['content']
+  if (!Array.isArray(content)) return false
+  for (const block of content as unknown[]) if (isJsonObject(block) && block['type'] === 'compaction') return true
+  return false
 }
 
 function clearsThinkingOnly(edit: unknown): boolean {
