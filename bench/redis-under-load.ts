@@ -73,14 +73,14 @@ async function runOn(stack: Stack): Promise<Outcome> {
     if (answer.statusCode !== 200) throw new Error(`${id} #${index}: ${answer.statusCode}`)
     requests++
   }
-  let longDone = false
+  const long = { done: false }
   const longRun = (async () => {
     for (let index = 1; index <= longRequests; index++) await send('long', index)
-    longDone = true
+    long.done = true
   })()
   const shortRun = async (slot: number): Promise<void> => {
-    for (let generation = 0; !longDone; generation++)
-      for (let index = 1; index <= shortRequests && !longDone; index++) await send(`s${slot}-${generation}`, index)
+    for (let generation = 0; !long.done; generation++)
+      for (let index = 1; index <= shortRequests && !long.done; index++) await send(`s${slot}-${generation}`, index)
   }
   await Promise.all([longRun, ...Array.from({ length: concurrent - 1 }, (_, slot) => shortRun(slot))])
   await agent.close()

@@ -56,7 +56,7 @@ export function spliceJsonBytes(
 function changedParts(text: string, original: unknown, next: unknown, serialize: (value: unknown) => string): Patch[] {
   const patches: Patch[] = []
   diffValue(text, skipWhitespace(text, 0), original, next, patches, serialize)
-  return patches.sort((a, b) => a.start - b.start)
+  return patches.toSorted((a, b) => a.start - b.start)
 }
 
 interface Patch {
