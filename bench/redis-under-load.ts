@@ -27,9 +27,9 @@ const shortRequests = Number(values.short)
 const concurrent = Number(values.concurrent)
 const burners = Number(values.burners)
 
-const models = [{ match: '*', window: 24_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }]
+const models = [{ match: '*', window: 12_000, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }]
 
-/** Request `index` (1-based) of conversation `id`: its task, then index − 1 tool rounds of ~500 characters. */
+/** Request `index` (1-based) of conversation `id`: its task, then index − 1 tool rounds of ~160 characters. */
 function body(id: string, index: number): string {
   const messages: unknown[] = [{ role: 'user', content: `Task ${id}: find why the build fails and fix it.` }]
   for (let round = 1; round < index; round++) {
@@ -37,7 +37,7 @@ function body(id: string, index: number): string {
     messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: call, name: 'run', input: { step: round } }] })
     messages.push({
       role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: call, content: `${id} step ${round}: ok\n`.repeat(25) }],
+      content: [{ type: 'tool_result', tool_use_id: call, content: `${id} step ${round}: ok\n`.repeat(8) }],
     })
   }
   return JSON.stringify({
@@ -122,10 +122,24 @@ const spinners: ChildProcess[] = Array.from({ length: burners }, () =>
   spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
 )
 const redis = await startRedisServer()
+console.log(
+  `\n## ${longRequests}-request conversation beside ${concurrent - 1} others (${shortRequests} requests each, restarted), ${concurrent} at once, ${burners} spinning processes\n`,
+)
+console.log(
+  '| store | requests | req/s | turn resets | long conversation: batches | conversations compared | of them with other batches than memory | store warnings logged |',
+)
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
+const row = (name: string, outcome: Outcome, memory: Outcome): void => {
+  const { compared, differing } = compare(memory, outcome)
+  console.log(
+    `| ${name} | ${outcome.requests} | ${(outcome.requests / outcome.seconds).toFixed(0)} | ${outcome.resets} | ${outcome.sessions.get('long')?.batches ?? 0} | ${compared} | ${differing} | ${outcome.storeErrors} |`,
+  )
+}
 try {
   const memory = await startStack({ mock: { window: 1_000_000 }, config: { models } })
   const onMemory = await runOn(memory)
   await memory.close()
+  row('memory', onMemory, onMemory)
   const onRedis = await startStack({
     mock: { window: 1_000_000 },
     config: { models, sessions: { redisUrl: redis.url, redisKeyPrefix: 'bench:' } },
@@ -136,22 +150,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 500))
   const redisOutcome = await runOn(onRedis)
   await onRedis.close()
-  console.log(
-    `\n## ${longRequests}-request conversation beside ${concurrent - 1} others (${shortRequests} requests each, restarted), ${concurrent} at once, ${burners} spinning processes\n`,
-  )
-  console.log(
-    '| store | requests | req/s | turn resets | long conversation: batches | conversations compared | of them with other batches than memory | store warnings logged |',
-  )
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
-  for (const [name, outcome] of [
-    ['memory', onMemory],
-    ['redis', redisOutcome],
-  ] as const) {
-    const { compared, differing } = compare(onMemory, outcome)
-    console.log(
-      `| ${name} | ${outcome.requests} | ${(outcome.requests / outcome.seconds).toFixed(0)} | ${outcome.resets} | ${outcome.sessions.get('long')?.batches ?? 0} | ${compared} | ${differing} | ${outcome.storeErrors} |`,
-    )
-  }
+  row('redis', redisOutcome, onMemory)
 } finally {
   for (const spinner of spinners) spinner.kill('SIGKILL')
   await redis.stop()
