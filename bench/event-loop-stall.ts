@@ -4,12 +4,17 @@
  * then while another client sends ~1 MB, 200-round Anthropic conversations back to back (to a
  * second fake upstream) with rewriting on. The rise in the stream's gaps is how long ctxgate's
  * single thread was busy with the large bodies (parse, plan, serialize), not the upstream's.
- * Usage: tsx bench/event-loop-stall.ts [streams=15]
+ * While the large bodies go, /healthz is asked every 10 ms and its answer times reported too.
+ * Usage: tsx bench/event-loop-stall.ts [streams=15] [rounds=200] [senders=1] [result-chars=5000]
+ * (the issue's case: `15 12000 2 2000`, two clients sending 25 MB, 12,000-result bodies back to back)
  */
 import { Agent, request } from 'undici'
 import { percentile, startCtxgate, startMockProcess } from './peers.ts'
 
 const streams = Number(process.argv[2] ?? 15)
+const rounds = Number(process.argv[3] ?? 200)
+const senders = Number(process.argv[4] ?? 1)
+const resultChars = Number(process.argv[5] ?? 5_000)
 const mock = await startMockProcess()
 const streamUpstream = await startMockProcess()
 const ctxgate = await startCtxgate(mock.url, true, { openaiUpstream: streamUpstream.url })
@@ -18,7 +23,7 @@ const headers = { 'content-type': 'application/json', 'anthropic-version': '2023
 
 function largeBody(): string {
   const messages: unknown[] = [{ role: 'user', content: 'Port the scheduler to the new queue API.' }]
-  for (let round = 0; round < 200; round++) {
+  for (let round = 0; round < rounds; round++) {
     const id = `toolu_${round}`
     messages.push({
       role: 'assistant',
@@ -31,8 +36,8 @@ function largeBody(): string {
           type: 'tool_result',
           tool_use_id: id,
           content: `export function step${round}(job: Job) { return queue.push(job, ${round}) }\n`
-            .repeat(70)
-            .slice(0, 5_000),
+            .repeat(Math.ceil(resultChars / 60))
+            .slice(0, resultChars),
         },
       ],
     })
@@ -71,7 +76,7 @@ const body = largeBody()
 let largeSent = 0
 let largeMs = 0
 const loading = { on: true }
-const load = (async () => {
+const sender = async (): Promise<void> => {
   while (loading.on) {
     const started = performance.now()
     const answer = await request(`${ctxgate.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers, body })
@@ -79,10 +84,24 @@ const load = (async () => {
     largeMs += performance.now() - started
     largeSent++
   }
+}
+const health: number[] = []
+const probing = (async () => {
+  while (loading.on) {
+    const started = performance.now()
+    const answer = await request(`${ctxgate.url}/healthz`, { dispatcher: agent })
+    await answer.body.dump()
+    health.push(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 })()
+const load = Promise.all(Array.from({ length: senders }, sender))
+// The large bodies start first, so the timed streams run beside them.
+await new Promise((resolve) => setTimeout(resolve, 200))
 const loaded = await streamGaps()
 loading.on = false
 await load
+await probing
 
 const ms = (value: number): string => value.toFixed(1)
 console.log(
@@ -94,7 +113,10 @@ console.log(
   `| alone | ${quiet.length} | ${ms(percentile(quiet, 50))} | ${ms(percentile(quiet, 99))} | ${ms(Math.max(...quiet))} |`,
 )
 console.log(
-  `| beside back-to-back 1 MB requests (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`,
+  `| beside ${senders} client(s) sending ${(body.length / 1e6).toFixed(1)} MB requests back to back (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`,
+)
+console.log(
+  `\n/healthz meanwhile (${health.length} asked): p50 ${ms(percentile(health, 50))} ms, p99 ${ms(percentile(health, 99))} ms, max ${ms(Math.max(...health))} ms`,
 )
 await agent.close()
 await ctxgate.stop()

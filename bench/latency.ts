@@ -6,8 +6,9 @@
  *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
  *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
- * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none]
- * (peers=none leaves nginx and Portkey out: fewer processes on the two cores). The Node floor — node:http
+ * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none] [sections=all|added]
+ * (peers=none leaves nginx and Portkey out: fewer processes on the two cores; sections=added runs only
+ * the added-latency table, each row with ctxgate's added time as a multiple of the floor's). The Node floor — node:http
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
@@ -29,6 +30,7 @@ const loadSeconds = Number(process.argv[3] ?? 3)
 
 const mock = await startMockProcess()
 const withPeers = (process.argv[4] ?? 'all') !== 'none'
+const addedOnly = process.argv[5] === 'added'
 const candidates = [
   ...(withPeers ? [await startNginx(Number(new URL(mock.url).port)), await startPortkey(mock.url)] : []),
   await startNodeFloor(mock.url),
@@ -131,13 +133,22 @@ for (const { label, body, stream } of cases) {
     for (const target of order) totals.get(target.name)?.push((await timeOne(target, body)).total)
   }
   const direct = totals.get('direct') ?? []
+  const addedOf = (name: string): number[] =>
+    (totals.get(name) ?? []).map((value, index) => value - (direct[index] ?? 0))
+  const floorP50 = percentile(addedOf('Node floor (http + undici)'), 50)
   for (const target of proxies.filter((proxy) => runnable.includes(proxy))) {
     const through = totals.get(target.name) ?? []
-    const added = through.map((value, index) => value - (direct[index] ?? 0))
+    const added = addedOf(target.name)
+    const versusFloor = floorP50 > 0 ? ` (${(percentile(added, 50) / floorP50).toFixed(2)}× floor)` : ''
     console.log(
-      `| ${label} | ${target.name} | ${ms(percentile(direct, 50))} | ${ms(percentile(through, 50))} | ${ms(percentile(added, 50))} | ${ms(percentile(added, 99))} |`,
+      `| ${label} | ${target.name} | ${ms(percentile(direct, 50))} | ${ms(percentile(through, 50))} | ${ms(percentile(added, 50))}${versusFloor} | ${ms(percentile(added, 99))} |`,
     )
   }
+}
+if (addedOnly) {
+  for (const agent of agents.values()) await agent.close()
+  for (const target of [...proxies, mock]) await target.stop()
+  process.exit(0)
 }
 
 console.log('\n## Streaming: time to first byte and gaps between chunks (events 20 ms apart upstream; ms)\n')

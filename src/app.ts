@@ -160,7 +160,14 @@ function registerHealth(server: FastifyInstance, store: SessionStore, isReady: (
     if (!isReady()) return reply.code(503).send({ status: 'shutting down' })
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
     const circuit = store.circuitState?.()
-    return { status: 'ready', store: store.kind, storeReachable: store.healthy(), ...(circuit ? { circuit } : {}) }
+    const repaired = store.repairedKeys?.()
+    return {
+      status: 'ready',
+      store: store.kind,
+      storeReachable: store.healthy(),
+      ...(circuit ? { circuit } : {}),
+      ...(repaired ? { storeKeysRepaired: repaired } : {}),
+    }
   })
 }
 

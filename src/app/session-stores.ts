@@ -50,6 +50,7 @@ function createSharedStore(
     budgetMs: config.sessions.storeBudgetMs,
     breakerThreshold: config.sessions.breakerThreshold,
     breakerCooldownMs: config.sessions.breakerCooldownMs,
+    localCopies: { maxEntries: config.sessions.maxEntries, maxTotalBytes: config.sessions.maxTotalBytes },
     onError: (operation, error) => {
       metrics.storeErrors.inc({ operation })
       const now = Date.now()

@@ -56,6 +56,11 @@ export interface ChatAdapter {
   apply(body: Json, view: ChatView, options: ApplyOptions): Applied
   /** The format allows a system message mid-conversation, so the note can join at the edit point and keep the prefix before it cached. */
   readonly noteAtEditPoint?: boolean
+  /**
+   * `apply` never changes its input and shares every unchanged part of it with its output, so the
+   * body can be written as the client's own bytes with only the changed parts replaced (util/splice-json.ts).
+   */
+  readonly copiesOnWrite?: boolean
   /** Makes a streamed request report usage when the client did not ask; true when it had to. */
   requestUsage?(body: Json): boolean
 }

@@ -8,7 +8,7 @@ import { promptTokensOf } from '../model-call/usage.ts'
 import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
 import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
 import { chatFormat } from '../providers/registry.ts'
-import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts'
+import { limitFloorShare, type Calibration, type ConversationRequest } from '../rewrite/calibration.ts'
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
@@ -24,6 +24,7 @@ import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
 import { firstHeader } from '../util/headers.ts'
 import { addJsonFields, fieldsAddedOnly } from '../util/add-json-fields.ts'
+import { spliceJsonBytes } from '../util/splice-json.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 
 export interface RewriteHookDeps {
@@ -68,6 +69,8 @@ interface ReadChat {
   readonly large: boolean
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
+  /** The body as the client wrote it, decoded. */
+  readonly text: string
 }
 
 async function prepareChat(request: HookRequest): Promise<PrepareResult> {
@@ -105,7 +108,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
   const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
   const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
-  const body = bodyToSend(request.original, read.chat, applied, hideUsageChunk)
+  const body = bodyToSend(request, read.chat, applied, hideUsageChunk)
   const prepared: Prepared = {
     body,
     headers: applied.headers,
@@ -127,6 +130,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
             sized,
             planned: outcome.report.estimatedAfter,
             state,
+            bytes: body.length,
           }),
         }),
   }
@@ -134,14 +138,19 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
 }
 
 /**
- * The client's own bytes when nothing changed; its bytes with the new fields spliced in when ctxgate
- * only added fields (`prompt_cache_key`, `stream_options`), so numbers keep the digits the client
- * wrote; a serialization of the rewritten body otherwise.
+ * The client's own bytes when nothing changed; else its bytes with only what ctxgate changed written
+ * in (a breakpoint is its `cache_control` field, a cleared result its new content), so numbers keep
+ * the digits the client wrote, escapes and duplicate keys stay. An adapter that cannot promise
+ * shared unchanged parts gets its added top-level fields spliced in, or a serialization of the body.
  */
-function bodyToSend(original: Buffer, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
+function bodyToSend(request: HookRequest, chat: ReadChat, applied: Applied, hideUsageChunk: boolean): Buffer {
+  const { original, format } = request
   if (!applied.changed && !hideUsageChunk) return original
+  const serialize = (value: unknown): string => chat.restoreNumbers(JSON.stringify(value))
+  if (format.adapter.copiesOnWrite === true)
+    return spliceJsonBytes(original, chat.text, chat.json, applied.body, serialize)
   const added = fieldsAddedOnly(chat.json, applied.body)
-  return added ? addJsonFields(original, added) : Buffer.from(chat.restoreNumbers(JSON.stringify(applied.body)))
+  return added ? addJsonFields(original, added) : Buffer.from(serialize(applied.body))
 }
 
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
@@ -190,7 +199,7 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
   const { view, limits } = chat
   const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
   // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
-  const remembered = request.deps.calibration.limit(view.model, scope)
+  const remembered = withinLimitBounds(request.deps.calibration.limit(view.model, scope), limits.window)
   const told = request.toldLimit
   const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
   // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
@@ -200,6 +209,15 @@ function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): Pipe
     budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
     ...(learnedLimit === undefined ? {} : { learnedLimit }),
   }
+}
+
+/**
+ * A remembered limit as recordLimit bounds one (between half the window and the window): one read
+ * from a shared store may have been written by anyone, and a limit of 1 would refuse every request.
+ */
+function withinLimitBounds(limit: number | undefined, window: number): number | undefined {
+  if (limit === undefined || !Number.isFinite(limit) || limit >= window) return undefined
+  return Math.max(Math.floor(window * limitFloorShare), Math.floor(limit))
 }
 
 /** A plan re-run at most twice is enough: the factor only rises, towards the prior's. */
@@ -330,6 +348,8 @@ function refitFor(
     readonly sized: ConversationRequest
     readonly planned: number
     readonly state: ConversationState | undefined
+    /** Size of the refused body: a refit is only worth sending when it is strictly smaller. */
+    readonly bytes: number
   },
 ): NonNullable<Prepared['refit']> {
   const { calibration } = request.deps
@@ -347,7 +367,10 @@ function refitFor(
       memoryBefore: { state: sent.state },
       ...(limit === undefined ? {} : { toldLimit: limit }),
     })
-    return again.kind === 'forward' ? { ...again.prepared, log: { ...again.prepared.log, refit: true } } : undefined
+    // A refit no smaller than what was refused (a lying refusal, or nothing left to take out) would be
+    // refused again, or be larger: the client gets the upstream's refusal instead.
+    if (again.kind !== 'forward' || again.prepared.body.length >= sent.bytes) return undefined
+    return { ...again.prepared, log: { ...again.prepared.log, refit: true } }
   }
 }
 
@@ -389,12 +412,14 @@ async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String } }
+  const text = parsed?.text ?? ''
+  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String, text } }
 }
 
-function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
+function parseJson(original: Buffer): (ParsedKeepingNumbers & { readonly text: string }) | undefined {
   try {
-    return parseKeepingNumbers(original.toString('utf8'))
+    const text = original.toString('utf8')
+    return { ...parseKeepingNumbers(text), text }
   } catch {
     return undefined
   }

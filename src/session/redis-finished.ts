@@ -17,8 +17,24 @@ const liveTtlIdles = 2
 /** Conversations moved per call: bounds the time one script holds Redis. */
 const harvestBatch = 200
 
+/**
+ * A key of the wrong type (garbage, or left by another build) would make every command on it fail,
+ * and with it the whole script, so no conversation of that kind would be saved again. Each script
+ * first deletes such keys (what they held could not be read anyway) and returns how many it deleted.
+ */
+const repair = `
+local repaired = 0
+local function expect(key, wanted)
+  local found = redis.call('TYPE', key)['ok']
+  if found ~= 'none' and found ~= wanted then
+    redis.call('DEL', key)
+    repaired = repaired + 1
+  end
+end
+`
+
 /** Moves conversations last seen before ARGV[1] into the finished list KEYS[3] (capped at ARGV[2], expiring after ARGV[3] ms). */
-const harvest = `
+const harvest = `${repair}
 local function harvest(live, lengths, finished, cutoff, keep, historyMs)
   local ended = redis.call('ZRANGEBYSCORE', live, '-inf', '(' .. cutoff, 'LIMIT', 0, ${harvestBatch})
   for _, member in ipairs(ended) do
@@ -34,10 +50,13 @@ local function harvest(live, lengths, finished, cutoff, keep, historyMs)
 end
 `
 
-/** KEYS: live, lengths, finished. ARGV: cutoff, keep, historyMs. Returns the finished lengths, oldest first. */
+/** KEYS: live, lengths, finished. ARGV: cutoff, keep, historyMs. Returns the keys repaired and the finished lengths, oldest first. */
 const readScript = `${harvest}
+expect(KEYS[1], 'zset')
+expect(KEYS[2], 'hash')
+expect(KEYS[3], 'list')
 harvest(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
-return redis.call('LRANGE', KEYS[3], 0, -1)
+return {repaired, redis.call('LRANGE', KEYS[3], 0, -1)}
 `
 
 /**
@@ -46,6 +65,11 @@ return redis.call('LRANGE', KEYS[3], 0, -1)
  * member, last seen, requests, live cap, live TTL ms. Writes the state and files it under its kind.
  */
 const writeScript = `${harvest}
+expect(KEYS[2], 'zset')
+expect(KEYS[3], 'hash')
+expect(KEYS[4], 'list')
+expect(KEYS[5], 'zset')
+expect(KEYS[6], 'hash')
 harvest(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
 if KEYS[5] ~= KEYS[2] then
   redis.call('ZREM', KEYS[5], ARGV[6])
@@ -61,7 +85,7 @@ if over > 0 then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[10])
 redis.call('PEXPIRE', KEYS[3], ARGV[10])
-return 1
+return repaired
 `
 
 interface FinishedCommands {
@@ -87,7 +111,16 @@ export class RedisFinishedSessions {
   readonly #now: () => number
   readonly #liveKept: number
 
-  constructor(redis: Redis, idleTtlMs: number, now: () => number, liveCap = liveKept) {
+  readonly #onRepaired: (keys: number) => void
+
+  constructor(
+    redis: Redis,
+    idleTtlMs: number,
+    now: () => number,
+    liveCap = liveKept,
+    onRepaired: (keys: number) => void = () => undefined,
+  ) {
+    this.#onRepaired = onRepaired
     redis.defineCommand('ctxgateFinishedRead', { numberOfKeys: 3, lua: readScript })
     redis.defineCommand('ctxgateStateWrite', { numberOfKeys: 6, lua: writeScript })
     this.#redis = redis as Redis & FinishedCommands
@@ -98,11 +131,22 @@ export class RedisFinishedSessions {
   }
 
   /** The finished lengths of a kind after moving in those that have just finished (raw: the caller validates). */
-  read(kind: string): Promise<unknown> {
-    return this.#redis.ctxgateFinishedRead(...kindKeys(kind), ...this.#harvestArgs())
+  async read(kind: string): Promise<unknown> {
+    const reply = await this.#redis.ctxgateFinishedRead(...kindKeys(kind), ...this.#harvestArgs())
+    if (!Array.isArray(reply)) return undefined
+    this.#counted(reply[0])
+    return reply[1]
   }
 
-  write(state: FiledState): Promise<unknown> {
+  async write(state: FiledState): Promise<void> {
+    this.#counted(await this.#filed(state))
+  }
+
+  #counted(repaired: unknown): void {
+    if (typeof repaired === 'number' && repaired > 0) this.#onRepaired(repaired)
+  }
+
+  #filed(state: FiledState): Promise<unknown> {
     const [liveBefore, lengthsBefore] = kindKeys(state.kindBefore ?? state.kind)
     return this.#redis.ctxgateStateWrite(
       `conv:${state.conversationKey}`,

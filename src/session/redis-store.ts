@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import type { CalibrationSync, ConversationMemory } from '../rewrite/calibration.ts'
-import { CircuitBreaker, type CircuitState } from './circuit-breaker.ts'
+import type { CircuitState } from './circuit-breaker.ts'
 import {
   maxModelsPerSession,
   sessionCounterFields,
@@ -10,10 +10,13 @@ import {
   type TurnRecord,
   withDollars,
 } from './accounting.ts'
-import { finishedLengthsOf } from './finished-sessions.ts'
+import { finishedKindsKept, finishedLengthsOf } from './finished-sessions.ts'
+import { MemorySessionStore } from './memory-store.ts'
+import { newerState } from './newer-state.ts'
 import { RedisFinishedSessions } from './redis-finished.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
 import { keepNewestDecisions } from './state-size.ts'
+import { TimedCalls, type Attempt } from './timed-calls.ts'
 
 export interface RedisStoreOptions {
   readonly url: string
@@ -31,10 +34,13 @@ export interface RedisStoreOptions {
   readonly breakerCooldownMs: number
   /** Called on every failed operation (ctxgate keeps serving without the store). */
   readonly onError: (operation: string, error: Error) => void
+  /** This replica's own copy of the conversations it served (write-through), used when Redis does not answer in time. */
+  readonly localCopies?: { readonly maxEntries: number; readonly maxTotalBytes: number }
   readonly now?: () => number
 }
 
-const timedOut = Symbol('timed out')
+/** Local copies kept when the caller names no bound (tests that build a store directly). */
+const defaultLocalCopies = { maxEntries: 10_000, maxTotalBytes: 64 * 1024 * 1024 }
 
 /**
  * A request reads calibration and state, writes state, then writes calibration: at most four round
@@ -55,10 +61,14 @@ export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis'
   readonly #redis: Redis
   readonly #options: RedisStoreOptions
-  readonly #breaker: CircuitBreaker
-  readonly #timeoutMs: number
+  readonly #calls: TimedCalls
   readonly #finished: RedisFinishedSessions
+  /** What this replica last wrote or read per conversation, so a slow Redis never costs a conversation its frozen decisions. */
+  readonly #local: MemorySessionStore
+  /** The finished lengths last read per kind, for the same reason. */
+  readonly #lastFinished = new Map<string, readonly number[]>()
   #knownSize = 0
+  #repairedKeys = 0
   /** Calibration learned by any replica, shared. */
   readonly calibration: CalibrationSync = {
     load: (ratioKey, family, scope, conversation) => this.#loadCalibration(ratioKey, family, scope, conversation),
@@ -78,10 +88,19 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(options: RedisStoreOptions) {
     this.#options = options
-    this.#timeoutMs = Math.max(1, Math.floor(options.budgetMs / roundTripsPerRequest))
-    this.#breaker = new CircuitBreaker({
-      threshold: options.breakerThreshold,
-      cooldownMs: options.breakerCooldownMs,
+    this.#calls = new TimedCalls(
+      Math.max(1, Math.floor(options.budgetMs / roundTripsPerRequest)),
+      {
+        threshold: options.breakerThreshold,
+        cooldownMs: options.breakerCooldownMs,
+        ...(options.now ? { now: options.now } : {}),
+      },
+      options.onError,
+    )
+    this.#local = new MemorySessionStore({
+      ...(options.localCopies ?? defaultLocalCopies),
+      idleTtlMs: options.idleTtlMs,
+      maxStateBytes: options.maxStateBytes,
       ...(options.now ? { now: options.now } : {}),
     })
     this.#redis = new Redis(options.url, {
@@ -95,46 +114,78 @@ export class RedisSessionStore implements SessionStore {
       keyPrefix: options.keyPrefix,
     })
     this.#redis.on('error', (error: Error) => options.onError('connection', error))
-    this.#finished = new RedisFinishedSessions(this.#redis, options.idleTtlMs, options.now ?? Date.now)
+    this.#finished = new RedisFinishedSessions(
+      this.#redis,
+      options.idleTtlMs,
+      options.now ?? Date.now,
+      undefined,
+      (keys) => this.#repaired(keys),
+    )
+  }
+
+  /** Wrong-typed keys found and deleted since start (shown on /readyz: something else writes under the prefix). */
+  repairedKeys(): number {
+    return this.#repairedKeys
+  }
+
+  #repaired(keys: number): void {
+    this.#repairedKeys += keys
+    this.#options.onError('wrong-type-repaired', new Error(`deleted ${keys} key(s) of the wrong type under the prefix`))
   }
 
   /** Reachable: connected, and answering in time (the circuit is closed). */
   healthy(): boolean {
-    return this.#redis.status === 'ready' && this.#breaker.state() === 'closed'
+    return this.#redis.status === 'ready' && this.#calls.state() === 'closed'
   }
 
   circuitState(): CircuitState {
-    return this.#breaker.state()
+    return this.#calls.state()
   }
 
   size(): number {
     return this.#knownSize
   }
 
+  /**
+   * The shared state, unless this replica's own copy is newer (its last write did not land) or Redis
+   * did not answer in time: a slow store then costs sharing, never the conversation's frozen decisions.
+   */
   async get(key: string): Promise<ConversationState | undefined> {
-    const raw = await this.#run('get', () => this.#redis.get(`conv:${key}`))
-    if (!raw) return undefined
-    try {
-      return JSON.parse(raw) as ConversationState
-    } catch {
-      return undefined
-    }
+    const [read, local] = await Promise.all([
+      this.#calls.attempt('get', () => this.#redis.get(`conv:${key}`)),
+      this.#local.get(key),
+    ])
+    return read.answered ? newerState(parsedJson(read.value), local) : local
   }
 
   async set(key: string, state: ConversationState, before?: ConversationState): Promise<void> {
+    await this.#local.set(key, state)
     const json = this.#bounded(state)
     const { kind, lastSeen, requests } = state
     const kindBefore = before?.kind !== undefined && before.kind !== kind ? { kindBefore: before.kind } : {}
     await this.#run('set', () =>
       kind === undefined
         ? this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
-        : this.#finished.write({ conversationKey: key, json, kind, lastSeen, requests, ...kindBefore }),
+        : this.#finished
+            .write({ conversationKey: key, json, kind, lastSeen, requests, ...kindBefore })
+            .catch((error: unknown) => {
+              // Filing under the kind failed (not a timeout): the conversation's own state is saved all the same.
+              this.#options.onError('finished-write', error as Error)
+              return this.#redis.set(`conv:${key}`, json, 'PX', this.#options.idleTtlMs)
+            }),
     )
   }
 
   /** Finished lengths of the kind, counting first those that have gone idle since anyone last looked. */
   async finishedLengths(kind: string): Promise<readonly number[]> {
-    return finishedLengthsOf(await this.#run('finished-read', () => this.#finished.read(kind)))
+    const read = await this.#calls.attempt('finished-read', () => this.#finished.read(kind))
+    if (!read.answered) return this.#lastFinished.get(kind) ?? []
+    const lengths = finishedLengthsOf(read.value)
+    this.#lastFinished.delete(kind)
+    this.#lastFinished.set(kind, lengths)
+    if (this.#lastFinished.size > finishedKindsKept)
+      this.#lastFinished.delete(this.#lastFinished.keys().next().value as string)
+    return lengths
   }
 
   async #loadCalibration(
@@ -143,19 +194,37 @@ export class RedisSessionStore implements SessionStore {
     scope: string,
     conversation: string | undefined,
   ): Promise<{ ratios: readonly number[]; limit?: number; conversation?: ConversationMemory } | undefined> {
+    const limitKey = `limit:${family}:${scope}`
     const result = await this.#run('calibration-load', () => {
-      const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(`limit:${family}:${scope}`)
+      const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(limitKey).pttl(limitKey)
       return (conversation === undefined ? multi : multi.get(`calconv:${conversation}`)).exec()
     })
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
-    const limit = Number(result[1]?.[1])
-    const taught = parsedJson(result[2]?.[1]) as ConversationMemory | undefined
+    const limit = this.#validLimit(limitKey, result[1]?.[1], Number(result[2]?.[1]))
+    const taught = parsedJson(result[3]?.[1]) as ConversationMemory | undefined
     return {
       ratios,
-      ...(Number.isFinite(limit) && limit > 0 ? { limit } : {}),
+      ...(limit === undefined ? {} : { limit }),
       ...(taught === undefined ? {} : { conversation: taught }),
     }
+  }
+
+  /**
+   * A stored limit as ctxgate writes one: a whole number of tokens on a key that expires within the
+   * idle TTL. Anything else (garbage, a key left with no TTL, which would never expire) is dropped.
+   */
+  #validLimit(key: string, raw: unknown, ttlMs: number): number | undefined {
+    if (raw === null || raw === undefined) return undefined
+    const limit = Number(raw)
+    const wellFormed = Number.isSafeInteger(limit) && limit > 0 && ttlMs > 0 && ttlMs <= this.#options.idleTtlMs
+    if (wellFormed) return limit
+    this.#options.onError(
+      'calibration-limit-invalid',
+      new Error(`ignored and deleted a stored limit that ctxgate did not write (ttl ${ttlMs} ms)`),
+    )
+    this.#redis.del(key).catch(() => undefined)
+    return undefined
   }
 
   /** A conversation's memory lives beside its state, one small key per conversation, and idles out like it. */
@@ -179,7 +248,8 @@ export class RedisSessionStore implements SessionStore {
 
   /** Learned limits expire, so a wrong one cannot outlive its TTL even if nothing corrects it. */
   async #pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void> {
-    const expiry = ttlMs > 0 ? ttlMs : this.#options.idleTtlMs
+    // Never longer than the idle TTL: a read takes a longer-lived key for one ctxgate did not write.
+    const expiry = Math.min(ttlMs > 0 ? ttlMs : this.#options.idleTtlMs, this.#options.idleTtlMs)
     await this.#run('calibration-limit', () => this.#redis.set(`limit:${family}:${scope}`, String(limit), 'PX', expiry))
   }
 
@@ -237,36 +307,10 @@ export class RedisSessionStore implements SessionStore {
     await this.#redis.quit().catch(() => this.#redis.disconnect())
   }
 
-  /**
-   * Runs one round trip within its share of the request's budget; a failure or timeout is reported
-   * and answered with undefined, never thrown. With the circuit open nothing is sent at all.
-   */
+  /** One round trip within its share of the request's budget; undefined when it failed or timed out. */
   async #run<T>(operation: string, call: () => Promise<T>): Promise<T | undefined> {
-    if (!this.#breaker.tryAcquire()) return undefined
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<typeof timedOut>((resolve) => {
-      timer = setTimeout(() => resolve(timedOut), this.#timeoutMs)
-    })
-    const pending = call()
-    // A late answer or error after the deadline is dropped here, never left unhandled.
-    pending.catch(() => undefined)
-    try {
-      const result = await Promise.race([pending, deadline])
-      if (result !== timedOut) {
-        this.#breaker.succeeded()
-        return result
-      }
-      // Only waiting costs a request time: a refused connection fails at once and does not trip the breaker.
-      this.#breaker.failed()
-      this.#options.onError(operation, new Error(`no answer within ${this.#timeoutMs} ms`))
-      return undefined
-    } catch (error) {
-      this.#breaker.failedFast()
-      this.#options.onError(operation, error as Error)
-      return undefined
-    } finally {
-      clearTimeout(timer)
-    }
+    const result: Attempt<T> = await this.#calls.attempt(operation, call)
+    return result.answered ? result.value : undefined
   }
 
   /** Keeps one conversation's state under its size cap by forgetting its oldest frozen decisions. */

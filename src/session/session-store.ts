@@ -42,5 +42,7 @@ export interface SessionStore {
   healthy(): boolean
   /** A network store's circuit breaker: `open` while ctxgate skips it after repeated failures. */
   circuitState?(): 'closed' | 'open' | 'half-open'
+  /** A network store's count of keys it found of the wrong type and deleted (garbage, or another build's). */
+  repairedKeys?(): number
   close?(): Promise<void>
 }

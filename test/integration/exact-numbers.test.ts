@@ -32,6 +32,15 @@ describe('numbers in a body ctxgate rewrites', () => {
     expect(sent).toContain(`"input":${risky}`)
   })
 
+  it('does not re-serialize a Messages body it only adds breakpoints to: the upstream gets the client’s bytes plus the cache_control fields', async () => {
+    // 1.0, 1E5, an escaped é and a duplicate key: all of them a JSON round trip would rewrite.
+    const input = '{"ratio": 1.0, "limit": 1E5, "city": "Caf\\u00e9", "mode": "a", "mode": "b"}'
+    const body = `{"model":"claude-sonnet-4-5","max_tokens":64,\n "system":[{"type":"text","text":"${'You are careful. '.repeat(600)}"}],\n "messages":[{"role":"user","content":[{"type":"text","text":"go \\u2014 now"}]},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"probe","input":${input}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"}]}]}`
+    const sent = await post('/v1/messages', body, { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-test' })
+    expect(sent).toContain('cache_control')
+    expect(sent.replaceAll(',"cache_control":{"type":"ephemeral"}', '')).toBe(body)
+  })
+
   it('keeps them in an OpenAI Chat request whose old tool output ctxgate cleared', async () => {
     const rounds = Array.from({ length: 6 }, (_, index) => [
       `{"role":"assistant","content":null,"tool_calls":[{"id":"call_${index}","type":"function","function":{"name":"read","arguments":"{}"}}]}`,

@@ -115,4 +115,42 @@ describe('length refusals on the refit path', () => {
       '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too',
     )
   })
+
+  it('does not send a refit that is larger than, or byte-identical to, the refused request', async () => {
+    for (const [tag, refusal] of [
+      // A lying refusal: the measured size is tiny and the named limit is over the window.
+      ['lying', 'prompt is too long: 5 tokens > 3000000 maximum'],
+      // A limit the request already fits: planning again changes nothing.
+      ['fits', 'prompt is too long: 190000 tokens > 180000 maximum'],
+    ] as const) {
+      const seen: string[] = []
+      scripted.upstream.handle(async (incoming, response) => {
+        seen.push(await readBody(incoming))
+        response.writeHead(400, { 'content-type': 'application/json' })
+        response.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: refusal } }))
+      })
+      const messages: Anthropic.MessageParam[] = [{ role: 'user', content: `task ${tag}` }]
+      for (let round = 0; round < 6; round++) {
+        const id = `toolu_${tag}_${round}`
+        messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'run', input: { round } }] })
+        messages.push({
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: id, content: `${tag} line ${round}\n`.repeat(400) }],
+        })
+      }
+      const client = new Anthropic({ baseURL: scripted.stack.proxyUrl, apiKey: 'sk-ant-one', maxRetries: 0 })
+      const refused = client.messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        tools: [{ name: 'run', description: 'Run a step.', input_schema: { type: 'object' } }],
+        messages,
+      })
+      await expect(refused, tag).rejects.toMatchObject({ status: 400 })
+      const sizes = seen.map((body) => Buffer.byteLength(body))
+      // Only a strictly smaller refit may follow the refused request.
+      expect(sizes.length, tag).toBeGreaterThan(0)
+      for (const size of sizes.slice(1)) expect(size, tag).toBeLessThan(sizes[0] as number)
+      expect(new Set(seen).size, tag).toBe(seen.length)
+    }
+  })
 })

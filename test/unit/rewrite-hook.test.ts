@@ -230,7 +230,8 @@ describe('the rewrite hook on Anthropic Messages', () => {
     const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
     const first = await rewrite(body)
     if (first.kind !== 'forward' || !first.prepared.refit) throw new Error('expected a refittable request')
-    const refit = await first.prepared.refit({ actualTokens: 60_000, limit: 50_000 })
+    // A limit the request is over, so the refit is smaller than what was refused (else none is sent).
+    const refit = await first.prepared.refit({ actualTokens: 20_000, limit: 10_000 })
     expect(refit?.log?.['turn']).toBe(1)
     const next = await rewrite(body)
     expect(next.kind === 'forward' && next.prepared.log?.['turn']).toBe(2)

@@ -30,6 +30,8 @@ type Block = Json & { type?: unknown }
 
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
+  copiesOnWrite: true,
+
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
       throw new NotAChatRequest('not a Messages request')
@@ -396,9 +398,15 @@ function managesContext(body: Json): boolean {
   const management = body['context_management']
   const edits: unknown[] = isJsonObject(management) && Array.isArray(management['edits']) ? management['edits'] : []
   if (edits.some((edit) => !clearsThinkingOnly(edit))) return true
-  return (body['messages'] as unknown[]).some(
-    (message) => isJsonObject(message) && blocksOf(message).some((block) => block['type'] === 'compaction'),
-  )
+  return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
+}
+
+/** Looked for in every message of every request: no arrays built (a string content holds no compaction block). */
+function holdsCompaction(message: Json): boolean {
+  const content = message['content']
+  if (!Array.isArray(content)) return false
+  for (const block of content as unknown[]) if (isJsonObject(block) && block['type'] === 'compaction') return true
+  return false
 }
 
 function clearsThinkingOnly(edit: unknown): boolean {

@@ -1,0 +1,88 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { spliceJson, spliceJsonBytes } from '../../src/util/splice-json.ts'
+
+const serialize = (value: unknown): string => JSON.stringify(value)
+
+/** A copy of `value` with one random part changed, sharing every other part by reference (as the adapters build it). */
+function editedCopy(value: unknown, path: readonly number[], replacement: unknown, addField: boolean): unknown {
+  if (path.length === 0 || typeof value !== 'object' || value === null) {
+    if (addField && typeof value === 'object' && value !== null && !Array.isArray(value))
+      return { ...value, added_field: replacement }
+    return replacement
+  }
+  const [step = 0, ...rest] = path
+  if (Array.isArray(value)) {
+    if (value.length === 0) return replacement
+    const index = step % value.length
+    return value.map((element, at) => (at === index ? editedCopy(element, rest, replacement, addField) : element))
+  }
+  const keys = Object.keys(value)
+  if (keys.length === 0) return addField ? { added_field: replacement } : replacement
+  const key = keys[step % keys.length] as string
+  return {
+    ...(value as Record<string, unknown>),
+    [key]: editedCopy((value as Record<string, unknown>)[key], rest, replacement, addField),
+  }
+}
+
+/** JSON text with random whitespace between tokens, as a client might write it. */
+const spaced = (text: string, seed: number): string =>
+  text.replace(/([,:[\]{}])(?=(?:[^"\\]|\\.|"(?:[^"\\]|\\.)*")*$)/g, (token, _match, offset: number) =>
+    (offset + seed) % 3 === 0 ? `${token} \n\t` : token,
+  )
+
+describe('spliceJson', () => {
+  it('does not re-serialize what did not change: 1.0, 1E5, escapes and a duplicate key stay as written', () => {
+    const text =
+      '{"a":1.0,"b":[1E5, "caf\\u00e9"],"dup":1,"dup":2,"blocks":[{"type":"text","text":"x"},{"type":"text" , "text":"y"}]}'
+    const original = JSON.parse(text) as { blocks: object[] }
+    const blocks = original.blocks.map((block, index) =>
+      index === 1 ? { ...block, cache_control: { type: 'ephemeral' } } : block,
+    )
+    const next = { ...original, blocks }
+    expect(spliceJson(text, original, next, serialize)).toBe(
+      '{"a":1.0,"b":[1E5, "caf\\u00e9"],"dup":1,"dup":2,"blocks":[{"type":"text","text":"x"},{"type":"text" , "text":"y","cache_control":{"type":"ephemeral"}}]}',
+    )
+  })
+
+  it('counts offsets in UTF-8 bytes when the text is not ASCII', () => {
+    const text = '{"a":"café — ☕ 😀","b":[{"t":"naïve"},{"t":"x"}],"c":"end ü"}'
+    const original = JSON.parse(text) as { b: object[] }
+    const next = { ...original, b: [original.b[0], { ...original.b[1], cache_control: { type: 'ephemeral' } }], c: 'ß' }
+    expect(spliceJsonBytes(Buffer.from(text), text, original, next, serialize).toString()).toBe(
+      '{"a":"café — ☕ 😀","b":[{"t":"naïve"},{"t":"x","cache_control":{"type":"ephemeral"}}],"c":"ß"}',
+    )
+  })
+
+  it('replaces only a changed value, and edits the last of duplicate keys (the one a parse keeps)', () => {
+    const text = '{ "k": "old", "k": "kept-by-parse", "n": 1.50 }'
+    const original = JSON.parse(text) as Record<string, unknown>
+    expect(spliceJson(text, original, { ...original, k: 'new' }, serialize)).toBe(
+      '{ "k": "old", "k": "new", "n": 1.50 }',
+    )
+    expect(spliceJson('{ }', {}, { a: 1 }, serialize)).toBe('{"a":1 }')
+  })
+
+  it('always writes text that parses to the edited value, whatever the edit and the formatting (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.json({ maxDepth: 4 }),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.boolean(),
+        fc.nat(),
+        (json, path, replacement, addField, seed) => {
+          const text = spaced(json, seed)
+          const original = JSON.parse(text) as unknown
+          const next = editedCopy(original, path, replacement, addField)
+          const spliced = spliceJson(text, original, next, serialize)
+          expect(spliceJsonBytes(Buffer.from(text), text, original, next, serialize).toString()).toBe(spliced)
+          expect(JSON.parse(spliced)).toEqual(JSON.parse(JSON.stringify(next)))
+          if (next === original) expect(spliced).toBe(text)
+        },
+      ),
+      { numRuns: 400 },
+    )
+  })
+})
