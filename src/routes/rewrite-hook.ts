@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
-import { limitsFor, promptBudget } from '../config/model-limits.ts'
+import { configuredBudget, limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
@@ -19,6 +19,8 @@ import { runPipeline, type NextMemory, type PipelineInput, type PipelineOutcome 
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import { sessionKind } from '../session/session-kind.ts'
+import { clientFamily } from '../live/client-family.ts'
+import { explainPromptRoom } from './refusal-explanation.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
@@ -93,7 +95,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      error: tooLong(format, outcome),
+      error: tooLong(format, outcome, explainPromptRoom(promptRoom(request, read.chat, input.limits, outcome))),
       log,
       accounting,
     }
@@ -144,12 +146,33 @@ function bodyToSend(original: Buffer, chat: ReadChat, applied: Applied, hideUsag
 }
 
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
-function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 'too-long' }>): CtxgateError {
+function tooLong(format: FormatEntry, outcome: TooLong, arithmetic: string): CtxgateError {
   const { estimatedBefore, budget } = outcome.report
   return new CtxgateError(
     'CTXGATE_CONTEXT_TOO_LONG',
-    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message}`,
+    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message} ${arithmetic}`,
   )
+}
+
+type TooLong = Extract<PipelineOutcome, { kind: 'too-long' }>
+
+/** The numbers a refused request was planned with, for the refusal's own explanation. */
+function promptRoom(request: HookRequest, chat: ReadChat, limits: PipelineInput['limits'], outcome: TooLong) {
+  const { json, view } = chat
+  const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
+  const outputField =
+    ['max_output_tokens', 'max_completion_tokens', 'max_tokens'].find((field) => isJsonObject(json) && field in json) ??
+    'max_tokens'
+  return {
+    window: limits.window,
+    maxOutputTokens: view.maxOutputTokens,
+    configuredBudget: configuredBudget(chat.limits),
+    ...(headerBudget === undefined ? {} : { headerBudget }),
+    ...(limits.learnedLimit === undefined ? {} : { learnedLimit: limits.learnedLimit }),
+    budget: outcome.report.budget,
+    client: clientFamily(firstHeader(request.incoming['user-agent'])),
+    outputField,
+  }
 }
 
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
