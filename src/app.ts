@@ -5,6 +5,7 @@ import type { Config } from './config/schema.ts'
 import { trackConnections } from './connection-drain.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
+import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
 import { registerLiveRoutes } from './live/live-routes.ts'
@@ -12,7 +13,7 @@ import type { PrepareBody } from './model-call/prepared.ts'
 import type { WireFormat } from './providers/provider-contract.ts'
 import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
-import { registerAdminRoutes } from './routes/admin.ts'
+import { holdoutSessions, registerAdminRoutes } from './routes/admin.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const circuitState = store.circuitState?.bind(store)
   if (circuitState && stores.calibration) registerStoreCircuitGauge(registry, circuitState)
   const live = createLiveRecorder(config, registry)
+  registerHoldoutMetrics(registry, sessions, { finishedAfterMs: config.sessions.idleTtlMs, read: holdoutSessions })
   const forwardDeps: ForwardDeps = {
     config,
     upstreams,
@@ -88,7 +90,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses') })
   registerHealth(server, store, lifecycle.isReady)
   const registerAdmin = (target: FastifyInstance): void => {
-    registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
+    registerAdminRoutes(target, {
+      registry,
+      sessions,
+      token: config.metrics.token,
+      finishedAfterMs: config.sessions.idleTtlMs,
+    })
     registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
   }
   if (config.metrics.port === null) registerAdmin(server)

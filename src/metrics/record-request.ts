@@ -91,7 +91,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
-    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+    recordSession(deps.sessions, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -117,10 +117,11 @@ function recordBilled(
 /** Adds the request to its session's totals (fire and forget: a store failure is the store's to count). */
 function recordSession(
   sessions: SessionTotalsStore,
+  record: RequestRecord,
   accounting: Accounting & { readonly sessionId: string },
-  usage: Usage | undefined,
   turn: { readonly avoided: boolean; readonly prices: ModelPrices },
 ): void {
+  const { usage, status } = record
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
   void sessions.record(accounting.sessionId, {
@@ -129,5 +130,11 @@ function recordSession(
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
+    ...(accounting.arm === undefined ? {} : { arm: accounting.arm }),
+    ...(accounting.kind === undefined ? {} : { kind: accounting.kind }),
+    lengthRefusal: record.outcome === 'rejected' && report !== undefined,
+    clientCompacted: accounting.clientCompacted === true,
+    clientError: status >= 400 && status < 500,
+    answered: status === 200,
   })
 }

@@ -5,6 +5,7 @@ import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
+import type { Arm } from '../session/holdout-arm.ts'
 
 /** What the response path needs to count this request (metrics, session totals). */
 export interface Accounting {
@@ -16,6 +17,12 @@ export interface Accounting {
   readonly batchReason?: BatchReason
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
+  /** The session's holdout arm (docs/holdout.md); absent on requests no session was found for. */
+  readonly arm?: Arm
+  /** The session's kind (see `sessionKind`), for comparing arms like with like. */
+  readonly kind?: string
+  /** The client's prompt shrank to under half of its previous one: the client compacted its history. */
+  readonly clientCompacted?: boolean
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

@@ -21,6 +21,7 @@ import { identify } from '../session/identity.ts'
 import { sessionKind } from '../session/session-kind.ts'
 import { clientFamily } from '../live/client-family.ts'
 import { explainPromptRoom } from './refusal-explanation.ts'
+import { firstUserMessage, HoldoutArms, type Arm } from '../session/holdout-arm.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
@@ -35,15 +36,18 @@ export interface RewriteHookDeps {
   readonly estimator: TokenEstimator
   readonly logger: Logger
   readonly now?: () => number
+  /** Sessions' holdout arms; one per hook unless a test shares it. */
+  readonly arms?: HoldoutArms
 }
 
 /** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
 export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
+  const withArms = { ...deps, arms: deps.arms ?? new HoldoutArms(deps.config.rewrite.holdout) }
   return (format) => {
     // Each rewritable wire format's adapter and usage reader come from the provider registry.
     const entry = chatFormat(format)
     if (!entry) return undefined
-    return (body, incoming) => prepareChat({ deps, format: entry, original: body, incoming, isRefit: false })
+    return (body, incoming) => prepareChat({ deps: withArms, format: entry, original: body, incoming, isRefit: false })
   }
 }
 
@@ -80,6 +84,13 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hints = format.adapter.sessionHints(json, view)
   const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
   const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
+  const mark = deps.arms?.see(
+    identity.sessionId,
+    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
+    uneditedEstimate(view),
+  ) ?? { arm: 'treated' as const, clientCompacted: false }
+  const session = { sessionId: identity.sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind }
+  if (mark.arm === 'control') return controlForward(request, read.chat, session)
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
@@ -91,7 +102,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
-  const accounting = accountingFor(view.model, identity.sessionId, outcome)
+  const accounting = accountingFor(view.model, session, outcome)
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -178,15 +189,51 @@ function promptRoom(request: HookRequest, chat: ReadChat, limits: PipelineInput[
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
 
 /** What the request's metrics, session totals and live page count (refusalAvoided only once served). */
-function accountingFor(model: string, sessionId: string, outcome: PipelineOutcome): Accounting {
+function accountingFor(model: string, session: SessionArm, outcome: PipelineOutcome): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
     model,
-    sessionId,
+    sessionId: session.sessionId,
+    arm: session.arm,
+    clientCompacted: session.clientCompacted,
+    ...(session.kind === undefined ? {} : { kind: session.kind }),
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
+  }
+}
+
+/** Who the request belongs to and which arm of the holdout that session is in. */
+interface SessionArm {
+  readonly sessionId: string
+  readonly arm: Arm
+  readonly clientCompacted: boolean
+  readonly kind: string | undefined
+}
+
+/**
+ * A control session's request: the client's own bytes and headers, nothing added (no edits, no
+ * markers, no cache key, no usage option), metered like any other. No refit: it is not helped.
+ */
+function controlForward(request: HookRequest, chat: ReadChat, session: SessionArm): PrepareResult {
+  const { format, incoming } = request
+  const accounting: Accounting = {
+    model: chat.view.model,
+    sessionId: session.sessionId,
+    arm: 'control',
+    clientCompacted: session.clientCompacted,
+    ...(session.kind === undefined ? {} : { kind: session.kind }),
+    refusalAvoided: false,
+  }
+  return {
+    kind: 'forward',
+    prepared: {
+      body: request.original,
+      usageReader: () => format.usage({ body: chat.json, headers: incoming }),
+      log: { session: session.sessionId, rewrite: 'holdout', arm: 'control' },
+      accounting,
+    },
   }
 }
 

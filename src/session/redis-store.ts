@@ -9,6 +9,7 @@ import {
   type SessionTotalsStore,
   type TurnRecord,
   withDollars,
+  armAndKind,
 } from './accounting.ts'
 import { finishedLengthsOf } from './finished-sessions.ts'
 import { RedisFinishedSessions } from './redis-finished.ts'
@@ -190,6 +191,8 @@ export class RedisSessionStore implements SessionStore {
     const multi = this.#redis.multi()
     for (const field of counterFields) if (increments[field] !== 0) multi.hincrby(key, field, increments[field])
     multi.hsetnx(key, 'firstSeen', new Date(now).toISOString()).hset(key, 'lastSeen', new Date(now).toISOString())
+    if (turn.arm !== undefined) multi.hsetnx(key, 'arm', turn.arm)
+    if (turn.kind !== undefined) multi.hsetnx(key, 'kind', turn.kind)
     multi
       .sadd(`session-models:${sessionId}`, turn.model)
       .pexpire(`session-models:${sessionId}`, this.#options.idleTtlMs)
@@ -218,6 +221,10 @@ export class RedisSessionStore implements SessionStore {
       models,
       firstSeen: fields['firstSeen'] ?? '',
       lastSeen: fields['lastSeen'] ?? '',
+      ...armAndKind({
+        ...(fields['arm'] === 'control' || fields['arm'] === 'treated' ? { arm: fields['arm'] } : {}),
+        ...(fields['kind'] === undefined ? {} : { kind: fields['kind'] }),
+      }),
     }
   }
 
