@@ -6,6 +6,7 @@ import { trackConnections } from './connection-drain.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
+import { compareArms } from './session/holdout-compare.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
 import { registerLiveRoutes } from './live/live-routes.ts'
@@ -96,7 +97,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       token: config.metrics.token,
       finishedAfterMs: config.sessions.idleTtlMs,
     })
-    registerLiveRoutes(target, { recorder: live, token: config.metrics.token })
+    registerLiveRoutes(target, {
+      recorder: live,
+      token: config.metrics.token,
+      holdout: async () => compareArms(await sessions.list(holdoutSessions), Date.now(), config.sessions.idleTtlMs),
+    })
   }
   if (config.metrics.port === null) registerAdmin(server)
   await registerProxyRoutes(server, { config, forward: forwardDeps, prepareFor })

@@ -9,6 +9,8 @@ export interface LiveRouteDeps {
   readonly recorder: LiveRecorder
   /** The admin token (`metrics.token`); null leaves the page open like /metrics. */
   readonly token: string | null
+  /** The holdout's comparison of finished sessions per kind (docs/holdout.md), as /ctxgate/sessions gives it. */
+  readonly holdout?: () => Promise<unknown>
 }
 
 /** Scripts and styles from ctxgate's own paths only; no inline script, nothing from elsewhere. */
@@ -20,7 +22,7 @@ const pageSecurityHeaders = {
   'cache-control': 'no-store',
 } as const
 
-/** GET /ctxgate/ (the page), /ctxgate/events (its stream), /ctxgate/assets/* and POST /ctxgate/login. */
+/** GET /ctxgate/ (the page), /ctxgate/events (its stream), /ctxgate/holdout (the arms compared), /ctxgate/assets/* and POST /ctxgate/login. */
 export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps): void {
   const auth = createPageAuth(deps.token)
   const streams = new LiveEventStreams()
@@ -55,6 +57,11 @@ export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps)
       const snapshot = await deps.recorder.snapshot()
       reply.hijack()
       streams.open(reply.raw, snapshot)
+    })
+    scope.get('/ctxgate/holdout', async (request, reply) => {
+      if (!auth.allowed(request.headers))
+        return reply.code(401).send({ error: 'the live page needs the admin token: open /ctxgate/ to sign in' })
+      return reply.header('cache-control', 'no-store').send({ holdout: (await deps.holdout?.()) ?? [] })
     })
     scope.get<{ Params: { name: string } }>('/ctxgate/assets/:name', async (request, reply) => {
       const assets = pageAssets()

@@ -9,16 +9,18 @@ export function livePageHtml(): string {
 <header><h1>ctxgate <span>live</span></h1><span id="status" class="status">connecting…</span></header>
 <main>
 <section id="totals" class="totals" aria-label="totals"></section>
+<section id="holdout" hidden><h2>Holdout: ctxgate against sessions forwarded as sent</h2><p id="holdout-note" class="notes"></p>
+<div class="table-wrap"><table id="holdout-table"><thead><tr><th>kind (models)</th><th>arm</th><th>finished sessions</th><th title="billed-equivalent input of the median session, with a distribution-free 95% interval">median billed input (95%)</th><th>median requests</th><th>median duration</th><th>median cache read</th><th title="ctxgate's own length refusals · 4xx answers · client compactions, summed">refusals · 4xx · compactions</th><th>saving per session</th></tr></thead><tbody></tbody></table></div></section>
 <h2>Sessions</h2>
-<table id="sessions"><thead><tr>
+<div class="table-wrap"><table id="sessions"><thead><tr>
 <th>client</th><th>model</th><th>session</th><th>requests</th><th>last seen</th><th title="input + 1.25 × 5m write + 2 × 1h write + 0.1 × cache read">billed tokens</th><th>billed $</th><th title="ctxgate's estimate of the prompt before edits ÷ after, applied to what was billed">unedited (est.)</th><th>saved</th><th>cache read</th><th>edit batches</th><th>refusals avoided</th><th>compactions avoided</th>
-</tr></thead><tbody></tbody></table>
+</tr></thead><tbody></tbody></table></div>
 <p id="empty" class="empty">No requests yet. Point an agent's base URL at this ctxgate and its sessions appear here as they run.</p>
 <section id="detail" hidden>
 <h2 id="detail-title"></h2><p id="detail-facts" class="notes"></p>
 <div id="chart" class="chart" role="img" aria-label="prompt tokens per request"></div>
 <h3>Requests (newest first)</h3>
-<table id="log"><thead><tr><th>time</th><th>status</th><th>prompt</th><th>cache read</th><th>cache write</th><th>uncached</th><th>output</th><th>est. before → after</th><th>edits</th><th>duration</th></tr></thead><tbody></tbody></table>
+<div class="table-wrap"><table id="log"><thead><tr><th>time</th><th>status</th><th>prompt</th><th>cache read</th><th>cache write</th><th>uncached</th><th>output</th><th>est. before → after</th><th>edits</th><th>duration</th></tr></thead><tbody></tbody></table></div>
 </section>
 ${numbersExplained}
 </main></body></html>
