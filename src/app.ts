@@ -7,6 +7,7 @@ import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
 import { compareArms } from './session/holdout-compare.ts'
+import { VirtualClients } from './session/client-counterfactual.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
 import { registerLiveRoutes } from './live/live-routes.ts'
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     models: new ModelLabels(),
     sessions,
     prices: config.economy.prices,
+    virtualClients: new VirtualClients(),
     logger,
     sharedState: store.kind !== 'memory',
     live,

@@ -37,6 +37,12 @@ export interface LiveEvent {
   readonly batchCleared?: number
   /** Why a request was not served, in a few words. */
   readonly notServed?: string
+  /** Unedited, as the client's own rule would have sent it: billed input, dollars, and whether it compacted first. */
+  readonly virtual?: {
+    readonly billedTokens: number
+    readonly dollars: number | null
+    readonly compactionAvoided: boolean
+  }
 }
 
 /** The part of a finished request the live page reads (a subset of the per-request metrics record). */
@@ -47,6 +53,8 @@ export interface LiveSource {
   readonly usage?: Usage
   /** `rejected` when ctxgate answered itself. */
   readonly outcome?: string
+  /** What the client would have been billed without ctxgate, by its own compaction rule (known clients). */
+  readonly virtual?: { readonly billedTokens: number; readonly dollars: number | null; readonly compacted: boolean }
   readonly accounting?: {
     readonly model: string
     readonly sessionId?: string
@@ -54,6 +62,7 @@ export interface LiveSource {
     readonly prefixBreak?: PrefixBreak
     readonly batchReason?: string
     readonly refusalAvoided: boolean
+    readonly clientCompacted?: boolean
   }
 }
 
@@ -98,6 +107,15 @@ export function liveEventFrom(
       ? { batchFolded: report.newFolded ?? report.folded, batchCleared: report.newCleared ?? report.cleared }
       : {}),
     ...(source.status === 200 ? {} : { notServed: notServedBecause(source, report, window) }),
+    ...(source.virtual
+      ? {
+          virtual: {
+            billedTokens: source.virtual.billedTokens,
+            dollars: source.virtual.dollars,
+            compactionAvoided: source.virtual.compacted && accounting.clientCompacted !== true,
+          },
+        }
+      : {}),
   }
 }
 

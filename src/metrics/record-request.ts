@@ -5,6 +5,7 @@ import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
+import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -33,9 +34,12 @@ export interface RecordDeps {
   readonly sessions: SessionTotalsStore
   /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** Each session's client as it would have run without ctxgate (known clients only). */
+  readonly virtualClients?: VirtualClients
 }
 
-export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
+/** Counts the request; returns what the client would have been billed without ctxgate, when its rule is known. */
+export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualBill | undefined {
   const { metrics } = deps
   const { route, provider } = record
   const accounting = record.accounting
@@ -90,8 +94,37 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
     metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
-  if (accounting?.sessionId)
-    recordSession(deps.sessions, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
+  if (!accounting?.sessionId) return undefined
+  const session = { ...accounting, sessionId: accounting.sessionId }
+  const virtual = virtualBill(deps.virtualClients, record, session, prices)
+  recordSession(deps.sessions, record, session, { avoided, prices, virtual })
+  return virtual
+}
+
+/** The request as the client's own rule would have sent it unedited (served, measured, rewritten requests only). */
+function virtualBill(
+  clients: VirtualClients | undefined,
+  record: RequestRecord,
+  accounting: Accounting & { readonly sessionId: string },
+  prices: ModelPrices,
+): VirtualBill | undefined {
+  const { usage } = record
+  const report = accounting.report
+  const client = accounting.client
+  if (!clients || !client || !usage || !report || record.status !== 200) return undefined
+  return clients.bill(
+    accounting.sessionId,
+    {
+      rule: client.rule,
+      usage,
+      sentTokens: promptTokensOf(usage),
+      estimatedBefore: report.estimatedBefore,
+      estimatedAfter: report.estimatedAfter,
+      window: client.window,
+      maxOutputTokens: client.maxOutputTokens,
+    },
+    prices,
+  )
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -119,14 +152,14 @@ function recordSession(
   sessions: SessionTotalsStore,
   record: RequestRecord,
   accounting: Accounting & { readonly sessionId: string },
-  turn: { readonly avoided: boolean; readonly prices: ModelPrices },
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly virtual: VirtualBill | undefined },
 ): void {
   const { usage, status } = record
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
   void sessions.record(accounting.sessionId, {
     model: accounting.model,
-    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices) } : {}),
+    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices, turn.virtual) } : {}),
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,

@@ -6,6 +6,7 @@ import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import type { Arm } from '../session/holdout-arm.ts'
+import type { ClientRuleName } from '../session/client-rule.ts'
 
 /** What the response path needs to count this request (metrics, session totals). */
 export interface Accounting {
@@ -23,6 +24,8 @@ export interface Accounting {
   readonly kind?: string
   /** The client's prompt shrank to under half of its previous one: the client compacted its history. */
   readonly clientCompacted?: boolean
+  /** A client whose own compaction rule ctxgate knows (docs/counterfactuals.md), with what its rule needs. */
+  readonly client?: { readonly rule: ClientRuleName; readonly window: number; readonly maxOutputTokens: number }
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
+import type { VirtualClients } from '../session/client-counterfactual.ts'
 import type { Config } from '../config/schema.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
@@ -24,6 +25,8 @@ export interface ForwardDeps {
   readonly live?: LiveRecorder
   /** The configured price table (`economy.prices`), for billed tokens and dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** Each session's client as it would have run without ctxgate (known clients only). */
+  readonly virtualClients?: VirtualClients
 }
 
 export interface ForwardInput {

@@ -138,8 +138,8 @@ function reportRequest(
   const provider = input.provider.upstream
   try {
     const record = requestRecord(result, route, provider, durationMs, retries)
-    recordRequest(deps, record)
-    deps.live?.recordRequest(record, input.request.headers['user-agent'])
+    const virtual = recordRequest(deps, record)
+    deps.live?.recordRequest(virtual ? { ...record, virtual } : record, input.request.headers['user-agent'])
   } catch (error) {
     deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
   }

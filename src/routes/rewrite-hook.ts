@@ -20,6 +20,7 @@ import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import { sessionKind } from '../session/session-kind.ts'
 import { clientFamily } from '../live/client-family.ts'
+import { clientRuleOf } from '../session/client-rule.ts'
 import { explainPromptRoom } from './refusal-explanation.ts'
 import { firstUserMessage, HoldoutArms, type Arm } from '../session/holdout-arm.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
@@ -89,7 +90,9 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
     uneditedEstimate(view),
   ) ?? { arm: 'treated' as const, clientCompacted: false }
-  const session = { sessionId: identity.sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind }
+  const rule = clientRuleOf(clientFamily(firstHeader(incoming['user-agent'])))
+  const client = rule && { rule: rule.name, window: read.chat.limits.window, maxOutputTokens: view.maxOutputTokens }
+  const session = { sessionId: identity.sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind, client }
   if (mark.arm === 'control') return controlForward(request, read.chat, session)
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
@@ -197,6 +200,7 @@ function accountingFor(model: string, session: SessionArm, outcome: PipelineOutc
     arm: session.arm,
     clientCompacted: session.clientCompacted,
     ...(session.kind === undefined ? {} : { kind: session.kind }),
+    ...(session.client ? { client: session.client } : {}),
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
@@ -210,6 +214,7 @@ interface SessionArm {
   readonly arm: Arm
   readonly clientCompacted: boolean
   readonly kind: string | undefined
+  readonly client: Accounting['client']
 }
 
 /**

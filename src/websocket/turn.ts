@@ -83,8 +83,8 @@ export class SocketTurn {
       ...(this.accounting ? { accounting: this.accounting } : {}),
     }
     try {
-      recordRequest(deps, record)
-      deps.live?.recordRequest(record, deps.userAgent)
+      const virtual = recordRequest(deps, record)
+      deps.live?.recordRequest(virtual ? { ...record, virtual } : record, deps.userAgent)
     } catch (error) {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }
