@@ -88,7 +88,12 @@ export async function replay(
   const results: RunResult[] = []
   for (const recording of recordings)
     for (const conversation of recording.conversations)
-      results.push(await replayConversation(conversation, { ...options, clientCache: assumed.of(recording.format) }))
+      results.push(
+        await replayConversation(conversation, {
+          ...options,
+          clientCache: assumed.of(recording.format, conversation.source),
+        }),
+      )
   // Which cache marks the replay assumed the agent places: the headline depends on it.
   ;(values.json || values.markdown ? inform : write)(`${assumed.line}\n`)
 
@@ -130,33 +135,42 @@ export class UsageError extends Error {}
  * Agents whose recordings replay with their own rolling cache marks by default: Claude Code marks the
  * newest messages of every request, and Codex's requests carry a prompt_cache_key so the provider
  * caches their prefix. Other agents (mini-swe-agent, OpenHands, plain message lists) mark nothing.
+ * A ctxgate JSONL export is judged by the log it was made from (its `source`).
  */
-export function defaultClientCache(format: RecordingFormat): ClientCache {
-  return format.startsWith('claude-') || format.startsWith('codex') ? 'rolling' : 'none'
-}
-
-const formatNames: Readonly<Record<string, string>> = {
-  'claude-stream-json': 'Claude Code',
-  'claude-session': 'Claude Code',
+export function clientOfRecording(format: RecordingFormat, source: string): 'Claude Code' | 'Codex' | undefined {
+  if (format.startsWith('claude-')) return 'Claude Code'
+  if (format.startsWith('codex')) return 'Codex'
+  if (format !== 'ctxgate') return undefined
+  if (/codex/i.test(source)) return 'Codex'
+  if (/agent_log_raw|claude/i.test(source) && !/\.traj\.json$/.test(source)) return 'Claude Code'
+  return undefined
 }
 
 /** The client cache each recording replays with, and the line that says which and why. */
 function clientCacheOf(
   flag: string | undefined,
-  recordings: readonly { readonly format: RecordingFormat }[],
-): { clientCache: ClientCache; of: (format: RecordingFormat) => ClientCache; line: string } {
+  recordings: readonly { readonly format: RecordingFormat; readonly conversations: readonly Conversation[] }[],
+): { clientCache: ClientCache; of: (format: RecordingFormat, source: string) => ClientCache; line: string } {
   if (flag !== undefined) {
     if (flag !== 'none' && flag !== 'rolling')
       throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(flag)}`)
     return { clientCache: flag, of: () => flag, line: `client cache: ${flag} (--client-cache)` }
   }
-  const formats = [...new Set(recordings.map((recording) => recording.format))]
-  const parts = formats.map((format) => `${defaultClientCache(format)} for ${formatNames[format] ?? format} recordings`)
-  const first = defaultClientCache(formats[0] ?? 'ctxgate')
+  const of = (format: RecordingFormat, source: string): ClientCache =>
+    clientOfRecording(format, source) === undefined ? 'none' : 'rolling'
+  const counts = new Map<string, number>()
+  for (const recording of recordings)
+    for (const conversation of recording.conversations) {
+      const client = clientOfRecording(recording.format, conversation.source)
+      const key = client ? `rolling for ${client}` : `none for ${recording.format}`
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    }
+  const parts = [...counts.entries()].map(([key, count]) => `${key} (${count} run${count === 1 ? '' : 's'})`)
+  const all = [...counts.keys()]
   return {
-    clientCache: formats.every((format) => defaultClientCache(format) === first) ? first : 'none',
-    of: defaultClientCache,
-    line: `client cache: ${parts.join(', ')} (what each agent does; --client-cache none|rolling to change)`,
+    clientCache: all.every((key) => key.startsWith('rolling')) ? 'rolling' : 'none',
+    of,
+    line: `client cache: ${parts.join(', ')}: what each agent does; --client-cache none|rolling to change`,
   }
 }
 

@@ -30,11 +30,11 @@ ${numbersExplained}
 const numbersExplained = `<footer><h2>What the numbers mean</h2><dl>
 <dt>billed tokens</dt><dd>Billed-equivalent input: uncached input + 1.25 × 5-minute cache writes + 2 × 1-hour cache writes + 0.1 × cache reads, as the upstream reported them. One number that prices a prompt the way the provider bills it.</dd>
 <dt>billed $</dt><dd>The same usage, output included, at list price per model family (Opus, Sonnet, Haiku, GPT-5, GPT-4.1, GPT-4o); "—" for models without a price.</dd>
-<dt>unedited (est.)</dt><dd>What the session would have cost without ctxgate's edits: each request's bill scaled by ctxgate's estimate of the prompt before edits ÷ after. An estimate — unedited requests past the window would have been refused instead.</dd>
+<dt>unedited (est.)</dt><dd>What the session would have cost without ctxgate. For Claude Code, Codex and opencode: the client as it would have run, compacting where its own rule says, the compaction request and its smaller prefix billed (docs/counterfactuals.md). For other clients: each request's bill scaled by ctxgate's estimate of the prompt before edits ÷ after, as if the client never compacted — an estimate that overstates the saving for a client that compacts. The holdout (docs/holdout.md) measures instead.</dd>
 <dt>cache read</dt><dd>Share of prompt tokens read from the provider's cache.</dd>
 <dt>edit batches</dt><dd>Requests on which ctxgate decided new edits (fold, clear, drop); each breaks the cache prefix once and is marked ✂ on the chart with its reason.</dd>
 <dt>refusals avoided</dt><dd>Requests that, as the client sent them, would not have fit the model's window, and that ctxgate served.</dd>
-<dt>compactions avoided</dt><dd>Times the client's unedited prompt crossed the point where Claude Code compacts on its own (window − 33,000 tokens) while what ctxgate sent stayed below it, so the client saw a small context and kept its history.</dd>
+<dt>compactions avoided</dt><dd>Compactions the client would have made by its own rule without ctxgate and did not make behind it (Claude Code, Codex, opencode); for other clients, times the unedited prompt crossed window − 33,000 tokens while what ctxgate sent stayed below.</dd>
 </dl></footer>`
 
 /** Asks for the admin token; it is exchanged for a cookie that opens this page only. */

@@ -122,6 +122,7 @@ function virtualBill(
       estimatedAfter: report.estimatedAfter,
       window: client.window,
       maxOutputTokens: client.maxOutputTokens,
+      newBatch: report.newBatch,
     },
     prices,
   )

@@ -8,13 +8,16 @@ import { clientRules, type ClientRuleName } from './client-rule.ts'
  * starts again from a small prefix. What it keeps between requests (real tokens):
  */
 export interface VirtualClient {
-  /** Tokens its own compactions took out of the history it would send. */
-  readonly offset: number
+  /** ctxgate's estimate of the real client's unedited prompt on the previous request. */
+  readonly lastEstimate: number
   /** The prompt it sent last (its cached prefix on the next request). */
   readonly lastPrompt: number
   /** The session's first prompt: system, tools and first message, what a compaction keeps. */
   readonly firstPrompt: number
   readonly compactions: number
+  /** What ctxgate sent on the previous request (real tokens), and real tokens per estimated token of new content. */
+  readonly lastSent: number
+  readonly growthScale: number
 }
 
 /** One served request, as ctxgate saw it. */
@@ -28,6 +31,8 @@ export interface ServedTurn {
   readonly estimatedAfter: number
   readonly window: number
   readonly maxOutputTokens: number
+  /** ctxgate made a new batch on this request: what it sent shrank, so its growth says nothing. */
+  readonly newBatch: boolean
 }
 
 export interface VirtualBill {
@@ -52,11 +57,17 @@ export function virtualRequest(
   turn: ServedTurn,
   prices: ModelPrices,
 ): VirtualBill {
-  const scale = turn.estimatedAfter > 0 ? turn.sentTokens / turn.estimatedAfter : 1
-  const unedited = Math.max(turn.sentTokens, turn.estimatedBefore * scale)
-  const first = previous?.firstPrompt ?? unedited
-  let client: VirtualClient = previous ?? { offset: 0, lastPrompt: 0, firstPrompt: first, compactions: 0 }
-  let prompt = unedited - client.offset
+  const grown = grownPrompt(previous, turn)
+  let prompt = grown.prompt
+  const first = previous?.firstPrompt ?? prompt
+  let client: VirtualClient = previous ?? {
+    lastEstimate: 0,
+    lastPrompt: 0,
+    firstPrompt: first,
+    compactions: 0,
+    lastSent: 0,
+    growthScale: 1,
+  }
   const point = clientRules[turn.rule].compactAt(turn.window, turn.maxOutputTokens)
   let billed = 0
   let dollars: number | null = 0
@@ -68,14 +79,47 @@ export function virtualRequest(
     billed += compaction.billed
     dollars = add(dollars, compaction.dollars)
     const kept = first + summaryTokensEstimate + Math.max(0, prompt - previous.lastPrompt)
-    client = { ...client, offset: unedited - kept, lastPrompt: first, compactions: client.compactions + 1 }
+    client = { ...client, lastPrompt: first, compactions: client.compactions + 1 }
     prompt = kept
     compacted = true
   }
   const request = priced(client.lastPrompt, prompt, turn.usage.outputTokens, prices)
   billed += request.billed
   dollars = add(dollars, request.dollars)
-  return { client: { ...client, lastPrompt: prompt }, billedTokens: billed, dollars, compacted }
+  return {
+    client: {
+      ...client,
+      lastPrompt: prompt,
+      lastEstimate: turn.estimatedBefore,
+      lastSent: turn.sentTokens,
+      growthScale: grown.growthScale,
+    },
+    billedTokens: billed,
+    dollars,
+    compacted,
+  }
+}
+
+/**
+ * What the client would send now: its last prompt plus what its real history grew by since. Where
+ * ctxgate's own request only grew (no new batch), that growth is measured: the upstream counted it.
+ * After a batch it is ctxgate's estimate of the growth, at the ratio the measured growth had, so the
+ * estimate's wobble is never billed as a rewrite. A history under half its size (the real client
+ * compacted) starts over.
+ */
+function grownPrompt(previous: VirtualClient | undefined, turn: ServedTurn): { prompt: number; growthScale: number } {
+  const scale = turn.estimatedAfter > 0 ? turn.sentTokens / turn.estimatedAfter : 1
+  const unedited = Math.max(turn.sentTokens, turn.estimatedBefore * scale)
+  if (!previous || turn.estimatedBefore < previous.lastEstimate * 0.5)
+    return { prompt: unedited, growthScale: previous?.growthScale ?? 1 }
+  const estimatedGrowth = Math.max(0, turn.estimatedBefore - previous.lastEstimate)
+  const measuredGrowth = turn.sentTokens - previous.lastSent
+  if (!turn.newBatch && estimatedGrowth > 0 && measuredGrowth >= 0)
+    return {
+      prompt: previous.lastPrompt + measuredGrowth,
+      growthScale: 0.7 * previous.growthScale + 0.3 * (measuredGrowth / estimatedGrowth),
+    }
+  return { prompt: previous.lastPrompt + estimatedGrowth * previous.growthScale, growthScale: previous.growthScale }
 }
 
 function priced(

@@ -153,10 +153,10 @@ describe('ctxgate replay', () => {
       (text) => claude.push(text),
       (text) => markdown.push(text),
     )
-    expect(markdown.join('')).toContain('client cache: rolling for Claude Code recordings')
+    expect(markdown.join('')).toContain('client cache: rolling for Claude Code (1 run)')
     const mini: string[] = []
     await replay({}, [join(fixtures, 'mini-v1.traj.json')], (text) => mini.push(text))
-    expect(mini.join('')).toMatch(/^client cache: none for mini-swe-agent recordings/)
+    expect(mini.join('')).toMatch(/^client cache: none for mini-swe-agent \(1 run\)/)
     const chosen: string[] = []
     await replay({ 'client-cache': 'none' }, [join(fixtures, 'claude-session.jsonl')], (text) => chosen.push(text))
     expect(chosen.join('')).toMatch(/^client cache: none \(--client-cache\)/)

@@ -37,6 +37,7 @@ function run(rule: ClientRuleName, requests: number, first: number, step: number
       estimatedAfter: sent,
       window,
       maxOutputTokens: maxOutput,
+      newBatch: unedited > 50_000,
     }
     const bill = virtualRequest(client, turn, prices)
     client = bill.client
@@ -91,7 +92,14 @@ describe('the client as it would have run without ctxgate', () => {
   })
 
   it('bills a compaction request and a cache rewrite of the smaller prefix where it compacts', () => {
-    const before: VirtualClient = { offset: 0, lastPrompt: 198_000, firstPrompt: 25_000, compactions: 0 }
+    const before: VirtualClient = {
+      lastEstimate: 198_000,
+      lastPrompt: 198_000,
+      firstPrompt: 25_000,
+      compactions: 0,
+      lastSent: 40_000,
+      growthScale: 1,
+    }
     const turn: ServedTurn = {
       rule: 'claude-code',
       usage: usage(40_000),
@@ -100,6 +108,7 @@ describe('the client as it would have run without ctxgate', () => {
       estimatedAfter: 40_000,
       window: 200_000,
       maxOutputTokens: 32_000,
+      newBatch: true,
     }
     const bill = virtualRequest(before, turn, prices)
     expect(bill.compacted).toBe(true)
@@ -107,7 +116,27 @@ describe('the client as it would have run without ctxgate', () => {
     expect(bill.client.lastPrompt).toBe(kept)
     // The compaction request reads the 198k prefix; the new prompt reads the first prompt and writes the rest.
     expect(bill.billedTokens).toBeCloseTo(198_000 * 0.1 + 25_000 * 0.1 + (kept - 25_000) * 1.25, 6)
-    expect(bill.client.offset).toBe(203_000 - kept)
+    expect(bill.client.lastEstimate).toBe(203_000)
+  })
+
+  it("the estimate's wobble is not billed as a rewrite: a prompt that reads smaller, then larger, writes only its growth", () => {
+    const turn = (before: number, after: number, sent: number): ServedTurn => ({
+      rule: 'claude-code',
+      usage: usage(sent),
+      sentTokens: sent,
+      estimatedBefore: before,
+      estimatedAfter: after,
+      window: 200_000,
+      maxOutputTokens: 32_000,
+      newBatch: true,
+    })
+    const first = virtualRequest(undefined, turn(100_000, 40_000, 40_000), prices)
+    // The same history read at a lower ratio of count to estimate: no smaller prompt, nothing written.
+    const second = virtualRequest(first.client, turn(100_000, 40_000, 34_000), prices)
+    expect(second.client.lastPrompt).toBe(100_000)
+    expect(second.billedTokens).toBeCloseTo(100_000 * 0.1, 6)
+    const third = virtualRequest(second.client, turn(106_000, 40_000, 40_000), prices)
+    expect(third.client.lastPrompt).toBe(106_000)
   })
 
   it('an unedited prompt is never taken as smaller than what ctxgate sent', () => {
@@ -123,6 +152,7 @@ describe('the client as it would have run without ctxgate', () => {
             estimatedAfter: sent,
             window: 400_000,
             maxOutputTokens: 0,
+            newBatch: false,
           },
           prices,
         )
