@@ -142,7 +142,7 @@ export function clientOfRecording(format: RecordingFormat, source: string): 'Cla
   if (format.startsWith('codex')) return 'Codex'
   if (format !== 'ctxgate') return undefined
   if (/codex/i.test(source)) return 'Codex'
-  if (/agent_log_raw|claude/i.test(source) && !/\.traj\.json$/.test(source)) return 'Claude Code'
+  if (/agent_log_raw|claude/i.test(source) && !source.endsWith('.traj.json')) return 'Claude Code'
   return undefined
 }
 
