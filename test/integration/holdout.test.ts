@@ -174,5 +174,15 @@ describe('the holdout at 0.5: sessions split between the arms, compared once fin
     expect(body.holdout[0]?.control.sessions).toBe(control)
     expect(body.holdout[0]?.treated.sessions).toBe(sessions - control)
     expect(body.holdout[0]?.verdict).toMatch(/less billed input per session|not enough sessions yet/)
+    // The live page reads the same comparison.
+    const page = await request(`${stack.proxyUrl}/ctxgate/holdout`)
+    const shown = (await page.body.json()) as { holdout: unknown[] }
+    expect(shown.holdout).toEqual(body.holdout)
+    // And the metrics, per kind and arm.
+    const metrics = await (await request(`${stack.proxyUrl}/metrics`)).body.text()
+    expect(metrics).toMatch(new RegExp(`ctxgate_holdout_sessions\\{kind="[^"]+",arm="control"\\} ${control}\\n`))
+    expect(metrics).toMatch(
+      new RegExp(`ctxgate_holdout_sessions\\{kind="[^"]+",arm="treated"\\} ${sessions - control}\\n`),
+    )
   })
 })
