@@ -94,11 +94,9 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
     metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
-  if (!accounting?.sessionId) return undefined
-  const session = { ...accounting, sessionId: accounting.sessionId }
-  const virtual = virtualBill(deps.virtualClients, record, session, prices)
-  recordSession(deps.sessions, record, session, { avoided, prices, virtual })
-  return virtual
+  return accounting?.sessionId
+    ? recordSession(deps, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
+    : undefined
 }
 
 /** The request as the client's own rule would have sent it unedited (served, measured, rewritten requests only). */
@@ -150,17 +148,18 @@ function recordBilled(
 
 /** Adds the request to its session's totals (fire and forget: a store failure is the store's to count). */
 function recordSession(
-  sessions: SessionTotalsStore,
+  deps: RecordDeps,
   record: RequestRecord,
   accounting: Accounting & { readonly sessionId: string },
-  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly virtual: VirtualBill | undefined },
-): void {
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices },
+): VirtualBill | undefined {
+  const virtual = virtualBill(deps.virtualClients, record, accounting, turn.prices)
   const { usage, status } = record
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-  void sessions.record(accounting.sessionId, {
+  void deps.sessions.record(accounting.sessionId, {
     model: accounting.model,
-    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices, turn.virtual) } : {}),
+    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices, virtual) } : {}),
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
@@ -171,4 +170,5 @@ function recordSession(
     clientError: status >= 400 && status < 500,
     answered: status === 200,
   })
+  return virtual
 }
