@@ -10,7 +10,7 @@
  * CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000 makes it compact on its own before the mock's window.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -51,7 +51,15 @@ interface RunResult {
   readonly toolResultsInLastRequest: number
   readonly resultText: string
   readonly stderrTail: string
-  readonly ctxgate?: { readonly tokensRemoved: number; readonly prefixBreaks: number; readonly refusalsAvoided: number }
+  readonly ctxgate?: {
+    readonly tokensRemoved: number
+    readonly prefixBreaks: number
+    readonly refusalsAvoided: number
+    /** What /ctxgate/sessions and the live page say was saved: 1 − billed ÷ unedited. */
+    readonly sessionsSaved: number
+    readonly livePageSaved: number
+    readonly compactionsAvoided: number
+  }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
   readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
 }
@@ -139,10 +147,36 @@ async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
   const response = await request(`${url}/ctxgate/sessions?limit=50`)
   const { sessions } = (await response.body.json()) as { sessions: Record<string, number>[] }
   const sum = (key: string): number => sessions.reduce((total, session) => total + (Number(session[key]) || 0), 0)
+  const live = await livePageTotals(url)
   return {
     tokensRemoved: sum('tokensRemoved'),
     prefixBreaks: sum('prefixBreaks'),
     refusalsAvoided: sum('refusalsAvoided'),
+    sessionsSaved: 1 - sum('billedTokens') / Math.max(1, sum('uneditedBilledTokens')),
+    livePageSaved: 1 - live.billed / Math.max(1, live.unedited),
+    compactionsAvoided: live.compactionsAvoided,
+  }
+}
+
+/** The live page's totals, read from the snapshot its event stream opens with (what the page sums). */
+async function livePageTotals(url: string): Promise<{ billed: number; unedited: number; compactionsAvoided: number }> {
+  const response = await request(`${url}/ctxgate/events`)
+  let text = ''
+  for await (const chunk of response.body) {
+    text += (chunk as Buffer).toString('utf8')
+    if (/event: snapshot\ndata: .*\n\n/.test(text)) break
+  }
+  response.body.destroy()
+  const data = /event: snapshot\ndata: (.*)\n\n/.exec(text)?.[1] ?? '{"sessions":[]}'
+  // For looking into a run: the page's whole snapshot, written where the variable says.
+  const dump = process.env['CTXGATE_BENCH_SNAPSHOT']
+  if (dump) writeFileSync(dump, data)
+  const sessions = (JSON.parse(data) as { sessions: { summary: Record<string, number> }[] }).sessions
+  const sum = (key: string): number => sessions.reduce((total, view) => total + (Number(view.summary[key]) || 0), 0)
+  return {
+    billed: sum('billedTokens'),
+    unedited: sum('uneditedBilledTokens'),
+    compactionsAvoided: sum('compactionsAvoided'),
   }
 }
 
@@ -191,6 +225,7 @@ function loopsOf(chats: readonly RecordedRequest[]): Pick<RunResult, 'loops'> {
 }
 
 const thousands = (value: number): string => value.toLocaleString('en-US')
+const pct = (share: number): string => `${(share * 100).toFixed(1)} %`
 
 /** What the best batch schedule, chosen with hindsight, would have billed on this run's rounds under each floor. */
 function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: number, directBilled?: number): string {
@@ -238,6 +273,9 @@ function table(results: readonly RunResult[]): string {
     ['tokens removed by ctxgate', (result) => (result.ctxgate ? thousands(result.ctxgate.tokensRemoved) : '-')],
     ['prefix breaks (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.prefixBreaks) : '-')],
     ['refusals avoided (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.refusalsAvoided) : '-')],
+    ['compactions avoided (live page)', (result) => (result.ctxgate ? String(result.ctxgate.compactionsAvoided) : '-')],
+    ['saved, as the live page says', (result) => (result.ctxgate ? pct(result.ctxgate.livePageSaved) : '-')],
+    ['saved, as /ctxgate/sessions says', (result) => (result.ctxgate ? pct(result.ctxgate.sessionsSaved) : '-')],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
   const rule = `|---|${results.map(() => '---:').join('|')}|`
@@ -262,6 +300,11 @@ if (ctxgateRun?.loops) {
   process.stdout.write(
     `${boundTable(ctxgateRun.loops, ctxgateRun.usage.billedEquivalentInput, direct?.usage.billedEquivalentInput)}\n\n`,
   )
+}
+const directRun = results.find((result) => result.label === 'direct')
+if (directRun && ctxgateRun) {
+  const measured = 1 - ctxgateRun.usage.billedEquivalentInput / directRun.usage.billedEquivalentInput
+  process.stdout.write(`measured: billed-equivalent input ${pct(measured)} lower through ctxgate than direct\n\n`)
 }
 for (const result of results) {
   process.stdout.write(`${result.label}: final answer: ${JSON.stringify(result.resultText)}\n`)

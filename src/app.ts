@@ -5,6 +5,9 @@ import type { Config } from './config/schema.ts'
 import { trackConnections } from './connection-drain.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
+import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
+import { compareArms } from './session/holdout-compare.ts'
+import { VirtualClients } from './session/client-counterfactual.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
 import { registerLiveRoutes } from './live/live-routes.ts'
@@ -12,7 +15,7 @@ import type { PrepareBody } from './model-call/prepared.ts'
 import type { WireFormat } from './providers/provider-contract.ts'
 import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
-import { registerAdminRoutes } from './routes/admin.ts'
+import { holdoutSessions, registerAdminRoutes } from './routes/admin.ts'
 import { adminHostCheck } from './security/host-check.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
@@ -71,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (circuitState && stores.calibration) registerStoreCircuitGauge(registry, circuitState)
   const live = createLiveRecorder(config, registry)
   const openStreams = new OpenStreams()
+  registerHoldoutMetrics(registry, sessions, { finishedAfterMs: config.sessions.idleTtlMs, read: holdoutSessions })
   const forwardDeps: ForwardDeps = {
     config,
     upstreams,
@@ -78,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     models: new ModelLabels(),
     sessions,
     prices: config.economy.prices,
+    virtualClients: new VirtualClients(),
     logger,
     sharedState: store.kind !== 'memory',
     live,
@@ -108,12 +113,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const hostCheck = adminHostCheck(config)
   const registerAdmin = (target: FastifyInstance): void => {
     if (hostCheck) target.addHook('onRequest', hostCheck)
-    registerAdminRoutes(target, { registry, sessions, token: config.metrics.token })
+    registerAdminRoutes(target, {
+      registry,
+      sessions,
+      token: config.metrics.token,
+      finishedAfterMs: config.sessions.idleTtlMs,
+    })
     registerLiveRoutes(target, {
       recorder: live,
       token: config.metrics.token,
       limits: config.live,
       registry,
+      holdout: async () => compareArms(await sessions.list(holdoutSessions), Date.now(), config.sessions.idleTtlMs),
     })
   }
   if (config.metrics.port === null) registerAdmin(server)

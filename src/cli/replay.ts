@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { ClientCache } from '../replay/build-requests.ts'
 import { toJsonl, type Conversation } from '../replay/conversation.ts'
-import { loadRecording } from '../replay/importers/load-recording.ts'
+import { loadRecording, type RecordingFormat } from '../replay/importers/load-recording.ts'
 import { renderHtml } from '../replay/report/html.ts'
 import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
 import { renderTextReport } from '../replay/report/text.ts'
@@ -23,7 +23,8 @@ both with prompt-cache simulation, and reports what each cost.
   --window TOKENS          context window of the fake upstream (default 200000)
   --model NAME             model name to send (default: each recording's own)
   --budget TOKENS          token budget ctxgate is asked to keep (x-ctxgate-budget)
-  --client-cache MODE      none | rolling: how the agent marks its own cache (default none)
+  --client-cache MODE      none | rolling: how the agent marks its own cache (default: what the
+                           recording's client does: rolling for Claude Code and Codex, none otherwise)
   --stream                 send streaming requests
   --max-tokens N           max_tokens of each request (default 4096)
   --min-cacheable TOKENS   shortest cacheable prefix of the fake upstream (default 1024)
@@ -70,21 +71,31 @@ export async function replay(
   inform: (text: string) => void = (text) => process.stderr.write(text),
 ): Promise<ReplayReport | undefined> {
   if (files.length === 0) throw new UsageError('replay needs at least one recording file')
-  const conversations: Conversation[] = files.flatMap(
-    (file) =>
-      loadRecording(file, {
-        uncompacted: values.uncompacted === true,
-        ...(values.prompt ? { promptFile: values.prompt } : {}),
-      }).conversations,
+  const recordings = files.map((file) =>
+    loadRecording(file, {
+      uncompacted: values.uncompacted === true,
+      ...(values.prompt ? { promptFile: values.prompt } : {}),
+    }),
   )
+  const conversations: Conversation[] = recordings.flatMap((recording) => recording.conversations)
 
   if (values.export !== undefined) {
     exportConversations(conversations, values.export, write)
     return undefined
   }
-  const options = replayOptionsFrom(values)
+  const assumed = clientCacheOf(values['client-cache'], recordings)
+  const options = { ...replayOptionsFrom(values), clientCache: assumed.clientCache }
   const results: RunResult[] = []
-  for (const conversation of conversations) results.push(await replayConversation(conversation, options))
+  for (const recording of recordings)
+    for (const conversation of recording.conversations)
+      results.push(
+        await replayConversation(conversation, {
+          ...options,
+          clientCache: assumed.of(recording.format, conversation.source),
+        }),
+      )
+  // Which cache marks the replay assumed the agent places: the headline depends on it.
+  ;(values.json || values.markdown ? inform : write)(`${assumed.line}\n`)
 
   const report = buildReport(results, options)
   if (values.html) writeHtmlReport(values.html, results, report, inform)
@@ -120,10 +131,51 @@ function writeHtmlReport(
 
 export class UsageError extends Error {}
 
+/**
+ * Agents whose recordings replay with their own rolling cache marks by default: Claude Code marks the
+ * newest messages of every request, and Codex's requests carry a prompt_cache_key so the provider
+ * caches their prefix. Other agents (mini-swe-agent, OpenHands, plain message lists) mark nothing.
+ * A ctxgate JSONL export is judged by the log it was made from (its `source`).
+ */
+export function clientOfRecording(format: RecordingFormat, source: string): 'Claude Code' | 'Codex' | undefined {
+  if (format.startsWith('claude-')) return 'Claude Code'
+  if (format.startsWith('codex')) return 'Codex'
+  if (format !== 'ctxgate') return undefined
+  if (/codex/i.test(source)) return 'Codex'
+  if (/agent_log_raw|claude/i.test(source) && !source.endsWith('.traj.json')) return 'Claude Code'
+  return undefined
+}
+
+/** The client cache each recording replays with, and the line that says which and why. */
+function clientCacheOf(
+  flag: string | undefined,
+  recordings: readonly { readonly format: RecordingFormat; readonly conversations: readonly Conversation[] }[],
+): { clientCache: ClientCache; of: (format: RecordingFormat, source: string) => ClientCache; line: string } {
+  if (flag !== undefined) {
+    if (flag !== 'none' && flag !== 'rolling')
+      throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(flag)}`)
+    return { clientCache: flag, of: () => flag, line: `client cache: ${flag} (--client-cache)` }
+  }
+  const of = (format: RecordingFormat, source: string): ClientCache =>
+    clientOfRecording(format, source) === undefined ? 'none' : 'rolling'
+  const counts = new Map<string, number>()
+  for (const recording of recordings)
+    for (const conversation of recording.conversations) {
+      const client = clientOfRecording(recording.format, conversation.source)
+      const key = client ? `rolling for ${client}` : `none for ${recording.format}`
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    }
+  const parts = [...counts.entries()].map(([key, count]) => `${key} (${count} run${count === 1 ? '' : 's'})`)
+  const all = [...counts.keys()]
+  return {
+    clientCache: all.every((key) => key.startsWith('rolling')) ? 'rolling' : 'none',
+    of,
+    line: `client cache: ${parts.join(', ')}: what each agent does; --client-cache none|rolling to change`,
+  }
+}
+
 function replayOptionsFrom(values: Values): ReplayOptions {
   const clientCache = values['client-cache'] ?? 'none'
-  if (clientCache !== 'none' && clientCache !== 'rolling')
-    throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(clientCache)}`)
   const strategies = values.strategy ?? []
   const variants: Variant[] = [
     { label: directLabel, direct: true },

@@ -60,7 +60,12 @@ export function globToRegExp(glob: string): RegExp {
 
 /** Prompt tokens to keep under: the configured budget (fraction or absolute), minus max_tokens, lowered by a header. */
 export function promptBudget(limits: ModelLimits, maxOutputTokens: number, headerBudget: number | undefined): number {
-  const configured = limits.budget <= 1 ? limits.budget * limits.window : limits.budget
+  const configured = configuredBudget(limits)
   const fits = Math.min(configured, limits.window - maxOutputTokens)
   return Math.max(0, headerBudget === undefined ? fits : Math.min(fits, headerBudget))
+}
+
+/** The configured budget in tokens: a fraction of the window (≤ 1) multiplied out, or the count as set. */
+export function configuredBudget(limits: ModelLimits): number {
+  return limits.budget <= 1 ? limits.budget * limits.window : limits.budget
 }

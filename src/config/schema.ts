@@ -125,6 +125,8 @@ export const configSchema = z.strictObject({
     systemNotePlacement: z.enum(['auto', 'head', 'first-request']),
     /** cache-priced: also edit below budget when the edit pays for its cache rewrite; budget-only: only when over budget. */
     economy: z.enum(['cache-priced', 'budget-only']),
+    /** Share of sessions forwarded as sent, never edited, as a control arm to compare bills with (docs/holdout.md). */
+    holdout: z.number().min(0).max(1),
   }),
   models: z.array(modelSchema).min(1),
   economy: economySchema,

@@ -2,7 +2,7 @@
  * Where configuration values may come from besides the YAML files: environment variables and
  * command-line flags, each mapped to one path in the schema.
  */
-export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list' | 'boolean'
+export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list' | 'boolean' | 'share'
 
 export interface Setting {
   readonly path: readonly string[]
@@ -136,6 +136,12 @@ export const settings: readonly Setting[] = [
     description: 'Bearer token required on /metrics and /ctxgate/sessions.',
   },
   {
+    path: ['rewrite', 'holdout'],
+    env: 'CTXGATE_HOLDOUT',
+    type: 'share',
+    description: 'Share of sessions (0 to 1) forwarded untouched as a control arm (docs/holdout.md).',
+  },
+  {
     path: ['auth', 'tokens'],
     env: 'CTXGATE_AUTH_TOKENS',
     type: 'list',
@@ -154,6 +160,10 @@ export function parseSettingValue(setting: Setting, raw: string): { value: unkno
         .map((item) => item.trim())
         .filter(Boolean),
     }
+  if (setting.type === 'share')
+    return /^\s*(0|1|0?\.\d+|1\.0*)\s*$/.test(raw)
+      ? { value: Number(raw.trim()) }
+      : { problem: `expected a share from 0 to 1 (such as 0.2), got ${JSON.stringify(raw)}` }
   if (setting.type === 'nullable-string') return { value: raw === '' || raw === 'null' || raw === 'off' ? null : raw }
   if (setting.type === 'nullable-integer' && (raw === '' || raw === 'null' || raw === 'off')) return { value: null }
   if (/^-?\d+$/.test(raw.trim())) return { value: Number(raw.trim()) }

@@ -32,6 +32,17 @@ export interface LiveEvent {
   readonly prefixBreak?: PrefixBreak
   /** As the client sent it, the request would not have fit the model's window; ctxgate served it. */
   readonly refusalAvoided: boolean
+  /** Of the session's folded and cleared results, those this request's batch decided. */
+  readonly batchFolded?: number
+  readonly batchCleared?: number
+  /** Why a request was not served, in a few words. */
+  readonly notServed?: string
+  /** Unedited, as the client's own rule would have sent it: billed input, dollars, and whether it compacted first. */
+  readonly virtual?: {
+    readonly billedTokens: number
+    readonly dollars: number | null
+    readonly compactionAvoided: boolean
+  }
 }
 
 /** The part of a finished request the live page reads (a subset of the per-request metrics record). */
@@ -40,6 +51,10 @@ export interface LiveSource {
   readonly status: number
   readonly durationMs: number
   readonly usage?: Usage
+  /** `rejected` when ctxgate answered itself. */
+  readonly outcome?: string
+  /** What the client would have been billed without ctxgate, by its own compaction rule (known clients). */
+  readonly virtual?: { readonly billedTokens: number; readonly dollars: number | null; readonly compacted: boolean }
   readonly accounting?: {
     readonly model: string
     readonly sessionId?: string
@@ -47,6 +62,7 @@ export interface LiveSource {
     readonly prefixBreak?: PrefixBreak
     readonly batchReason?: string
     readonly refusalAvoided: boolean
+    readonly clientCompacted?: boolean
   }
 }
 
@@ -64,9 +80,7 @@ export function liveEventFrom(
   const report = accounting.report
   const window = windowOf(accounting.model)
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-  const reason = report?.newBatch
-    ? batchReason(report, window, accounting.refusalAvoided, accounting.batchReason)
-    : undefined
+  const reason = report?.newBatch ? batchReason(report, window, accounting.batchReason) : undefined
   return {
     at,
     // Requests without a session id are grouped per client and model.
@@ -89,30 +103,53 @@ export function liveEventFrom(
     ...(reason ? { batchReason: reason } : {}),
     ...(accounting.prefixBreak ? { prefixBreak: accounting.prefixBreak } : {}),
     refusalAvoided: accounting.refusalAvoided && source.status === 200,
+    ...(report?.newBatch
+      ? { batchFolded: report.newFolded ?? report.folded, batchCleared: report.newCleared ?? report.cleared }
+      : {}),
+    ...(source.status === 200 ? {} : { notServed: notServedBecause(source, report, window) }),
+    ...(source.virtual
+      ? {
+          virtual: {
+            billedTokens: source.virtual.billedTokens,
+            dollars: source.virtual.dollars,
+            compactionAvoided: source.virtual.compacted && accounting.clientCompacted !== true,
+          },
+        }
+      : {}),
   }
 }
 
-/** Why ctxgate edited here: the window, the budget, or (below both) the economy's reason or folding old outputs early. */
-export function batchReason(
-  report: RewriteReport,
-  window: number | undefined,
-  refusalAvoided: boolean,
-  economyReason?: string,
-): string {
+/** Why a request was not served: ctxgate's own refusal with its numbers, or what the status says. */
+export function notServedBecause(source: LiveSource, report: RewriteReport | undefined, window?: number): string {
+  if (source.outcome === 'rejected' && report)
+    return `ctxgate refused: still ${report.estimatedAfter.toLocaleString('en-US')} tokens after edits, over the ${report.budget.toLocaleString('en-US')} left for the prompt${window === undefined ? '' : ` of a ${window.toLocaleString('en-US')} window`} (max_tokens takes the rest)`
+  if (source.status === 0) return 'the client left before the answer'
+  if (source.status === 400) return 'the upstream refused it (400)'
+  if (source.status === 429) return 'rate limited by the upstream (429)'
+  return `the upstream answered ${source.status}`
+}
+
+/**
+ * Why ctxgate edited here and what this batch did (its own counts, not the session's running total):
+ * the economy's reason when it made the batch, else the window or the budget the client's prompt was over.
+ */
+export function batchReason(report: RewriteReport, window: number | undefined, economyReason?: string): string {
+  const folded = report.newFolded ?? report.folded
+  const cleared = report.newCleared ?? report.cleared
   const kinds = [
-    report.folded > 0 ? `folded ${report.folded}` : '',
-    report.cleared > 0 ? `cleared ${report.cleared}` : '',
+    folded > 0 ? `folded ${folded}` : '',
+    cleared > 0 ? `cleared ${cleared}` : '',
     report.droppedMessages > 0 ? `dropped ${report.droppedMessages} messages` : '',
   ].filter(Boolean)
   const trigger =
-    refusalAvoided || (window !== undefined && report.estimatedBefore > window)
-      ? 'over the window'
-      : report.estimatedBefore > report.budget
-        ? 'over budget'
-        : economyReason === 'pays_back'
-          ? 'pays for its cache rewrite'
-          : economyReason === 'cold_cache'
-            ? 'cache had expired'
+    economyReason === 'pays_back'
+      ? 'pays for its cache rewrite'
+      : economyReason === 'cold_cache'
+        ? 'cache had expired'
+        : window !== undefined && report.estimatedBefore > window
+          ? 'over the window'
+          : report.estimatedBefore > report.budget
+            ? 'over budget'
             : 'early fold'
   return kinds.length > 0 ? `${trigger}: ${kinds.join(', ')}` : trigger
 }

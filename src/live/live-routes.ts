@@ -17,6 +17,8 @@ export interface LiveRouteDeps {
   readonly limits?: Partial<EventStreamLimits>
   /** Where the streams' gauges and counters go. */
   readonly registry?: Registry
+  /** The holdout's comparison of finished sessions per kind (docs/holdout.md), as /ctxgate/sessions gives it. */
+  readonly holdout?: () => Promise<unknown>
 }
 
 /** Scripts and styles from ctxgate's own paths only; no inline script, nothing from elsewhere. */
@@ -28,7 +30,7 @@ const pageSecurityHeaders = {
   'cache-control': 'no-store',
 } as const
 
-/** GET /ctxgate/ (the page), /ctxgate/events (its stream), /ctxgate/assets/* and POST /ctxgate/login. */
+/** GET /ctxgate/ (the page), /ctxgate/events (its stream), /ctxgate/holdout (the arms compared), /ctxgate/assets/* and POST /ctxgate/login. */
 export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps): void {
   const auth = createPageAuth(deps.token)
   const signIn = signInWith(auth, new LoginThrottle())
@@ -67,6 +69,11 @@ export function registerLiveRoutes(server: FastifyInstance, deps: LiveRouteDeps)
       if (!auth.allowed(request.headers))
         return reply.code(401).send({ error: 'the live page needs the admin token: open /ctxgate/ to sign in' })
       return openStream(open, snapshotFrame, request, reply)
+    })
+    scope.get('/ctxgate/holdout', async (request, reply) => {
+      if (!auth.allowed(request.headers))
+        return reply.code(401).send({ error: 'the live page needs the admin token: open /ctxgate/ to sign in' })
+      return reply.header('cache-control', 'no-store').send({ holdout: (await deps.holdout?.()) ?? [] })
     })
     scope.get<{ Params: { name: string } }>('/ctxgate/assets/:name', async (request, reply) => {
       const assets = pageAssets()

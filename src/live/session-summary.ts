@@ -70,14 +70,23 @@ export function countersOf(
     cacheReadTokens: usage?.cacheReadTokens ?? 0,
     outputTokens: usage?.outputTokens ?? 0,
     billedTokens: billed,
-    uneditedBilledTokens: billed * scale,
+    // A known client by its own rule (it compacts where it would have); any other as if it never compacts.
+    uneditedBilledTokens: event.virtual ? event.virtual.billedTokens : billed * scale,
     dollars: dollars ?? 0,
-    uneditedDollars: usage && dollars !== null ? (billedDollars(usage, prices, scale) ?? 0) : 0,
+    uneditedDollars: event.virtual
+      ? (event.virtual.dollars ?? 0)
+      : usage && dollars !== null
+        ? (billedDollars(usage, prices, scale) ?? 0)
+        : 0,
     unpricedRequests: usage && dollars === null ? 1 : 0,
     tokensRemoved: event.tokensRemoved,
     editBatches: event.newBatch ? 1 : 0,
     refusalsAvoided: event.refusalAvoided ? 1 : 0,
-    compactionsAvoided: compactionAvoided(event, wasPastCompactPoint) ? 1 : 0,
+    compactionsAvoided: (
+      event.virtual ? event.virtual.compactionAvoided : compactionAvoided(event, wasPastCompactPoint)
+    )
+      ? 1
+      : 0,
   }
 }
 

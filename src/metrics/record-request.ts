@@ -5,6 +5,7 @@ import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
+import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
@@ -49,9 +50,12 @@ export interface RecordDeps {
   readonly prices?: readonly ModelPrices[]
   /** OpenTelemetry export (span and GenAI metrics), when configured. */
   readonly telemetry?: ModelCallTelemetry | undefined
+  /** Each session's client as it would have run without ctxgate (known clients only). */
+  readonly virtualClients?: VirtualClients
 }
 
-export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
+/** Counts the request; returns what the client would have been billed without ctxgate, when its rule is known. */
+export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualBill | undefined {
   const { metrics } = deps
   const { route, provider } = record
   const accounting = record.accounting
@@ -106,9 +110,37 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
     metrics.batches.inc({ provider, reason: accounting.batchReason })
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
-  if (accounting?.sessionId)
-    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
   deps.telemetry?.recordModelCall(record, model)
+  return accounting?.sessionId
+    ? recordSession(deps, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
+    : undefined
+}
+
+/** The request as the client's own rule would have sent it unedited (served, measured, rewritten requests only). */
+function virtualBill(
+  clients: VirtualClients | undefined,
+  record: RequestRecord,
+  accounting: Accounting & { readonly sessionId: string },
+  prices: ModelPrices,
+): VirtualBill | undefined {
+  const { usage } = record
+  const report = accounting.report
+  const client = accounting.client
+  if (!clients || !client || !usage || !report || record.status !== 200) return undefined
+  return clients.bill(
+    accounting.sessionId,
+    {
+      rule: client.rule,
+      usage,
+      sentTokens: promptTokensOf(usage),
+      estimatedBefore: report.estimatedBefore,
+      estimatedAfter: report.estimatedAfter,
+      window: client.window,
+      maxOutputTokens: client.maxOutputTokens,
+      newBatch: report.newBatch,
+    },
+    prices,
+  )
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -133,18 +165,27 @@ function recordBilled(
 
 /** Adds the request to its session's totals (fire and forget: a store failure is the store's to count). */
 function recordSession(
-  sessions: SessionTotalsStore,
+  deps: RecordDeps,
+  record: RequestRecord,
   accounting: Accounting & { readonly sessionId: string },
-  usage: Usage | undefined,
   turn: { readonly avoided: boolean; readonly prices: ModelPrices },
-): void {
+): VirtualBill | undefined {
+  const virtual = virtualBill(deps.virtualClients, record, accounting, turn.prices)
+  const { usage, status } = record
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
-  void sessions.record(accounting.sessionId, {
+  void deps.sessions.record(accounting.sessionId, {
     model: accounting.model,
-    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices) } : {}),
+    ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices, virtual) } : {}),
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
+    ...(accounting.arm === undefined ? {} : { arm: accounting.arm }),
+    ...(accounting.kind === undefined ? {} : { kind: accounting.kind }),
+    lengthRefusal: record.outcome === 'rejected' && report !== undefined,
+    clientCompacted: accounting.clientCompacted === true,
+    clientError: status >= 400 && status < 500,
+    answered: status === 200,
   })
+  return virtual
 }

@@ -5,6 +5,8 @@ import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
+import type { Arm } from '../session/holdout-arm.ts'
+import type { ClientRuleName } from '../session/client-rule.ts'
 
 /** What the response path needs to count this request (metrics, session totals). */
 export interface Accounting {
@@ -16,12 +18,16 @@ export interface Accounting {
   readonly batchReason?: BatchReason
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
-  /** The agent kind the session was filed under (session-kind.ts), when it could be told. */
-  readonly sessionKind?: string
   /** Cache breakpoints ctxgate added to this request. */
   readonly breakpointsPlaced?: number
-  /** The holdout arm the session is in, once a holdout runs (issue 24); the span carries it as ctxgate.holdout.arm. */
-  readonly holdoutArm?: string
+  /** The session's holdout arm (docs/holdout.md); absent on requests no session was found for. */
+  readonly arm?: Arm
+  /** The session's kind (see `sessionKind`), for comparing arms like with like. */
+  readonly kind?: string
+  /** The client's prompt shrank to under half of its previous one: the client compacted its history. */
+  readonly clientCompacted?: boolean
+  /** A client whose own compaction rule ctxgate knows (docs/counterfactuals.md), with what its rule needs. */
+  readonly client?: { readonly rule: ClientRuleName; readonly window: number; readonly maxOutputTokens: number }
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

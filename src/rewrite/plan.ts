@@ -236,10 +236,12 @@ class PlanState {
     let clear = 0
     let folded = 0
     let cleared = 0
+    const fresh = { folded: 0, cleared: 0 }
     let newBatch = this.#dropFresh
     let firstEdited = this.#dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
     let firstNew = this.#dropFresh ? 1 : Number.POSITIVE_INFINITY
-    for (const { edit, result, fresh, saved } of this.#replacements.values()) {
+    for (const replacement of this.#replacements.values()) {
+      const { edit, result, saved } = replacement
       if (this.#isDropped(result.message)) continue
       if (edit.action === 'fold') {
         folded++
@@ -248,9 +250,10 @@ class PlanState {
         cleared++
         clear += saved
       }
-      newBatch ||= fresh
+      if (replacement.fresh) fresh[edit.action === 'fold' ? 'folded' : 'cleared']++
+      newBatch ||= replacement.fresh
       firstEdited = Math.min(firstEdited, result.message)
-      if (fresh) firstNew = Math.min(firstNew, result.message)
+      if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
     }
     const dropped = this.#dropTo - 1
     const dropTokens =
@@ -263,6 +266,8 @@ class PlanState {
       budget: Math.floor(this.#input.budget),
       folded,
       cleared,
+      newFolded: fresh.folded,
+      newCleared: fresh.cleared,
       droppedMessages: dropped,
       tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
       newBatch,

@@ -108,6 +108,9 @@ export interface RewriteReport {
   readonly budget: number
   readonly folded: number
   readonly cleared: number
+  /** Of those, decided on this request (the batch's own count); absent in reports made before it was counted. */
+  readonly newFolded?: number
+  readonly newCleared?: number
   readonly droppedMessages: number
   readonly tokensRemoved: { readonly fold: number; readonly clear: number; readonly drop: number }
   /** Edits decided on this request (not re-applied ones): each batch breaks the cache prefix once. */

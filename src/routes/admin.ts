@@ -2,13 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createTokenCheck } from '../security/tokens.ts'
 import type { Registry } from 'prom-client'
 import type { SessionTotalsStore } from '../session/accounting.ts'
+import { compareArms } from '../session/holdout-compare.ts'
 
 export interface AdminDeps {
   readonly registry: Registry
   readonly sessions: SessionTotalsStore
   /** When set, every admin route needs `authorization: Bearer <token>`. */
   readonly token: string | null
+  /** A session idle this long has finished (the session store's idle TTL): only those enter the holdout's comparison. */
+  readonly finishedAfterMs: number
 }
+
+/** Sessions the holdout's comparison reads, most recent first: the same bound as the list's largest page. */
+export const holdoutSessions = 1_000
 
 /** The operator's endpoints: Prometheus metrics and per-session accounting (on the metrics listener). */
 export function registerAdminRoutes(server: FastifyInstance, deps: AdminDeps): void {
@@ -28,7 +34,13 @@ export function registerAdminRoutes(server: FastifyInstance, deps: AdminDeps): v
   )
   server.get<{ Querystring: { limit?: string } }>('/ctxgate/sessions', { onRequest }, async (request) => {
     const limit = Math.min(1_000, Math.max(1, Number(request.query.limit ?? 100) || 100))
-    return { sessions: await deps.sessions.list(limit), total: await deps.sessions.count() }
+    const sessions = await deps.sessions.list(limit)
+    const compared = await deps.sessions.list(holdoutSessions)
+    return {
+      sessions,
+      total: await deps.sessions.count(),
+      holdout: compareArms(compared, Date.now(), deps.finishedAfterMs),
+    }
   })
   server.get<{ Params: { id: string } }>('/ctxgate/sessions/:id', { onRequest }, async (request, reply) => {
     const totals = await deps.sessions.get(request.params.id)

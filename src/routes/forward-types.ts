@@ -2,6 +2,7 @@ import type { OpenStreams } from '../stream/open-streams.ts'
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
+import type { VirtualClients } from '../session/client-counterfactual.ts'
 import type { Config } from '../config/schema.ts'
 import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
 import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
@@ -30,6 +31,8 @@ export interface ForwardDeps {
   readonly prices?: readonly ModelPrices[]
   /** OpenTelemetry export, when configured (src/telemetry/). */
   readonly telemetry?: ModelCallTelemetry | undefined
+  /** Each session's client as it would have run without ctxgate (known clients only). */
+  readonly virtualClients?: VirtualClients
 }
 
 export interface ForwardInput {

@@ -152,8 +152,8 @@ function reportRequest(
   const durationMs = performance.now() - trail.started
   try {
     const record = requestRecord(result, { route, provider, durationMs, retries }, trail, input)
-    recordRequest(deps, record)
-    deps.live?.recordRequest(record, input.request.headers['user-agent'])
+    const virtual = recordRequest(deps, record)
+    deps.live?.recordRequest(virtual ? { ...record, virtual } : record, input.request.headers['user-agent'])
   } catch (error) {
     deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
   }

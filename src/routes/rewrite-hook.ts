@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
-import { limitsFor, promptBudget } from '../config/model-limits.ts'
+import { configuredBudget, limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
@@ -19,6 +19,10 @@ import { runPipeline, type NextMemory, type PipelineInput, type PipelineOutcome 
 import type { ChatView } from '../rewrite/types.ts'
 import { identify } from '../session/identity.ts'
 import { sessionKind } from '../session/session-kind.ts'
+import { clientFamily } from '../live/client-family.ts'
+import { clientRuleOf } from '../session/client-rule.ts'
+import { explainPromptRoom } from './refusal-explanation.ts'
+import { firstUserMessage, HoldoutArms, type Arm } from '../session/holdout-arm.ts'
 import type { ConversationState, SessionStore } from '../session/session-store.ts'
 import type { Accounting, PrepareBody, PrepareResult, Prepared } from '../model-call/prepared.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../util/exact-numbers.ts'
@@ -34,15 +38,18 @@ export interface RewriteHookDeps {
   readonly estimator: TokenEstimator
   readonly logger: Logger
   readonly now?: () => number
+  /** Sessions' holdout arms; one per hook unless a test shares it. */
+  readonly arms?: HoldoutArms
 }
 
 /** The request side of the rewrite engine: parse, look up the conversation, plan, write back, remember. */
 export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) => PrepareBody | undefined {
+  const withArms = { ...deps, arms: deps.arms ?? new HoldoutArms(deps.config.rewrite.holdout) }
   return (format) => {
     // Each rewritable wire format's adapter and usage reader come from the provider registry.
     const entry = chatFormat(format)
     if (!entry) return undefined
-    return (body, incoming) => prepareChat({ deps, format: entry, original: body, incoming, isRefit: false })
+    return (body, incoming) => prepareChat({ deps: withArms, format: entry, original: body, incoming, isRefit: false })
   }
 }
 
@@ -81,6 +88,15 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hints = format.adapter.sessionHints(json, view)
   const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
   const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
+  const mark = deps.arms?.see(
+    identity.sessionId,
+    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
+    uneditedEstimate(view),
+  ) ?? { arm: 'treated' as const, clientCompacted: false }
+  const rule = clientRuleOf(clientFamily(firstHeader(incoming['user-agent'])))
+  const client = rule && { rule: rule.name, window: read.chat.limits.window, maxOutputTokens: view.maxOutputTokens }
+  const session = { sessionId: identity.sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind, client }
+  if (mark.arm === 'control') return controlForward(request, read.chat, session)
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
@@ -92,11 +108,11 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
   const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
-  const accounting = accountingFor(view.model, identity.sessionId, outcome, kind)
+  const accounting = accountingFor(view.model, session, outcome)
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
-      error: tooLong(format, outcome),
+      error: tooLong(format, outcome, explainPromptRoom(promptRoom(request, read.chat, input.limits, outcome))),
       log,
       accounting,
     }
@@ -154,32 +170,85 @@ function bodyToSend(request: HookRequest, chat: ReadChat, applied: Applied, hide
 }
 
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
-function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 'too-long' }>): CtxgateError {
+function tooLong(format: FormatEntry, outcome: TooLong, arithmetic: string): CtxgateError {
   const { estimatedBefore, budget } = outcome.report
   return new CtxgateError(
     'CTXGATE_CONTEXT_TOO_LONG',
-    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message}`,
+    `${format.tooLongWording(estimatedBefore, budget)} ${outcome.message} ${arithmetic}`,
   )
+}
+
+type TooLong = Extract<PipelineOutcome, { kind: 'too-long' }>
+
+/** The numbers a refused request was planned with, for the refusal's own explanation. */
+function promptRoom(request: HookRequest, chat: ReadChat, limits: PipelineInput['limits'], outcome: TooLong) {
+  const { json, view } = chat
+  const headerBudget = parseBudget(firstHeader(request.incoming['x-ctxgate-budget']))
+  const outputField =
+    ['max_output_tokens', 'max_completion_tokens', 'max_tokens'].find((field) => isJsonObject(json) && field in json) ??
+    'max_tokens'
+  return {
+    window: limits.window,
+    maxOutputTokens: view.maxOutputTokens,
+    configuredBudget: configuredBudget(chat.limits),
+    ...(headerBudget === undefined ? {} : { headerBudget }),
+    ...(limits.learnedLimit === undefined ? {} : { learnedLimit: limits.learnedLimit }),
+    budget: outcome.report.budget,
+    client: clientFamily(firstHeader(request.incoming['user-agent'])),
+    outputField,
+  }
 }
 
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
 
 /** What the request's metrics, session totals and live page count (refusalAvoided only once served). */
-function accountingFor(
-  model: string,
-  sessionId: string,
-  outcome: PipelineOutcome,
-  kind: string | undefined,
-): Accounting {
+function accountingFor(model: string, session: SessionArm, outcome: PipelineOutcome): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
     model,
-    sessionId,
+    sessionId: session.sessionId,
+    arm: session.arm,
+    clientCompacted: session.clientCompacted,
+    ...(session.kind === undefined ? {} : { kind: session.kind }),
+    ...(session.client ? { client: session.client } : {}),
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
-    ...(kind === undefined ? {} : { sessionKind: kind }),
+  }
+}
+
+/** Who the request belongs to and which arm of the holdout that session is in. */
+interface SessionArm {
+  readonly sessionId: string
+  readonly arm: Arm
+  readonly clientCompacted: boolean
+  readonly kind: string | undefined
+  readonly client: Accounting['client']
+}
+
+/**
+ * A control session's request: the client's own bytes and headers, nothing added (no edits, no
+ * markers, no cache key, no usage option), metered like any other. No refit: it is not helped.
+ */
+function controlForward(request: HookRequest, chat: ReadChat, session: SessionArm): PrepareResult {
+  const { format, incoming } = request
+  const accounting: Accounting = {
+    model: chat.view.model,
+    sessionId: session.sessionId,
+    arm: 'control',
+    clientCompacted: session.clientCompacted,
+    ...(session.kind === undefined ? {} : { kind: session.kind }),
+    refusalAvoided: false,
+  }
+  return {
+    kind: 'forward',
+    prepared: {
+      body: request.original,
+      usageReader: () => format.usage({ body: chat.json, headers: incoming }),
+      log: { session: session.sessionId, rewrite: 'holdout', arm: 'control' },
+      accounting,
+    },
   }
 }
 

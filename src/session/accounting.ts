@@ -1,5 +1,6 @@
 import { promptTokensOf, type Usage } from '../model-call/usage.ts'
 import type { BilledTurn } from './billed-turn.ts'
+import type { Arm } from './holdout-arm.ts'
 
 /** The additive totals of a session, each summed over its turns. */
 export const sessionCounterFields = [
@@ -22,6 +23,10 @@ export const sessionCounterFields = [
   'microDollars',
   'uneditedMicroDollars',
   'unpricedTurns',
+  'lengthRefusals',
+  'clientCompactions',
+  'clientErrors',
+  'unmeteredTurns',
 ] as const
 
 export type SessionCounters = Readonly<Record<(typeof sessionCounterFields)[number], number>>
@@ -38,6 +43,9 @@ export interface SessionTotals extends Omit<SessionCounters, DollarCounters> {
   readonly models: readonly string[]
   readonly firstSeen: string
   readonly lastSeen: string
+  /** The holdout arm (docs/holdout.md) and kind the session's first recorded request had. */
+  readonly arm?: Arm
+  readonly kind?: string
 }
 
 export interface TurnRecord {
@@ -48,6 +56,15 @@ export interface TurnRecord {
   readonly refusalAvoided: boolean
   /** What the answer cost, when the upstream reported usage. */
   readonly billed?: BilledTurn
+  readonly arm?: Arm
+  readonly kind?: string
+  /** ctxgate refused the request for its length itself. */
+  readonly lengthRefusal?: boolean
+  readonly clientCompacted?: boolean
+  /** The answer's status was 4xx (the upstream's refusals for length among them). */
+  readonly clientError?: boolean
+  /** The upstream answered 200: without usage, the turn's cost is unknown. */
+  readonly answered?: boolean
 }
 
 export const maxModelsPerSession = 8
@@ -75,6 +92,10 @@ export function turnIncrements(turn: TurnRecord): SessionCounters {
     microDollars: turn.billed?.microDollars ?? 0,
     uneditedMicroDollars: turn.billed?.uneditedMicroDollars ?? 0,
     unpricedTurns: turn.billed && !turn.billed.priced ? 1 : 0,
+    lengthRefusals: turn.lengthRefusal ? 1 : 0,
+    clientCompactions: turn.clientCompacted ? 1 : 0,
+    clientErrors: turn.clientError ? 1 : 0,
+    unmeteredTurns: turn.answered === true && !usage ? 1 : 0,
   }
 }
 
@@ -87,6 +108,14 @@ export function withDollars<T extends SessionCounters>(
 } {
   const { microDollars, uneditedMicroDollars, ...rest } = counters
   return { ...rest, dollars: microDollars / 1_000_000, uneditedDollars: uneditedMicroDollars / 1_000_000 }
+}
+
+/** A session keeps the arm and kind it started with. */
+export function armAndKind(from: { readonly arm?: Arm; readonly kind?: string }): { arm?: Arm; kind?: string } {
+  return {
+    ...(from.arm === undefined ? {} : { arm: from.arm }),
+    ...(from.kind === undefined ? {} : { kind: from.kind }),
+  }
 }
 
 /** Where per-session totals live: memory by default, Redis when replicas share them. */
@@ -103,6 +132,8 @@ interface StoredTotals extends SessionCounters {
   readonly models: readonly string[]
   readonly firstSeen: string
   readonly lastSeen: string
+  readonly arm?: Arm
+  readonly kind?: string
 }
 
 /** Per-session totals in a bounded in-memory LRU (least recently seen sessions go first). */
@@ -133,6 +164,7 @@ export class SessionAccounting implements SessionTotalsStore {
       models,
       firstSeen: previous?.firstSeen ?? now,
       lastSeen: now,
+      ...armAndKind(previous ?? turn),
     }
     this.#sessions.delete(sessionId)
     this.#sessions.set(sessionId, next)

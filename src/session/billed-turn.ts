@@ -17,14 +17,20 @@ export interface BilledTurn {
  * Unedited, the prompt would have been larger by ctxgate's own estimate (before ÷ after); billed
  * at the same mix of reads and writes, which is what the live page shows too.
  */
-export function billedTurn(usage: Usage, report: RewriteReport | undefined, prices: ModelPrices): BilledTurn {
+export function billedTurn(
+  usage: Usage,
+  report: RewriteReport | undefined,
+  prices: ModelPrices,
+  virtual?: { readonly billedTokens: number; readonly dollars: number | null },
+): BilledTurn {
   const scale = uneditedScale(report)
   const billed = billedInputTokens(usage, prices)
   const dollars = billedDollars(usage, prices)
-  const uneditedDollars = billedDollars(usage, prices, scale)
+  // A known client's own rule (it compacts) when ctxgate has it; else the prompt scaled up, billed alike.
+  const uneditedDollars = virtual ? virtual.dollars : billedDollars(usage, prices, scale)
   return {
     billedTokens: Math.round(billed),
-    uneditedBilledTokens: Math.round(billed * scale),
+    uneditedBilledTokens: Math.round(virtual ? virtual.billedTokens : billed * scale),
     microDollars: dollars === null ? 0 : Math.round(dollars * 1_000_000),
     uneditedMicroDollars: uneditedDollars === null ? 0 : Math.round(uneditedDollars * 1_000_000),
     priced: dollars !== null,

@@ -9,6 +9,7 @@ import {
   type SessionTotalsStore,
   type TurnRecord,
   withDollars,
+  armAndKind,
 } from './accounting.ts'
 import { finishedKindsKept, finishedLengthsOf } from './finished-sessions.ts'
 import { MemorySessionStore } from './memory-store.ts'
@@ -260,6 +261,8 @@ export class RedisSessionStore implements SessionStore {
     const multi = this.#redis.multi()
     for (const field of counterFields) if (increments[field] !== 0) multi.hincrby(key, field, increments[field])
     multi.hsetnx(key, 'firstSeen', new Date(now).toISOString()).hset(key, 'lastSeen', new Date(now).toISOString())
+    if (turn.arm !== undefined) multi.hsetnx(key, 'arm', turn.arm)
+    if (turn.kind !== undefined) multi.hsetnx(key, 'kind', turn.kind)
     multi
       .sadd(`session-models:${sessionId}`, turn.model)
       .pexpire(`session-models:${sessionId}`, this.#options.idleTtlMs)
@@ -288,6 +291,10 @@ export class RedisSessionStore implements SessionStore {
       models,
       firstSeen: fields['firstSeen'] ?? '',
       lastSeen: fields['lastSeen'] ?? '',
+      ...armAndKind({
+        ...(fields['arm'] === 'control' || fields['arm'] === 'treated' ? { arm: fields['arm'] } : {}),
+        ...(fields['kind'] === undefined ? {} : { kind: fields['kind'] }),
+      }),
     }
   }
 

@@ -34,8 +34,8 @@ export function ctxgateAttributes(record: RequestRecord): Attributes {
     attributes['ctxgate.rewrite.breakpoints_placed'] = accounting.breakpointsPlaced
   if (accounting.refusalAvoided) attributes['ctxgate.rewrite.refusal_avoided'] = true
   if (accounting.prefixBreak) attributes['ctxgate.cache.prefix_break'] = accounting.prefixBreak
-  if (accounting.sessionKind) attributes['ctxgate.session.kind'] = accounting.sessionKind
-  if (accounting.holdoutArm) attributes['ctxgate.holdout.arm'] = accounting.holdoutArm
+  if (accounting.kind) attributes['ctxgate.session.kind'] = accounting.kind
+  if (accounting.arm) attributes['ctxgate.holdout.arm'] = accounting.arm
   const miss = cacheMissSummary(record.usage, accounting)
   if (miss) attributes['ctxgate.cache.miss_reason'] = miss.reason
   return attributes

@@ -86,8 +86,8 @@ export class SocketTurn {
       ...(deps.telemetry ? this.#traceFields(deps, now) : {}),
     }
     try {
-      recordRequest(deps, record)
-      deps.live?.recordRequest(record, deps.userAgent)
+      const virtual = recordRequest(deps, record)
+      deps.live?.recordRequest(virtual ? { ...record, virtual } : record, deps.userAgent)
     } catch (error) {
       deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
     }

@@ -130,6 +130,51 @@ describe('live page', () => {
     await page.context().close()
   })
 
+  it('labels each batch with its own counts and reason, with no label over another or the y-axis', async () => {
+    const { page } = await openLivePage()
+    await page.locator('#sessions tbody tr', { hasText: 'claude-sonnet-4-5' }).click()
+    await page.locator('#chart[data-labels]').waitFor()
+    const labels = JSON.parse((await page.locator('#chart').getAttribute('data-labels')) ?? '[]') as Label[]
+    const plotLeft = Number(await page.locator('#chart').getAttribute('data-plot-left'))
+    const events = (await snapshotSessions()).find((view) => view.summary.model === 'claude-sonnet-4-5')?.requests ?? []
+    const batches = events.filter((event) => event.newBatch)
+    expect(batches.length).toBeGreaterThan(1)
+    expect(labels.length).toBeGreaterThan(1)
+    for (const label of labels) {
+      // Each label is one batch's own: its reason and its own counts, never the running total.
+      const batch = batches.find((event) => label.text === `✂ ${event.batchReason}`)
+      expect(batch, label.text).toBeDefined()
+      const cleared = /cleared (\d+)/.exec(label.text)?.[1]
+      if (cleared !== undefined) expect(Number(cleared)).toBe(batch?.batchCleared)
+      expect(label.left).toBeGreaterThanOrEqual(plotLeft)
+    }
+    // Later batches count fewer than the session's total so far: the labels are not cumulative.
+    expect(batches.some((event) => (event.batchCleared ?? 0) < event.cleared)).toBe(true)
+    await page.locator('#chart').screenshot({ path: 'test-results/live-page-chart.png' })
+    for (const [index, a] of labels.entries())
+      for (const b of labels.slice(index + 1))
+        expect(
+          a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top,
+          `${a.text} / ${b.text}`,
+        ).toBe(true)
+    await page.context().close()
+  })
+
+  it('fits the sessions table at 1400 px, and scrolls it inside its box at 900 px', async () => {
+    for (const width of [1400, 900]) {
+      const context = await browser.newContext({ viewport: { width, height: 900 } })
+      const page = await context.newPage()
+      await page.goto(`${stack.proxyUrl}/ctxgate/?token=${adminToken}`)
+      await page.locator('#sessions tbody tr').nth(1).waitFor()
+      const table = await page.locator('#sessions').boundingBox()
+      const wrap = await page.locator('#sessions').locator('xpath=..').boundingBox()
+      expect(wrap && wrap.x + wrap.width).toBeLessThanOrEqual(width)
+      if (width === 1400) expect(table && table.x + table.width).toBeLessThanOrEqual(width - 24)
+      await page.screenshot({ path: `test-results/live-page-${width}.png`, fullPage: true })
+      await context.close()
+    }
+  })
+
   it('shows no request body, key or header value in the page or its event stream', async () => {
     const { page } = await openLivePage()
     await page.locator('#sessions tbody tr').nth(1).waitFor()
@@ -152,6 +197,27 @@ describe('live page', () => {
     await page.context().close()
   })
 })
+
+interface Label {
+  readonly text: string
+  readonly left: number
+  readonly right: number
+  readonly top: number
+  readonly bottom: number
+}
+
+interface SnapshotEvent {
+  readonly newBatch: boolean
+  readonly batchReason?: string
+  readonly batchCleared?: number
+  readonly cleared: number
+}
+
+async function snapshotSessions(): Promise<{ summary: { model: string }; requests: SnapshotEvent[] }[]> {
+  const stream = await firstFrames(`${stack.proxyUrl}/ctxgate/events`)
+  const data = /event: snapshot\ndata: (.*)\n\n/.exec(stream)?.[1] ?? '{"sessions":[]}'
+  return (JSON.parse(data) as { sessions: { summary: { model: string }; requests: SnapshotEvent[] }[] }).sessions
+}
 
 /** Reads the event stream until the snapshot has arrived, then closes it. */
 async function firstFrames(url: string): Promise<string> {

@@ -143,6 +143,25 @@ describe('ctxgate replay', () => {
     )
   })
 
+  it("assumes by default what the recording's client does with its cache, and says so", async () => {
+    const fixtures = new URL('../fixtures/replay/', import.meta.url).pathname
+    const claude: string[] = []
+    const markdown: string[] = []
+    await replay(
+      { markdown: true },
+      [join(fixtures, 'claude-session.jsonl')],
+      (text) => claude.push(text),
+      (text) => markdown.push(text),
+    )
+    expect(markdown.join('')).toContain('client cache: rolling for Claude Code (1 run)')
+    const mini: string[] = []
+    await replay({}, [join(fixtures, 'mini-v1.traj.json')], (text) => mini.push(text))
+    expect(mini.join('')).toMatch(/^client cache: none for mini-swe-agent \(1 run\)/)
+    const chosen: string[] = []
+    await replay({ 'client-cache': 'none' }, [join(fixtures, 'claude-session.jsonl')], (text) => chosen.push(text))
+    expect(chosen.join('')).toMatch(/^client cache: none \(--client-cache\)/)
+  })
+
   it('rejects bad options with a message', async () => {
     await expect(replay({ 'client-cache': 'sometimes' }, [mainFile])).rejects.toThrow(
       /--client-cache must be none or rolling/,

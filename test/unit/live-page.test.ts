@@ -126,6 +126,37 @@ describe('liveEventFrom', () => {
     expect(within(report({ newBatch: false }))).toBeUndefined()
   })
 
+  it("counts this batch's own edits, not the session's running total, under the economy's reason", () => {
+    const later = report({ estimatedBefore: 250_000, folded: 0, cleared: 35, newFolded: 0, newCleared: 9 })
+    const event = liveEventFrom(
+      source({
+        accounting: { model: 'm', sessionId: 's', report: later, refusalAvoided: true, batchReason: 'pays_back' },
+      }),
+      undefined,
+      () => 200_000,
+      0,
+    )
+    // The client's prompt is past the window, but the economy made this batch because it pays back.
+    expect(event?.batchReason).toBe('pays for its cache rewrite: cleared 9')
+    const overBudget = report({ estimatedBefore: 250_000, cleared: 55, newCleared: 20, newFolded: 0, folded: 0 })
+    expect(
+      liveEventFrom(
+        source({
+          accounting: {
+            model: 'm',
+            sessionId: 's',
+            report: overBudget,
+            refusalAvoided: true,
+            batchReason: 'over_budget',
+          },
+        }),
+        undefined,
+        () => 200_000,
+        0,
+      )?.batchReason,
+    ).toBe('over the window: cleared 20')
+  })
+
   it('skips requests that are not model calls and counts a refusal avoided only when served', () => {
     expect(liveEventFrom(source({ accounting: undefined }), undefined, () => undefined, 0)).toBeUndefined()
     expect(liveEventFrom(source({ status: 429 }), undefined, () => undefined, 0)?.refusalAvoided).toBe(false)

@@ -72,8 +72,8 @@ describe('ctxgate span attributes', () => {
           model: 'claude-sonnet-5',
           refusalAvoided: true,
           batchReason: 'pays_back',
-          sessionKind: 'shared/abcd',
-          holdoutArm: 'control',
+          kind: 'shared/abcd',
+          arm: 'control',
           breakpointsPlaced: 2,
           report: {
             estimatedBefore: 150_000,

@@ -106,12 +106,22 @@
       }
     }
 
+    // Label lanes below the top of the plot: a label goes in the first lane where it overlaps nothing.
+    var labelLanes = 3
+
     function drawMarks(u) {
       var ctx = u.ctx
       var pixel = global.devicePixelRatio || 1
-      var lastLabelEnd = -Infinity
+      var lanes = []
+      for (var lane = 0; lane < labelLanes; lane++) lanes.push(-Infinity)
+      var placed = []
+      var plotLeft = u.bbox.left
+      var plotRight = u.bbox.left + u.bbox.width
       ctx.save()
       ctx.font = 11 * pixel + 'px system-ui, sans-serif'
+      // uPlot leaves the context centred from drawing its axes: a label measured from its left edge must be drawn from it.
+      ctx.textAlign = 'left'
+      ctx.textBaseline = 'alphabetic'
       rows.forEach(function (row, index) {
         if (!row.mark) return
         var step = rows.length > 1 ? u.valToPos(u.data[0][1], 'x', true) - u.valToPos(u.data[0][0], 'x', true) : 0
@@ -124,18 +134,33 @@
         ctx.lineTo(x, u.bbox.top + u.bbox.height)
         ctx.stroke()
         var text = '✂ ' + row.mark
-        var width = ctx.measureText(text).width
-        // Labels that would overlap the previous one are left to the legend and the log.
-        if (x + 3 * pixel < lastLabelEnd) return
-        // Near the right edge the label goes to the left of its line.
-        var left = x + width + 12 * pixel > u.bbox.left + u.bbox.width ? x - width - 8 * pixel : x + 2 * pixel
-        ctx.fillStyle = 'rgba(255,255,255,0.85)'
-        ctx.fillRect(left, u.bbox.top + 14 * pixel, width + 6 * pixel, 15 * pixel)
+        var boxWidth = ctx.measureText(text).width + 6 * pixel
+        // Right of its line, or left of it near the right edge; never over the y-axis or past the plot.
+        var left = x + boxWidth + 4 * pixel > plotRight ? x - boxWidth - 2 * pixel : x + 2 * pixel
+        left = Math.max(plotLeft + pixel, Math.min(left, plotRight - boxWidth - pixel))
+        var free = lanes.findIndex(function (end) {
+          return left > end + 4 * pixel
+        })
+        // No lane has room: the batch keeps its line, and its reason is in the log below.
+        if (free === -1) return
+        lanes[free] = left + boxWidth
+        var top = u.bbox.top + (4 + free * 18) * pixel
+        ctx.fillStyle = 'rgba(255,255,255,0.9)'
+        ctx.fillRect(left, top, boxWidth, 15 * pixel)
         ctx.fillStyle = colours.mark
-        ctx.fillText(text, left + 3 * pixel, u.bbox.top + 25 * pixel)
-        lastLabelEnd = x + width + 12 * pixel
+        ctx.fillText(text, left + 3 * pixel, top + 11 * pixel)
+        placed.push({
+          text: text,
+          left: left / pixel,
+          right: (left + boxWidth) / pixel,
+          top: top / pixel,
+          bottom: (top + 15 * pixel) / pixel,
+        })
       })
       ctx.restore()
+      // For tests and screen readers: what was labelled, and where (CSS pixels in the canvas).
+      container.dataset.labels = JSON.stringify(placed)
+      container.dataset.plotLeft = String(plotLeft / pixel)
     }
 
     var plot = new uPlot(

@@ -1,0 +1,49 @@
+/**
+ * Where known clients compact their own history, so "what it would have cost without ctxgate" is
+ * what that client would really have sent: it compacts there instead of growing past its window.
+ */
+export type ClientRuleName = 'claude-code' | 'codex' | 'opencode'
+
+export interface ClientRule {
+  readonly name: ClientRuleName
+  /** Prompt tokens at which the client compacts before sending its next request. */
+  readonly compactAt: (window: number, maxOutputTokens: number) => number
+  /** Where the rule comes from, for the docs and the page. */
+  readonly source: string
+}
+
+/** Codex compacts at 90% of the model's context window unless configured lower. */
+const codexShare = 0.9
+/** opencode reserves the model's output limit, capped at its OUTPUT_TOKEN_MAX of 32,000. */
+const opencodeOutputCap = 32_000
+
+export const clientRules: Readonly<Record<ClientRuleName, ClientRule>> = {
+  // Measured, not assumed: Claude Code 2.1.197 in `-p` runs grew to the window, was refused for
+  // length and compacted on the refusal, every time (docs/counterfactuals.md); its proactive point
+  // (window − 13,000, CLAUDE_CODE_AUTO_COMPACT_WINDOW) did not fire there.
+  'claude-code': {
+    name: 'claude-code',
+    compactAt: (window) => window,
+    source:
+      'Claude Code 2.1.197 measured on the mock (bench/claude-code-loop.ts): compacts when the provider refuses the prompt for length at the window',
+  },
+  codex: {
+    name: 'codex',
+    compactAt: (window) => Math.floor(window * codexShare),
+    source: 'openai/codex codex-rs/protocol/src/openai_models.rs auto_compact_token_limit: 90% of the context window',
+  },
+  opencode: {
+    name: 'opencode',
+    compactAt: (window, maxOutput) =>
+      window - Math.min(maxOutput > 0 ? maxOutput : opencodeOutputCap, opencodeOutputCap),
+    source: 'sst/opencode packages/opencode/src/session/compaction.ts isOverflow: context − min(output limit, 32,000)',
+  },
+}
+
+/** The rule of a client family (see live/client-family.ts); undefined when ctxgate does not know it. */
+export function clientRuleOf(family: string): ClientRule | undefined {
+  if (family === 'Claude Code') return clientRules['claude-code']
+  if (family === 'Codex CLI' || family === 'Codex') return clientRules.codex
+  if (/^opencode$/i.test(family)) return clientRules.opencode
+  return undefined
+}
