@@ -5,10 +5,11 @@
  * calibration (what ctxgate does) with one factor per model (what it did before), and checks the
  * targets: after a conversation's first answer never under by more than 2%, p99 over at most 15%.
  * Lists every request under by more than 2% (recording, run, request), so a miss can be looked into.
- * Usage: tsx bench/calibration-error.ts FOLDER
+ * Usage: tsx bench/calibration-error.ts FOLDER... (each folder reported on its own; its `raw/` folders and
+ * any folder also named on the command line are left out of it)
  */
 import { existsSync, readdirSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, join, resolve, sep } from 'node:path'
 import { request } from 'undici'
 import { loadConfig } from '../src/config/load-config.ts'
 import { createLogger } from '../src/log/logger.ts'
@@ -23,15 +24,22 @@ import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
 import { howToGetTraces } from './public-traces.ts'
 
-const folder = process.argv[2]
-if (folder === undefined || !existsSync(folder) || !statSync(folder).isDirectory()) {
+const folders = process.argv.slice(2)
+if (folders.length === 0 || folders.some((folder) => !existsSync(folder) || !statSync(folder).isDirectory())) {
   process.stderr.write(howToGetTraces())
   process.exit(2)
 }
-const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
-  .filter((name) => /\.(jsonl|json)$/.test(name))
-  .toSorted()
-  .map((name) => join(folder, name))
+
+/** Recordings under a folder: not its `raw/` sources (attachments, prompts), not a folder measured on its own. */
+function recordingsIn(folder: string): string[] {
+  const here = resolve(folder)
+  const others = folders.map((other) => resolve(other)).filter((other) => other.startsWith(here + sep))
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.(jsonl|json)$/.test(name) && !name.split(sep).includes('raw'))
+    .map((name) => join(folder, name))
+    .filter((file) => !others.some((other) => resolve(file).startsWith(other + sep)))
+    .toSorted()
+}
 
 /** One factor per model: the conversation is never passed on, so only the model-wide ratios count. */
 class ModelWideCalibration extends Calibration {
@@ -54,7 +62,7 @@ interface Sample {
   readonly actual: number
 }
 
-async function measure(calibration: Calibration): Promise<Sample[]> {
+async function measure(files: readonly string[], calibration: Calibration): Promise<Sample[]> {
   const mock = await startMockServer({ window: 200_000, logLimit: 1 })
   const config = loadConfig({
     overrides: { log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } } },
@@ -108,24 +116,30 @@ const quantile = (sorted: readonly number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
 
-const rows: string[] = []
-const misses: string[] = []
-for (const [label, calibration] of [
+const calibrations = (): ReadonlyArray<readonly [string, Calibration]> => [
   ['per conversation (ctxgate)', new Calibration()],
   ['one factor per model', new ModelWideCalibration()],
-] as const) {
-  const samples = (await measure(calibration)).filter((sample) => sample.afterFirstAnswer)
-  const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
-  const under = errors.filter((error) => error < -0.02)
-  for (const sample of samples.filter((each) => each.error < -0.02))
-    misses.push(
-      `- ${label}: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+]
+
+for (const folder of folders) {
+  const files = recordingsIn(folder)
+  const rows: string[] = []
+  const misses: string[] = []
+  for (const [label, calibration] of calibrations()) {
+    const samples = (await measure(files, calibration)).filter((sample) => sample.afterFirstAnswer)
+    const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
+    const under = errors.filter((error) => error < -0.02)
+    for (const sample of samples.filter((each) => each.error < -0.02))
+      misses.push(
+        `- ${label}: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+      )
+    const p99 = quantile(errors, 0.99)
+    const cells = [0.01, 0.5, 0.9, 0.99].map((q) => percent(quantile(errors, q)))
+    rows.push(
+      `| ${label} | ${errors.length} | ${cells.join(' | ')} | ${percent(errors[errors.length - 1] ?? 0)} | ${under.length} | ${percent(errors[0] ?? 0)} | ${under.length === 0 && p99 <= 0.15 ? 'met' : '**not met**'} |`,
     )
-  const p99 = quantile(errors, 0.99)
-  rows.push(
-    `| ${label} | ${errors.length} | ${percent(quantile(errors, 0.5))} | ${percent(p99)} | ${percent(errors[errors.length - 1] ?? 0)} | ${under.length} | ${percent(errors[0] ?? 0)} | ${under.length === 0 && p99 <= 0.15 ? 'met' : '**not met**'} |`,
+  }
+  console.log(
+    `${folder}: calibrated estimate ÷ the fake upstream's count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2%:\n${misses.join('\n')}` : ''}\n`,
   )
 }
-console.log(
-  `Calibrated estimate ÷ the fake upstream's count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | median over | p99 over | max over | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2%:\n${misses.join('\n')}` : ''}`,
-)

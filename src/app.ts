@@ -14,6 +14,7 @@ import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
 import { Calibration } from './rewrite/calibration.ts'
+import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
@@ -75,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config,
       store,
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
-      estimator: new TokenEstimator(),
+      estimator: new TokenEstimator(openaiExactCounters),
       logger,
     })
 

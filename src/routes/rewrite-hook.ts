@@ -66,6 +66,8 @@ interface ReadChat {
   readonly view: ChatView
   readonly limits: ModelLimits
   readonly large: boolean
+  /** Counts this request's text: exactly where the model's tokenizer is public, else the estimate. */
+  readonly estimator: TokenEstimator
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
 }
@@ -232,7 +234,7 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     minCacheableTokens: limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
-    estimator: request.deps.estimator,
+    estimator: chat.estimator,
     ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
   })
 }
@@ -251,11 +253,11 @@ function pipelineInput(
     view: chat.view,
     limits: budgetLimits(request, chat, scope),
     policy: deps.config.rewrite,
-    estimator: deps.estimator,
+    estimator: chat.estimator,
     note:
       note === undefined
         ? undefined
-        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
+        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
     ...economyOf(deps.config, prices),
     reachBack: reachBackOf(prices),
   }
@@ -372,9 +374,12 @@ async function readChat(
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
+  // The first request for a model with a public tokenizer waits for it to load, once per process.
+  await deps.estimator.ready(model)
+  const estimator = deps.estimator.forModel(model)
   let view: ChatView
   try {
-    view = format.adapter.view(json, deps.estimator)
+    view = format.adapter.view(json, estimator)
   } catch (error) {
     if (error instanceof NotAChatRequest) return untouched('not-a-chat-request')
     throw error
@@ -382,7 +387,7 @@ async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String } }
+  return { kind: 'chat', chat: { json, view, limits, large, estimator, restoreNumbers: parsed?.restore ?? String } }
 }
 
 function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
@@ -398,14 +403,8 @@ function parseJson(original: Buffer): ParsedKeepingNumbers | undefined {
  * system prompt may become a list): measured on the request cut to its first message, so the planner
  * never undercounts it. 0 when the body already carries it.
  */
-function systemNoteTokens(
-  adapter: ChatAdapter,
-  chat: ReadChat,
-  note: string,
-  at: 'head' | 'edit-point',
-  deps: RewriteHookDeps,
-): number {
-  const { json, view } = chat
+function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at: 'head' | 'edit-point'): number {
+  const { json, view, estimator } = chat
   const count = view.messages.length
   const probe = (withNote: string | undefined): ChatView =>
     adapter.view(
@@ -416,9 +415,9 @@ function systemNoteTokens(
         minCacheableTokens: Number.POSITIVE_INFINITY,
         thinkingBound: false,
         firstEditedMessage: count > 0 ? 0 : -1,
-        estimator: deps.estimator,
+        estimator,
       }).body,
-      deps.estimator,
+      estimator,
     )
   if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
   // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
