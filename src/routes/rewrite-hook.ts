@@ -4,6 +4,7 @@ import type { Logger } from 'pino'
 import { limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
+import { compactionRequestOf, type CompactingClient } from '../model-call/compaction-request.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
 import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
@@ -90,8 +91,14 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
-  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
-  const accounting = accountingFor(view.model, identity.sessionId, outcome)
+  const compaction = compactionRequestOf(json)
+  const log = {
+    session: identity.sessionId,
+    turn: (state?.requests ?? 0) + 1,
+    ...economyLog(outcome),
+    ...(compaction ? { clientCompaction: compaction } : {}),
+  }
+  const accounting = accountingFor(view.model, identity.sessionId, outcome, compaction)
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -99,7 +106,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       log,
       accounting,
     }
-  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId)
+  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId, compaction !== undefined)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
@@ -157,13 +164,19 @@ function tooLong(format: FormatEntry, outcome: Extract<PipelineOutcome, { kind: 
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
 
 /** What the request's metrics, session totals and live page count (refusalAvoided only once served). */
-function accountingFor(model: string, sessionId: string, outcome: PipelineOutcome): Accounting {
+function accountingFor(
+  model: string,
+  sessionId: string,
+  outcome: PipelineOutcome,
+  clientCompaction: CompactingClient | undefined,
+): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
     model,
     sessionId,
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
+    ...(clientCompaction ? { clientCompaction } : {}),
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
   }
@@ -220,8 +233,18 @@ export function planCalibrated(
   return { outcome, factor }
 }
 
-/** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
-function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, sessionId: string): Applied {
+/**
+ * The planned edits, the note and the cache breakpoints, written into the client's body by its adapter.
+ * A client's compaction request gets no marker of ctxgate's: its answer starts a new history, so an
+ * entry written at its end is never read (docs/dead-writes.md).
+ */
+function writeBack(
+  request: HookRequest,
+  chat: ReadChat,
+  outcome: Rewritten,
+  sessionId: string,
+  clientCompaction: boolean,
+): Applied {
   const { json, view, limits } = chat
   return request.format.adapter.apply(json, view, {
     edits: outcome.edits,
@@ -231,7 +254,7 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
-    minCacheableTokens: limits.minCacheableTokens,
+    minCacheableTokens: clientCompaction ? Number.POSITIVE_INFINITY : limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
     estimator: chat.estimator,
