@@ -30,7 +30,11 @@ import { howToGetTraces } from './public-traces.ts'
 import { truthCounter, type TruthName } from './token-truth.ts'
 
 const { values, positionals: folders } = parseArgs({
-  options: { truth: { type: 'string', default: 'mock,o200k,cl100k' } },
+  options: {
+    truth: { type: 'string', default: 'mock,o200k,cl100k' },
+    worst: { type: 'string', default: '0' },
+    'ctxgate-only': { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 })
 const truths = values.truth.split(',').filter((name): name is Truth => ['mock', 'o200k', 'cl100k'].includes(name))
@@ -136,8 +140,9 @@ const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
 
 const calibrations = (): ReadonlyArray<readonly [string, Calibration]> => [
   ['per conversation (ctxgate)', new Calibration()],
-  ['one factor per model', new ModelWideCalibration()],
+  ...(values['ctxgate-only'] ? [] : [['one factor per model', new ModelWideCalibration()] as const]),
 ]
+const worst = Math.max(0, Math.floor(Number(values.worst)) || 0)
 
 for (const truth of truths)
   for (const folder of folders) {
@@ -152,6 +157,10 @@ for (const truth of truths)
         misses.push(
           `- ${label}: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
         )
+      for (const sample of samples.toSorted((a, b) => b.error - a.error).slice(0, worst))
+        misses.push(
+          `- ${label}: over: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+        )
       const p99 = quantile(errors, 0.99)
       const cells = [0.01, 0.5, 0.9, 0.99].map((q) => percent(quantile(errors, q)))
       rows.push(
@@ -159,6 +168,6 @@ for (const truth of truths)
       )
     }
     console.log(
-      `${folder}, counted by ${truth === 'mock' ? 'the fake upstream' : truth}: calibrated estimate ÷ that count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2%:\n${misses.join('\n')}` : ''}\n`,
+      `${folder}, counted by ${truth === 'mock' ? 'the fake upstream' : truth}: calibrated estimate ÷ that count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2% (and the largest over, with --worst):\n${misses.join('\n')}` : ''}\n`,
     )
   }
