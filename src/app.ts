@@ -14,6 +14,7 @@ import type { ForwardDeps } from './routes/forward-types.ts'
 import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { registerAdminRoutes } from './routes/admin.ts'
 import { Calibration } from './rewrite/calibration.ts'
+import { DeadWriteTracker } from './model-call/dead-writes.ts'
 import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
@@ -66,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     models: new ModelLabels(),
     sessions,
     prices: config.economy.prices,
+    deadWrites: new DeadWriteTracker(config.sessions.maxEntries),
     logger,
     sharedState: store.kind !== 'memory',
     live,

@@ -1,6 +1,7 @@
 import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
+import type { DeadWrite, DeadWriteTracker } from '../model-call/dead-writes.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
@@ -33,6 +34,9 @@ export interface RecordDeps {
   readonly sessions: SessionTotalsStore
   /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** Follows each session's cache writes to count the ones never read (dead writes). */
+  readonly deadWrites?: DeadWriteTracker
+  readonly now?: () => number
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -92,6 +96,32 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+  if (deps.deadWrites) countDeadWrites(deps.deadWrites, metrics, provider, record, (deps.now ?? Date.now)())
+}
+
+/** Feeds the answer's cache counts to the session's write tracker; counts whatever that showed to be dead. */
+function countDeadWrites(
+  tracker: DeadWriteTracker,
+  metrics: ProxyMetrics,
+  provider: string,
+  record: RequestRecord,
+  now: number,
+): void {
+  const { usage, accounting } = record
+  const dead: DeadWrite[] = tracker.sweep(now)
+  if (usage && accounting?.sessionId && record.status === 200)
+    dead.push(
+      ...tracker.observe(`${provider}\n${accounting.sessionId}`, {
+        at: now,
+        read: usage.cacheReadTokens,
+        written5m: usage.cacheWrite5mTokens,
+        written1h: usage.cacheWrite1hTokens,
+        ...(accounting.clientCompaction ? { clientCompaction: true } : {}),
+        ...(accounting.report?.newBatch ? { ctxgateBatch: true } : {}),
+        ...(accounting.prefixBreak ? { prefixBreak: accounting.prefixBreak } : {}),
+      }),
+    )
+  for (const write of dead) metrics.deadCacheWrites.inc({ provider, cause: write.cause }, write.tokens)
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */

@@ -50,6 +50,8 @@ interface PendingWrite {
   expiresAt: number
   /** Tokens of the span some later request read. */
   readUpTo: number
+  /** Tokens of the span a later request can still read: a prefix change cuts it short. */
+  limit: number
   readonly own: WriteObservation
   /** Whether any request came after it, and what broke the first one's prefix. */
   followed: boolean
@@ -90,10 +92,14 @@ export class DeadWriteTracker {
         write.nextBreak = observation.prefixBreak
         write.nextBatch = observation.ctxgateBatch === true
       }
-      if (observation.read > write.start) {
-        write.readUpTo = Math.max(write.readUpTo, Math.min(write.tokens, observation.read - write.start))
+      const reach = Math.max(0, observation.read - write.start)
+      if (Math.min(reach, write.limit) > write.readUpTo) {
+        write.readUpTo = Math.min(reach, write.limit)
         write.expiresAt = observation.at + write.ttl
       }
+      // A read that stops inside (or before) the span means the prefix changed there: what lies
+      // beyond is a branch no later request takes, whatever it reads of its own new entries.
+      write.limit = Math.min(write.limit, reach)
     }
     // What expired before this answer is settled now; the oldest beyond the bound too.
     const keep: PendingWrite[] = []
@@ -114,6 +120,7 @@ export class DeadWriteTracker {
         ttl,
         expiresAt: observation.at + ttl,
         readUpTo: 0,
+        limit: written,
         own: observation,
         followed: false,
       })
@@ -130,8 +137,8 @@ export class DeadWriteTracker {
   sweep(now: number): DeadWrite[] {
     const dead: DeadWrite[] = []
     for (const [session, state] of this.#sessions) {
-      // Least recently active first: stop at the first session still alive.
-      if (state.pending.some((write) => write.expiresAt >= now)) break
+      // Least recently active first: stop at the first session that may still send or be read.
+      if (now - state.lastAt <= ttlMs['5m'] || state.pending.some((write) => write.expiresAt >= now)) break
       this.#sessions.delete(session)
       dead.push(...settleAll(state))
     }

@@ -10,6 +10,7 @@ import type { ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
+import type { DeadWriteTracker } from '../model-call/dead-writes.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -24,6 +25,8 @@ export interface ForwardDeps {
   readonly live?: LiveRecorder
   /** The configured price table (`economy.prices`), for billed tokens and dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** Follows each session's cache writes to count the ones never read. */
+  readonly deadWrites?: DeadWriteTracker
 }
 
 export interface ForwardInput {
