@@ -101,10 +101,12 @@ export class DeadWriteTracker {
       // beyond is a branch no later request takes, whatever it reads of its own new entries.
       write.limit = Math.min(write.limit, reach)
     }
-    // What expired before this answer is settled now; the oldest beyond the bound too.
+    // Settled now: what expired before this answer, what a prefix change cut off (nothing more of it
+    // can be read), what was read whole; the oldest beyond the bound too.
     const keep: PendingWrite[] = []
     for (const write of writes.pending)
-      if (observation.at > write.expiresAt) dead.push(...settle(write, writes.requests + 1, false))
+      if (observation.at > write.expiresAt || write.readUpTo >= write.limit)
+        dead.push(...settle(write, writes.requests + 1, false))
       else keep.push(write)
     while (keep.length >= maxPendingPerSession) dead.push(...settle(keep.shift() as PendingWrite, 2, false))
     writes.pending.length = 0

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk'
+import { request } from 'undici'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { output } from '../helpers/conversations.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
@@ -89,5 +90,32 @@ describe("a client's compaction request", () => {
     }
     messages.push({ role: 'user', content: claudeCodePrompt })
     expect(markersIn(await send(messages))).toBe(1)
+  })
+})
+
+/** Sum of a counter's samples with these labels, from the live /metrics text. */
+async function scrape(name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await request(`${stack.proxyUrl}/metrics`)).body.text()
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`))
+    .filter((line) => Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`)))
+    .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0)
+}
+
+describe('dead cache writes, live', () => {
+  it('counts the tail a client edit cut off, as soon as the next answer shows it', async () => {
+    const before = await scrape('ctxgate_dead_cache_write_tokens_total', { cause: 'client-edit' })
+    const messages = history('Fix the flaky test.')
+    await send(messages)
+    // The client rewrote an old tool result: everything written after it is a branch no request takes.
+    const edited = history('Fix the flaky test.')
+    edited[2] = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'trimmed by the client' }],
+    }
+    await send([...edited, { role: 'user', content: 'Go on.' }])
+    const after = await scrape('ctxgate_dead_cache_write_tokens_total', { cause: 'client-edit' })
+    expect(after - before).toBeGreaterThan(1_000)
   })
 })
