@@ -29,14 +29,6 @@ const maxConversations = 10_000
  * almost all their content, so its own ratio moves little; the margin covers what a new step adds.
  */
 export const conversationMargin = 1.03
-/** Growth smaller than this says too little about the new content's ratio (framing and rounding dominate). */
-const minGrowthTokens = 256
-/** One growth is one tool's output: a conversation's own growths size its new content from the second on. */
-const minOwnGrowths = 2
-/** Growth ratios a model keeps across conversations, for a conversation that has shown none of its own yet. */
-const addedWindow = 64
-/** A model's growth ratios size another conversation's new content only once there are this many. */
-const minAddedSamples = 8
 
 /** One request of a conversation, as the calibration sizes it. */
 export interface ConversationRequest {
@@ -55,13 +47,6 @@ export interface ConversationMemory {
   /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
   readonly unedited: number
   readonly sent: number
-  /** What the upstream counted for that request (absent in memories stored before it was kept). */
-  readonly actual?: number
-  /**
-   * Actual ÷ estimated growth between its consecutive answered requests that sent the history as
-   * before, newest last: what the conversation's new content (its tools' outputs) really weighs.
-   */
-  readonly addedRatios?: readonly number[]
 }
 
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
@@ -104,8 +89,6 @@ export class Calibration {
   readonly #limits = new Map<string, LearnedLimit>()
   /** Per conversation (its key and model family): what it taught; shared through the store when there is one. */
   readonly #conversations = new Map<string, ConversationMemory>()
-  /** Per model (and tenant): growth ratios from every conversation, newest last; this replica's own. */
-  readonly #addedRatios = new Map<string, number[]>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
 
@@ -166,16 +149,11 @@ export class Calibration {
     if (!(estimated > 0) || !(actual > 0)) return
     const family = modelFamily(model)
     const ratio = clampRatio(actual / estimated)
-    const key = ratioKey(family, scope)
     const taught =
       conversation === undefined
         ? undefined
-        : this.#rememberConversation(`${conversation.key}\n${family}`, key, {
-            ratio,
-            unedited: conversation.unedited,
-            sent: estimated,
-            actual,
-          })
+        : this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
+    const key = ratioKey(family, scope)
     const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
     if (ratios.length > window) ratios.shift()
@@ -201,21 +179,7 @@ export class Calibration {
     if (!own || conversation === undefined) return modelWide
     const seen = Math.max(...own.ratios) * conversationMargin
     const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
-    return seen * (1 - added) + this.#addedFactor(own, ratioKey(family, scope), Math.max(seen, modelWide)) * added
-  }
-
-  /**
-   * The factor for content the upstream has not counted yet: the conversation's own growth ratios
-   * once it has shown some (an agent's tools keep producing the same kind of output), else the
-   * model's from other conversations, else the larger of what was seen and the prior.
-   */
-  #addedFactor(own: ConversationMemory, key: string, seen: number): number {
-    // Never below what the whole history so far weighed: a few growths are a thin sample.
-    const grown = own.addedRatios ?? []
-    if (grown.length >= minOwnGrowths) return Math.max(Math.max(...grown) * conversationMargin, seen)
-    const modelGrowth = this.#addedRatios.get(key) ?? []
-    if (modelGrowth.length >= minAddedSamples) return Math.max(Math.max(...modelGrowth) * conversationMargin, seen)
-    return Math.max(seen, defaultFactor)
+    return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
   }
 
   samples(model: string, scope?: string): number {
@@ -231,23 +195,12 @@ export class Calibration {
 
   #rememberConversation(
     key: string,
-    modelKey: string,
-    answer: { readonly ratio: number; readonly unedited: number; readonly sent: number; readonly actual: number },
+    ratio: number,
+    unedited: number,
+    sent: number,
   ): { key: string; memory: ConversationMemory } {
-    const before = this.#conversations.get(key)
-    const ratios = [...(before?.ratios ?? []), answer.ratio].slice(-conversationWindow)
-    const growth = before === undefined ? undefined : growthRatio(before, answer)
-    const addedRatios = [...(before?.addedRatios ?? []), ...(growth === undefined ? [] : [growth])].slice(
-      -conversationWindow,
-    )
-    if (growth !== undefined) {
-      const model = [...(this.#addedRatios.get(modelKey) ?? []), growth].slice(-addedWindow)
-      this.#addedRatios.delete(modelKey)
-      this.#addedRatios.set(modelKey, model)
-      if (this.#addedRatios.size > maxConversations)
-        this.#addedRatios.delete(this.#addedRatios.keys().next().value as string)
-    }
-    const memory = { ratios, unedited: answer.unedited, sent: answer.sent, actual: answer.actual, addedRatios }
+    const ratios = [...(this.#conversations.get(key)?.ratios ?? []), ratio].slice(-conversationWindow)
+    const memory = { ratios, unedited, sent }
     this.#keepConversation(key, memory)
     return { key, memory }
   }
@@ -282,22 +235,6 @@ function addedShare(answered: ConversationMemory, unedited: number, sentAfterEdi
   return Math.min(1, added / Math.max(after, Number.MIN_VALUE))
 }
 
-/**
- * What the growth since the conversation's previous answered request really weighed, per estimated
- * token: only when the history went upstream as before (what was sent grew by what the client
- * added, so no new edit or note is mixed in) and grew enough to say something.
- */
-function growthRatio(
-  before: ConversationMemory,
-  answer: { readonly unedited: number; readonly sent: number; readonly actual: number },
-): number | undefined {
-  if (before.actual === undefined) return undefined
-  const added = answer.unedited - before.unedited
-  const sentGrowth = answer.sent - before.sent
-  if (!(added >= minGrowthTokens) || Math.abs(sentGrowth - added) > added * 0.01 + 16) return undefined
-  return clampRatio((answer.actual - before.actual) / sentGrowth)
-}
-
 /** A conversation's memory read back from a store, bounded like one learned here; anything malformed is none. */
 function wellFormed(memory: ConversationMemory | undefined): ConversationMemory | undefined {
   if (!memory || !Array.isArray(memory.ratios)) return undefined
@@ -305,17 +242,7 @@ function wellFormed(memory: ConversationMemory | undefined): ConversationMemory 
   const { unedited, sent } = memory
   if (ratios.length === 0 || !(Number.isFinite(unedited) && unedited >= 0) || !(Number.isFinite(sent) && sent > 0))
     return undefined
-  const actual = typeof memory.actual === 'number' && memory.actual > 0 ? { actual: memory.actual } : {}
-  const grown = Array.isArray(memory.addedRatios)
-    ? memory.addedRatios.filter((ratio) => typeof ratio === 'number' && Number.isFinite(ratio))
-    : []
-  return {
-    ratios: ratios.slice(-conversationWindow).map(clampRatio),
-    unedited,
-    sent,
-    ...actual,
-    addedRatios: grown.slice(-conversationWindow).map(clampRatio),
-  }
+  return { ratios: ratios.slice(-conversationWindow).map(clampRatio), unedited, sent }
 }
 
 function clampRatio(ratio: number): number {

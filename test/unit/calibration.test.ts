@@ -160,34 +160,6 @@ describe('calibration per conversation', () => {
     expect(calibration.factor(model, sized('prose-session', 20_000))).toBeCloseTo(own * 0.5 + defaultFactor * 0.5)
   })
 
-  it('sizes new content by what the conversation’s own growth weighed, from its second measured growth on', async () => {
-    const calibration = new Calibration()
-    // Each step adds 5,000 estimated tokens that the upstream counts as 3,500; the history sent as before.
-    await calibration.record(model, 10_000, 9_000, 'scope', sized('growing', 10_000))
-    await calibration.record(model, 15_000, 12_500, 'scope', sized('growing', 15_000))
-    const seen = (9_000 / 10_000) * 1.03
-    // One growth is one tool's output: not yet enough to go below the prior.
-    expect(calibration.factor(model, sized('growing', 20_000))).toBeCloseTo(seen * 0.75 + defaultFactor * 0.25)
-    await calibration.record(model, 20_000, 16_000, 'scope', sized('growing', 20_000))
-    // Growth ratios 0.7 and 0.7, below the history's own: new content gets the history's ratio, not the prior.
-    expect(calibration.factor(model, sized('growing', 25_000))).toBeCloseTo(seen)
-  })
-
-  it('learns no growth ratio across an edit of ctxgate’s own', async () => {
-    const calibration = new Calibration()
-    await calibration.record(model, 10_000, 9_000, 'scope', sized('edited-growth', 10_000))
-    // The client added 5,000 but ctxgate cleared 3,000 on this request: what was sent grew by 2,000 only.
-    await calibration.record(model, 12_000, 9_600, 'scope', sized('edited-growth', 15_000))
-    // Then a plain growth of 600, counted as 420.
-    await calibration.record(model, 12_600, 10_020, 'scope', sized('edited-growth', 15_600))
-    // One growth learned, not two: new content is still sized with the prior.
-    const seen = (9_000 / 10_000) * 1.03
-    const added = 10_000 / (12_600 + 10_000)
-    expect(calibration.factor(model, sized('edited-growth', 25_600))).toBeCloseTo(
-      seen * (1 - added) + defaultFactor * added,
-    )
-  })
-
   it('weighs new content against what went upstream, not against the client’s prompt before edits', async () => {
     const calibration = new Calibration()
     // ctxgate cleared 6,000 of the client's 10,000 estimated tokens; the edits stay frozen.
