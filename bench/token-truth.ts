@@ -18,6 +18,11 @@ const asText = { disallowedSpecial: new Set<string>() }
 
 type Json = Record<string, unknown>
 
+function withoutMarker(block: Json): string {
+  const { cache_control: _ignored, ...rest } = block
+  return JSON.stringify(rest)
+}
+
 export function truthCounter(name: TruthName): (body: Json) => number {
   const library = name === 'o200k' ? o200k : cl100k
   const memo = new Map<string, number>()
@@ -27,10 +32,6 @@ export function truthCounter(name: TruthName): (body: Json) => number {
     const tokens = countWithRunGuard(value, (piece) => library(piece, asText))
     memo.set(value, tokens)
     return tokens
-  }
-  const withoutMarker = (block: Json): string => {
-    const { cache_control: _ignored, ...rest } = block
-    return JSON.stringify(rest)
   }
   const block = (value: Json): number => {
     switch (value['type']) {
