@@ -5,16 +5,21 @@
  * calibration (what ctxgate does) with one factor per model (what it did before), and checks the
  * targets: after a conversation's first answer never under by more than 2%, p99 over at most 15%.
  * Lists every request under by more than 2% (recording, run, request), so a miss can be looked into.
- * Usage: tsx bench/calibration-error.ts FOLDER
+ * The upstream's count ("truth") is the fake upstream's own counter (`mock`: a word-piece counter
+ * unrelated to the estimator), or the count of a real BPE vocabulary over the same body (`o200k`,
+ * `cl100k`; bench/token-truth.ts), fed back to the calibration in place of the mock's.
+ * Usage: tsx bench/calibration-error.ts [--truth mock,o200k,cl100k] FOLDER... (each folder reported on
+ * its own; its `raw/` folders and any folder also named on the command line are left out of it)
  */
 import { existsSync, readdirSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, join, resolve, sep } from 'node:path'
+import { parseArgs } from 'node:util'
 import { request } from 'undici'
 import { loadConfig } from '../src/config/load-config.ts'
 import { createLogger } from '../src/log/logger.ts'
 import { startMockServer } from '../src/mock/server.ts'
 import { createAnthropicUsageReader } from '../src/providers/anthropic/usage.ts'
-import { promptTokensOf } from '../src/model-call/usage.ts'
+import { promptTokensOf, zeroUsage } from '../src/model-call/usage.ts'
 import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
 import { Calibration } from '../src/rewrite/calibration.ts'
@@ -22,16 +27,33 @@ import { TokenEstimator } from '../src/rewrite/estimate.ts'
 import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
 import { howToGetTraces } from './public-traces.ts'
+import { truthCounter, type TruthName } from './token-truth.ts'
 
-const folder = process.argv[2]
-if (folder === undefined || !existsSync(folder) || !statSync(folder).isDirectory()) {
+const { values, positionals: folders } = parseArgs({
+  options: {
+    truth: { type: 'string', default: 'mock,o200k,cl100k' },
+    worst: { type: 'string', default: '0' },
+    'ctxgate-only': { type: 'boolean', default: false },
+  },
+  allowPositionals: true,
+})
+const truths = values.truth.split(',').filter((name): name is Truth => ['mock', 'o200k', 'cl100k'].includes(name))
+type Truth = 'mock' | TruthName
+if (folders.length === 0 || folders.some((folder) => !existsSync(folder) || !statSync(folder).isDirectory())) {
   process.stderr.write(howToGetTraces())
   process.exit(2)
 }
-const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
-  .filter((name) => /\.(jsonl|json)$/.test(name))
-  .toSorted()
-  .map((name) => join(folder, name))
+
+/** Recordings under a folder: not its `raw/` sources (attachments, prompts), not a folder measured on its own. */
+function recordingsIn(folder: string): string[] {
+  const here = resolve(folder)
+  const others = folders.map((other) => resolve(other)).filter((other) => other.startsWith(here + sep))
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.(jsonl|json)$/.test(name) && !name.split(sep).includes('raw'))
+    .map((name) => join(folder, name))
+    .filter((file) => !others.some((other) => resolve(file).startsWith(other + sep)))
+    .toSorted()
+}
 
 /** One factor per model: the conversation is never passed on, so only the model-wide ratios count. */
 class ModelWideCalibration extends Calibration {
@@ -54,7 +76,8 @@ interface Sample {
   readonly actual: number
 }
 
-async function measure(calibration: Calibration): Promise<Sample[]> {
+async function measure(files: readonly string[], calibration: Calibration, truth: Truth): Promise<Sample[]> {
+  const count = truth === 'mock' ? undefined : truthCounter(truth)
   const mock = await startMockServer({ window: 200_000, logLimit: 1 })
   const config = loadConfig({
     overrides: { log: { level: 'silent' }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } } },
@@ -83,9 +106,16 @@ async function measure(calibration: Calibration): Promise<Sample[]> {
             body: prepared.body,
           })
           const text = await answer.body.text()
-          const usage = answer.statusCode === 200 ? createAnthropicUsageReader().fromJson(JSON.parse(text)) : undefined
+          const reported =
+            answer.statusCode === 200 ? createAnthropicUsageReader().fromJson(JSON.parse(text)) : undefined
           const estimate = (prepared.log?.['rewrite'] as { estimatedAfter?: number } | undefined)?.estimatedAfter
-          if (!usage || estimate === undefined) continue
+          if (!reported || estimate === undefined) continue
+          const usage = count
+            ? {
+                ...zeroUsage,
+                inputTokens: count(JSON.parse(prepared.body.toString('utf8')) as Record<string, unknown>),
+              }
+            : reported
           const actual = promptTokensOf(usage)
           samples.push({
             error: estimate / actual - 1,
@@ -108,24 +138,36 @@ const quantile = (sorted: readonly number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
 
-const rows: string[] = []
-const misses: string[] = []
-for (const [label, calibration] of [
+const calibrations = (): ReadonlyArray<readonly [string, Calibration]> => [
   ['per conversation (ctxgate)', new Calibration()],
-  ['one factor per model', new ModelWideCalibration()],
-] as const) {
-  const samples = (await measure(calibration)).filter((sample) => sample.afterFirstAnswer)
-  const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
-  const under = errors.filter((error) => error < -0.02)
-  for (const sample of samples.filter((each) => each.error < -0.02))
-    misses.push(
-      `- ${label}: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+  ...(values['ctxgate-only'] ? [] : [['one factor per model', new ModelWideCalibration()] as const]),
+]
+const worst = Math.max(0, Math.floor(Number(values.worst)) || 0)
+
+for (const truth of truths)
+  for (const folder of folders) {
+    const files = recordingsIn(folder)
+    const rows: string[] = []
+    const misses: string[] = []
+    for (const [label, calibration] of calibrations()) {
+      const samples = (await measure(files, calibration, truth)).filter((sample) => sample.afterFirstAnswer)
+      const errors = samples.map((sample) => sample.error).toSorted((a, b) => a - b)
+      const under = errors.filter((error) => error < -0.02)
+      for (const sample of samples.filter((each) => each.error < -0.02))
+        misses.push(
+          `- ${label}: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+        )
+      for (const sample of samples.toSorted((a, b) => b.error - a.error).slice(0, worst))
+        misses.push(
+          `- ${label}: over: ${sample.where}: estimated ${sample.estimate.toFixed(0)}, counted ${sample.actual} (${percent(sample.error)})`,
+        )
+      const p99 = quantile(errors, 0.99)
+      const cells = [0.01, 0.5, 0.9, 0.99].map((q) => percent(quantile(errors, q)))
+      rows.push(
+        `| ${label} | ${errors.length} | ${cells.join(' | ')} | ${percent(errors[errors.length - 1] ?? 0)} | ${under.length} | ${percent(errors[0] ?? 0)} | ${under.length === 0 && p99 <= 0.15 ? 'met' : '**not met**'} |`,
+      )
+    }
+    console.log(
+      `${folder}, counted by ${truth === 'mock' ? 'the fake upstream' : truth}: calibrated estimate ÷ that count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2% (and the largest over, with --worst):\n${misses.join('\n')}` : ''}\n`,
     )
-  const p99 = quantile(errors, 0.99)
-  rows.push(
-    `| ${label} | ${errors.length} | ${percent(quantile(errors, 0.5))} | ${percent(p99)} | ${percent(errors[errors.length - 1] ?? 0)} | ${under.length} | ${percent(errors[0] ?? 0)} | ${under.length === 0 && p99 <= 0.15 ? 'met' : '**not met**'} |`,
-  )
-}
-console.log(
-  `Calibrated estimate ÷ the fake upstream's count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | median over | p99 over | max over | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2%:\n${misses.join('\n')}` : ''}`,
-)
+  }

@@ -18,6 +18,8 @@ import { createRewriteHook } from './routes/rewrite-hook.ts'
 import { holdoutSessions, registerAdminRoutes } from './routes/admin.ts'
 import { adminHostCheck } from './security/host-check.ts'
 import { Calibration } from './rewrite/calibration.ts'
+import { DeadWriteTracker } from './model-call/dead-writes.ts'
+import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
@@ -83,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     sessions,
     prices: config.economy.prices,
     virtualClients: new VirtualClients(),
+    deadWrites: new DeadWriteTracker(config.sessions.maxEntries),
     logger,
     sharedState: store.kind !== 'memory',
     live,
@@ -95,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config,
       store,
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
-      estimator: new TokenEstimator(),
+      estimator: new TokenEstimator(openaiExactCounters),
       logger,
     })
 

@@ -187,6 +187,12 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'model'] as const,
       registers,
     }),
+    deadCacheWrites: new Counter({
+      name: 'ctxgate_dead_cache_write_tokens_total',
+      help: 'Cache-write tokens no later request of the session read before they expired (estimated from reported usage), by cause.',
+      labelNames: ['provider', 'cause'] as const,
+      registers,
+    }),
     contextTooLong: new Counter({
       name: 'ctxgate_context_too_long_total',
       help: 'Requests ctxgate answered itself because even one round could not fit.',

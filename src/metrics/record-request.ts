@@ -1,6 +1,7 @@
 import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
+import type { DeadWrite, DeadWriteTracker } from '../model-call/dead-writes.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
@@ -52,6 +53,9 @@ export interface RecordDeps {
   readonly telemetry?: ModelCallTelemetry | undefined
   /** Each session's client as it would have run without ctxgate (known clients only). */
   readonly virtualClients?: VirtualClients
+  /** Follows each session's cache writes to count the ones never read (dead writes). */
+  readonly deadWrites?: DeadWriteTracker
+  readonly now?: () => number
 }
 
 /** Counts the request; returns what the client would have been billed without ctxgate, when its rule is known. */
@@ -111,6 +115,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   deps.telemetry?.recordModelCall(record, model)
+  if (deps.deadWrites) countDeadWrites(deps.deadWrites, metrics, provider, record, (deps.now ?? Date.now)())
   return accounting?.sessionId
     ? recordSession(deps, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
     : undefined
@@ -141,6 +146,31 @@ function virtualBill(
     },
     prices,
   )
+}
+
+/** Feeds the answer's cache counts to the session's write tracker; counts whatever that showed to be dead. */
+function countDeadWrites(
+  tracker: DeadWriteTracker,
+  metrics: ProxyMetrics,
+  provider: string,
+  record: RequestRecord,
+  now: number,
+): void {
+  const { usage, accounting } = record
+  const dead: DeadWrite[] = tracker.sweep(now)
+  if (usage && accounting?.sessionId && record.status === 200)
+    dead.push(
+      ...tracker.observe(`${provider}\n${accounting.sessionId}`, {
+        at: now,
+        read: usage.cacheReadTokens,
+        written5m: usage.cacheWrite5mTokens,
+        written1h: usage.cacheWrite1hTokens,
+        ...(accounting.clientCompaction ? { clientCompaction: true } : {}),
+        ...(accounting.report?.newBatch ? { ctxgateBatch: true } : {}),
+        ...(accounting.prefixBreak ? { prefixBreak: accounting.prefixBreak } : {}),
+      }),
+    )
+  for (const write of dead) metrics.deadCacheWrites.inc({ provider, cause: write.cause }, write.tokens)
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { CtxgateError } from '../errors.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
+import type { CompactingClient } from './compaction-request.ts'
 import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
@@ -28,6 +29,8 @@ export interface Accounting {
   readonly clientCompacted?: boolean
   /** A client whose own compaction rule ctxgate knows (docs/counterfactuals.md), with what its rule needs. */
   readonly client?: { readonly rule: ClientRuleName; readonly window: number; readonly maxOutputTokens: number }
+  /** The client asked for a summary to start over from (its own compaction): ctxgate added no cache marker. */
+  readonly clientCompaction?: CompactingClient
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

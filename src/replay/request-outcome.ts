@@ -14,6 +14,10 @@ export interface RequestOutcome {
   readonly error?: string
   /** ctxgate's own size estimate of the request as sent (its x-ctxgate-estimate-after), when it went through ctxgate. */
   readonly ctxgateEstimate?: number
+  /** The stretch of the recording between client compactions it belongs to (a new one starts a new history). */
+  readonly segment?: number
+  /** ctxgate made a new batch of edits on it (its x-ctxgate-edit said `batch`). */
+  readonly ctxgateBatch?: boolean
 }
 
 const tooLong = /prompt is too long: (\d+) tokens > (\d+) maximum/

@@ -123,7 +123,9 @@ async function sendThrough(
         text,
       )
       const estimate = Number(answer.headers['x-ctxgate-estimate-after'])
-      outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...outcome, ctxgateEstimate: estimate } : outcome)
+      const batch = answer.headers['x-ctxgate-edit'] === 'batch' ? { ctxgateBatch: true } : {}
+      const seen = { ...outcome, segment: replayed.segment, ...batch }
+      outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...seen, ctxgateEstimate: estimate } : seen)
     }
     return outcomes
   } finally {

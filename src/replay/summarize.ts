@@ -1,4 +1,5 @@
 import { addUsage, billedEquivalentInput, cacheReadShare, zeroUsage, type Usage } from './billing.ts'
+import { deadWriteCauses, deadWritesOf, type DeadWriteCause } from '../model-call/dead-writes.ts'
 import type { RequestOutcome } from './request-outcome.ts'
 
 export interface RunSummary {
@@ -18,6 +19,8 @@ export interface RunSummary {
   readonly served: number
   /** Billed-equivalent input per answered request: the fair comparison when one side was refused. */
   readonly billedPerServed: number
+  /** Cache-write tokens no later request of the run read, by cause (model-call/dead-writes.ts). */
+  readonly deadWrites: Readonly<Record<DeadWriteCause, number>>
 }
 
 export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly RequestOutcome[]): RunSummary {
@@ -46,7 +49,30 @@ export function summarize(outcomes: readonly RequestOutcome[], direct?: readonly
     prefixBreaks,
     tokensRemoved,
     ...servedShare(usage, outcomes.filter((outcome) => outcome.status === 200).length),
+    deadWrites: deadWritesOfRun(outcomes),
   }
+}
+
+/**
+ * A replay sends its requests back to back, so nothing expires between them: a write dies when
+ * the next request's prefix changed before it (a ctxgate batch, or the client's new history after
+ * its compaction), or when the run ended.
+ */
+function deadWritesOfRun(outcomes: readonly RequestOutcome[]): Record<DeadWriteCause, number> {
+  const answered = outcomes.filter((outcome) => outcome.status === 200)
+  return deadWritesOf(
+    answered.map((outcome, index) => {
+      const newHistory = index > 0 && outcome.segment !== answered[index - 1]?.segment
+      return {
+        at: index,
+        read: outcome.usage.cacheReadTokens,
+        written5m: outcome.usage.cacheWrite5mTokens,
+        written1h: outcome.usage.cacheWrite1hTokens,
+        ...(outcome.ctxgateBatch ? { ctxgateBatch: true, prefixBreak: 'ctxgate_batch' as const } : {}),
+        ...(newHistory ? { prefixBreak: 'client_edit' as const } : {}),
+      }
+    }),
+  )
 }
 
 /**
@@ -78,6 +104,9 @@ export function combine(summaries: readonly RunSummary[]): RunSummary {
       usage,
       sum(summaries, (summary) => summary.served),
     ),
+    deadWrites: Object.fromEntries(
+      deadWriteCauses.map((cause) => [cause, sum(summaries, (summary) => summary.deadWrites[cause])]),
+    ) as Record<DeadWriteCause, number>,
   }
 }
 

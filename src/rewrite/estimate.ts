@@ -1,23 +1,64 @@
 import { estimateTextTokens } from './estimate-text.ts'
 
-/** Shorter strings are cheaper to count again than to look up. */
+/** Shorter strings are cheaper to estimate again than to look up. */
 const memoMinLength = 256
+/** An exact count costs ~20 µs even for a short string (docs/estimates.md): only the shortest are counted again. */
+const exactMemoMinLength = 32
 /** The memo keeps the strings it keys on: cap their total length, not just their number. */
 const memoMaxChars = 16 * 1024 * 1024
 
+/** Exact text counters by model, for the models whose vocabulary is public (OpenAI's); loaded on demand. */
+export interface ExactCounters {
+  /** The model's exact counter once it is loaded; undefined for a model without one, or before it loads. */
+  counterFor(model: string): ((text: string) => number) | undefined
+  /** Resolves once the model's counter is loaded or known to be unavailable. */
+  ready(model: string): Promise<void>
+}
+
 /**
- * Token estimates memoised per string: every request re-sends the whole history, so each block's
- * text is counted once per process, not once per request.
+ * Token counts memoised per string: every request re-sends the whole history, so each block's
+ * text is counted once per process, not once per request. By default an estimate meant to err high;
+ * `forModel` gives the exact count for a model whose tokenizer is public.
  */
 export class TokenEstimator {
   readonly #memo = new Map<string, number>()
+  readonly #count: (text: string) => number
+  readonly #minLength: number
+  readonly #exact: ExactCounters | undefined
+  readonly #byCounter = new Map<(text: string) => number, TokenEstimator>()
   #chars = 0
+  /** The count is the tokenizer's own, not an estimate. */
+  readonly exact: boolean
+
+  constructor(exact?: ExactCounters, count?: (text: string) => number) {
+    this.#exact = exact
+    this.#count = count ?? estimateTextTokens
+    this.exact = count !== undefined
+    this.#minLength = this.exact ? exactMemoMinLength : memoMinLength
+  }
+
+  /** The counter for one model's requests: exact where its tokenizer is loaded, this estimator otherwise. */
+  forModel(model: string): TokenEstimator {
+    const counter = this.#exact?.counterFor(model)
+    if (counter === undefined || this.exact) return this
+    let estimator = this.#byCounter.get(counter)
+    if (!estimator) {
+      estimator = new TokenEstimator(undefined, counter)
+      this.#byCounter.set(counter, estimator)
+    }
+    return estimator
+  }
+
+  /** Resolves when `forModel(model)` will give the exact counter if the model has one. */
+  ready(model: string): Promise<void> {
+    return this.#exact?.ready(model) ?? Promise.resolve()
+  }
 
   text(text: string): number {
-    if (text.length < memoMinLength) return estimateTextTokens(text)
+    if (text.length < this.#minLength) return this.#count(text)
     const known = this.#memo.get(text)
     if (known !== undefined) return known
-    const tokens = estimateTextTokens(text)
+    const tokens = this.#count(text)
     if (text.length > memoMaxChars / 4) return tokens
     this.#memo.set(text, tokens)
     this.#chars += text.length

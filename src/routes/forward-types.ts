@@ -13,6 +13,7 @@ import type { SessionTotalsStore } from '../session/accounting.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
 import type { ModelCallTelemetry } from '../telemetry/telemetry.ts'
+import type { DeadWriteTracker } from '../model-call/dead-writes.ts'
 
 export interface ForwardDeps {
   readonly config: Readonly<Config>
@@ -33,6 +34,8 @@ export interface ForwardDeps {
   readonly telemetry?: ModelCallTelemetry | undefined
   /** Each session's client as it would have run without ctxgate (known clients only). */
   readonly virtualClients?: VirtualClients
+  /** Follows each session's cache writes to count the ones never read. */
+  readonly deadWrites?: DeadWriteTracker
 }
 
 export interface ForwardInput {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino'
 import { configuredBudget, limitsFor, promptBudget } from '../config/model-limits.ts'
 import type { Config, ModelLimits } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
+import { compactionRequestOf, type CompactingClient } from '../model-call/compaction-request.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import { NotAChatRequest, type Applied, type ChatAdapter } from '../providers/adapter-contract.ts'
 import type { ChatFormat, WireFormat } from '../providers/provider-contract.ts'
@@ -74,6 +75,8 @@ interface ReadChat {
   readonly view: ChatView
   readonly limits: ModelLimits
   readonly large: boolean
+  /** Counts this request's text: exactly where the model's tokenizer is public, else the estimate. */
+  readonly estimator: TokenEstimator
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
   /** The body as the client wrote it, decoded. */
@@ -107,8 +110,14 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
-  const log = { session: identity.sessionId, turn: (state?.requests ?? 0) + 1, ...economyLog(outcome) }
-  const accounting = accountingFor(view.model, session, outcome)
+  const compaction = compactionRequestOf(json)
+  const log = {
+    session: identity.sessionId,
+    turn: (state?.requests ?? 0) + 1,
+    ...economyLog(outcome),
+    ...(compaction ? { clientCompaction: compaction } : {}),
+  }
+  const accounting = accountingFor(view.model, session, outcome, compaction)
   if (outcome.kind === 'too-long')
     return {
       kind: 'reject',
@@ -116,7 +125,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
       log,
       accounting,
     }
-  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId)
+  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId, compaction !== undefined)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (large && applied.changed) await yieldToOtherRequests()
   const requests = (state?.requests ?? 0) + 1
@@ -202,7 +211,12 @@ function promptRoom(request: HookRequest, chat: ReadChat, limits: PipelineInput[
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
 
 /** What the request's metrics, session totals and live page count (refusalAvoided only once served). */
-function accountingFor(model: string, session: SessionArm, outcome: PipelineOutcome): Accounting {
+function accountingFor(
+  model: string,
+  session: SessionArm,
+  outcome: PipelineOutcome,
+  clientCompaction: CompactingClient | undefined,
+): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   return {
     model,
@@ -213,6 +227,7 @@ function accountingFor(model: string, session: SessionArm, outcome: PipelineOutc
     ...(session.client ? { client: session.client } : {}),
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
+    ...(clientCompaction ? { clientCompaction } : {}),
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
   }
@@ -312,8 +327,18 @@ export function planCalibrated(
   return { outcome, factor }
 }
 
-/** The planned edits, the note and the cache breakpoints, written into the client's body by its adapter. */
-function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, sessionId: string): Applied {
+/**
+ * The planned edits, the note and the cache breakpoints, written into the client's body by its adapter.
+ * A client's compaction request gets no marker of ctxgate's: its answer starts a new history, so an
+ * entry written at its end is never read (docs/dead-writes.md).
+ */
+function writeBack(
+  request: HookRequest,
+  chat: ReadChat,
+  outcome: Rewritten,
+  sessionId: string,
+  clientCompaction: boolean,
+): Applied {
   const { json, view, limits } = chat
   return request.format.adapter.apply(json, view, {
     edits: outcome.edits,
@@ -323,10 +348,10 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
-    minCacheableTokens: limits.minCacheableTokens,
+    minCacheableTokens: clientCompaction ? Number.POSITIVE_INFINITY : limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
-    estimator: request.deps.estimator,
+    estimator: chat.estimator,
     ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
   })
 }
@@ -345,11 +370,11 @@ function pipelineInput(
     view: chat.view,
     limits: budgetLimits(request, chat, scope),
     policy: deps.config.rewrite,
-    estimator: deps.estimator,
+    estimator: chat.estimator,
     note:
       note === undefined
         ? undefined
-        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at, deps), ...placement },
+        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
     ...economyOf(deps.config, prices),
     reachBack: reachBackOf(prices),
   }
@@ -471,9 +496,12 @@ async function readChat(
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
+  // The first request for a model with a public tokenizer waits for it to load, once per process.
+  await deps.estimator.ready(model)
+  const estimator = deps.estimator.forModel(model)
   let view: ChatView
   try {
-    view = format.adapter.view(json, deps.estimator)
+    view = format.adapter.view(json, estimator)
   } catch (error) {
     if (error instanceof NotAChatRequest) return untouched('not-a-chat-request')
     throw error
@@ -482,7 +510,7 @@ async function readChat(
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
   const text = parsed?.text ?? ''
-  return { kind: 'chat', chat: { json, view, limits, large, restoreNumbers: parsed?.restore ?? String, text } }
+  return { kind: 'chat', chat: { json, view, limits, large, estimator, restoreNumbers: parsed?.restore ?? String, text } }
 }
 
 function parseJson(original: Buffer): (ParsedKeepingNumbers & { readonly text: string }) | undefined {
@@ -499,14 +527,8 @@ function parseJson(original: Buffer): (ParsedKeepingNumbers & { readonly text: s
  * system prompt may become a list): measured on the request cut to its first message, so the planner
  * never undercounts it. 0 when the body already carries it.
  */
-function systemNoteTokens(
-  adapter: ChatAdapter,
-  chat: ReadChat,
-  note: string,
-  at: 'head' | 'edit-point',
-  deps: RewriteHookDeps,
-): number {
-  const { json, view } = chat
+function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at: 'head' | 'edit-point'): number {
+  const { json, view, estimator } = chat
   const count = view.messages.length
   const probe = (withNote: string | undefined): ChatView =>
     adapter.view(
@@ -517,9 +539,9 @@ function systemNoteTokens(
         minCacheableTokens: Number.POSITIVE_INFINITY,
         thinkingBound: false,
         firstEditedMessage: count > 0 ? 0 : -1,
-        estimator: deps.estimator,
+        estimator,
       }).body,
-      deps.estimator,
+      estimator,
     )
   if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
   // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.

@@ -8,6 +8,7 @@ export const columnNotes = [
   'refused: requests the model rejects for length. billed-eq input: input + 1.25 x 5-minute cache write + 2 x 1-hour write + 0.1 x cache read.',
   'per served: billed-eq input / requests the model answered. removed/req: prompt tokens ctxgate took out of each request, on average',
   '(summed over a run it exceeds the run’s input, because every request resends the history; --json has the sum as tokensRemoved).',
+  'dead writes: cache-write tokens no later request read (--json has them by cause as deadWrites; see docs/dead-writes.md).',
 ]
 
 /**

@@ -13,6 +13,10 @@ export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
   ['per served', (row) => thousands(row.summary.billedPerServed)],
   ['read share', (row) => `${(row.summary.cacheReadShare * 100).toFixed(1)}%`],
   ['prefix breaks', (row) => String(row.summary.prefixBreaks)],
+  [
+    'dead writes',
+    (row) => thousands(Object.values(row.summary.deadWrites).reduce((total, tokens) => total + tokens, 0)),
+  ],
   // Per request: the sum over a run's requests exceeds its input, since every request resends the history.
   [
     'removed/req',

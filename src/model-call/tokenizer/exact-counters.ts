@@ -1,0 +1,56 @@
+import { createRequire } from 'node:module'
+import type { ExactCounters } from '../../rewrite/estimate.ts'
+import { openaiEncodingOf, type OpenAIEncoding } from './openai-encoding.ts'
+import { countWithRunGuard } from './long-run-guard.ts'
+
+interface Encoding {
+  countTokens(text: string, options: { disallowedSpecial: Set<string> }): number
+}
+
+/** Special-token text in a prompt (`<|endoftext|>`) is ordinary text to the API: count it, never throw. */
+const asText = { disallowedSpecial: new Set<string>() }
+
+/**
+ * Exact text counters for OpenAI's public vocabularies (gpt-tokenizer). Each vocabulary's ranks take
+ * ~0.4 s and ~50 MB to load, so one is loaded the first time a request for one of its models comes,
+ * not at start-up: an Anthropic-only deployment never pays for it.
+ */
+const loaded = new Map<OpenAIEncoding, (text: string) => number>()
+const loading = new Map<OpenAIEncoding, Promise<void>>()
+const require = createRequire(import.meta.url)
+
+export function exactCounter(encoding: OpenAIEncoding): ((text: string) => number) | undefined {
+  return loaded.get(encoding)
+}
+
+/** Loads the vocabulary once; resolves when `exactCounter(encoding)` has it (or the library could not be loaded). */
+export function loadExactCounter(encoding: OpenAIEncoding): Promise<void> {
+  const pending = loading.get(encoding)
+  if (pending) return pending
+  const load = new Promise<void>((resolve) => {
+    // Off the current turn of the event loop, so the request that asked is not charged twice.
+    setImmediate(() => {
+      try {
+        const library = require(`gpt-tokenizer/encoding/${encoding}`) as Encoding
+        loaded.set(encoding, (text) => countWithRunGuard(text, (piece) => library.countTokens(piece, asText)))
+      } catch {
+        // Without the library the estimate stands in; calibration still corrects it from usage.
+      }
+      resolve()
+    })
+  })
+  loading.set(encoding, load)
+  return load
+}
+
+/** The exact counters ctxgate's estimator uses: OpenAI models' public vocabularies, each loaded on first use. */
+export const openaiExactCounters: ExactCounters = {
+  counterFor(model) {
+    const encoding = openaiEncodingOf(model)
+    return encoding === undefined ? undefined : exactCounter(encoding)
+  },
+  ready(model) {
+    const encoding = openaiEncodingOf(model)
+    return encoding === undefined ? Promise.resolve() : loadExactCounter(encoding)
+  },
+}
