@@ -3,6 +3,7 @@
  * that a batch could replace. Everything before it stays byte-stable until then, so a cache marker
  * just ahead of it lets that batch read the prefix instead of writing it again.
  */
+import { belowBudgetMaxHazard, resultHazards } from './clear-order.ts'
 import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
 
@@ -34,6 +35,8 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
   const firstSent = keptFrom(decisions, view)
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
+  // A batch below budget passes over results the agent is likely to need again (clear-order.ts).
+  const hazards = resultHazards(view.messages)
   const candidates: Candidate[] = []
   let position = 0
   for (let index = firstSent; index < view.messages.length; index++) {
@@ -47,6 +50,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
       }
       if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
+      if ((hazards.get(result.id) ?? 0) > belowBudgetMaxHazard) continue
       candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
       // Without prices the oldest candidate is the answer: no need to look further.
       if (!input.prices) return result.id

@@ -1,3 +1,4 @@
+import { clearOrder, clearRanks, maxRank } from './clear-order.ts'
 import { clearedNote, dropNote, foldSummary } from './notes.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
@@ -34,8 +35,9 @@ export interface PlanInput {
 
 /**
  * Decides the edits for one request (DESIGN §3.4–3.5): re-apply frozen decisions first, then, only
- * when over budget, cut down to the low-water mark in one batch — fold old outputs, clear the oldest
- * results, drop whole user turns, drop whole tool rounds — or report that even one round cannot fit.
+ * when over budget, cut down to the low-water mark in one batch — fold and clear old results, least
+ * likely to be needed again first, then drop whole user turns, then whole tool rounds — or report
+ * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
   const state = new PlanState(input)
@@ -45,8 +47,7 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
   if (input.policy.strategy === 'eager-fold') state.foldOld()
   if (state.estimate() > input.budget) {
     const target = input.budget * input.policy.lowWater
-    if (input.policy.strategy === 'batched-fold') state.foldOld()
-    state.clearOldest(target)
+    state.editByRisk(target, input.policy.strategy === 'batched-fold')
     if (state.estimate() > input.budget) state.dropTurns(target)
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
@@ -151,11 +152,12 @@ class PlanState {
         this.#replace(result, 'clear', clearedNote, true)
   }
 
-  /** Fold every large output older than the newest N rounds that is not already edited. */
-  foldOld(): void {
+  /** Fold every large output older than the newest N rounds that is not already edited (of those `include` takes). */
+  foldOld(include: (result: ToolResultView) => boolean = () => true): void {
     const { keepRecentRounds, foldMinTokens } = this.#input.policy
     for (const result of this.#results) {
       if (
+        !include(result) ||
         this.#replacements.has(result.id) ||
         this.#isDropped(result.message) ||
         result.tokens < foldMinTokens ||
@@ -168,27 +170,34 @@ class PlanState {
     }
   }
 
-  /** Clear results oldest first, in batches, until under target; the newest results that fit in a quarter of the budget stay whole. */
-  clearOldest(target: number): void {
+  /**
+   * Fold (under batched folding) and clear results, least likely to be needed again first
+   * (clear-order.ts): one class at a time, oldest first within it, until under target. The newest
+   * results that fit in a quarter of the budget stay whole.
+   */
+  editByRisk(target: number, fold: boolean): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
+    const rank = clearRanks(this.#input.view.messages)
+    const rankOf = (result: ToolResultView): number => rank.get(result.id) ?? 1
     // Folded results are already small: clearing them would break the prefix again for little.
-    const candidates = this.#results.filter(
-      (result) =>
-        !this.#replacements.has(result.id) &&
-        !protectedIds.has(result.id) &&
-        !this.#isDropped(result.message) &&
-        result.tokens >= noteTokens * 2,
-    )
-    const held = candidates.filter((result) => this.#held(result))
-    this.#clearInBatches(
-      candidates.filter((result) => !this.#held(result)),
-      target,
-    )
+    const clearable = (result: ToolResultView): boolean =>
+      !this.#replacements.has(result.id) &&
+      !protectedIds.has(result.id) &&
+      !this.#isDropped(result.message) &&
+      result.tokens >= noteTokens * 2
+    for (let level = 0; level <= maxRank && this.estimate() > target; level++) {
+      if (fold) this.foldOld((result) => rankOf(result) === level)
+      const candidates = this.#results.filter(
+        (result) => rankOf(result) === level && clearable(result) && !this.#held(result),
+      )
+      this.#clearInBatches(candidates, target)
+    }
     // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
+    const held = this.#results.filter((result) => clearable(result) && this.#held(result))
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
-      this.#clearInBatches(held, target)
+      this.#clearInBatches(clearOrder(held, this.#input.view.messages), target)
     }
   }
 

@@ -3,6 +3,7 @@
  * them (times the calibration factor), results already frozen counted at their replacement's size
  * and left out of any new batch, each result with its tool name and the round it answers.
  */
+import { resultHazards } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
 import { clearedNote, foldSummary } from '../notes.ts'
 import type { ChatView, FrozenDecisions, FrozenResult, MessageView } from '../types.ts'
@@ -29,6 +30,7 @@ export function describeView(input: DescribeInput): ConversationCost {
   const rounds = roundsOf(view.messages)
   const clearedTokens = estimator.text(clearedNote)
   const droppedUntil = dropEnd(input.decisions, view)
+  const hazards = resultHazards(view.messages)
   const messages: MessageCost[] = view.messages.map((message, index) => {
     // A frozen drop stays: those messages are not sent, so they neither cost nor can be cleared.
     if (index >= 1 && index < droppedUntil) return { tokens: 0, results: [] }
@@ -49,6 +51,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         replacementTokens: clearedTokens * factor,
         tool: call?.tool ?? '',
         round: call?.round ?? Math.max(0, rounds.roundBefore[index] ?? 0),
+        ...(hazards.has(result.id) ? { hazard: hazards.get(result.id) as number } : {}),
       })
     }
     return { tokens: tokens * factor, results }

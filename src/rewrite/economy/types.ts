@@ -15,6 +15,8 @@ export interface ResultCost {
   readonly tool: string
   /** Index of the tool round it answers, counted from the start of the conversation. */
   readonly round: number
+  /** Chance per request the agent needs it again once cleared (clear-order.ts); absent: as rarely as any output. */
+  readonly hazard?: number
 }
 
 export interface MessageCost {
