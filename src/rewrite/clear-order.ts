@@ -6,7 +6,7 @@
  * them, and quotes them back in its edits).
  */
 import type { MessageView } from './types.ts'
-import { callTarget, type CallTarget } from './tool-kind.ts'
+import { callTarget, parsedInput, type CallTarget } from './tool-kind.ts'
 
 export type ClearRisk = 'superseded' | 'output' | 'read' | 'editing'
 
@@ -79,16 +79,6 @@ function classify(call: ToolCall): Classified {
     rewrites:
       rewriteTools.has(call.name.toLowerCase()) ||
       (call.name === 'str_replace_editor' && fields['command'] === 'create'),
-  }
-}
-
-/** OpenAI tool calls carry their arguments as a JSON string. */
-function parsedInput(input: unknown): unknown {
-  if (typeof input !== 'string') return input
-  try {
-    return JSON.parse(input) as unknown
-  } catch {
-    return input
   }
 }
 

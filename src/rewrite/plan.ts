@@ -1,5 +1,5 @@
-import { clearOrder, clearRanks, maxRank } from './clear-order.ts'
-import { clearedNote, dropNote, foldSummary } from './notes.ts'
+import { callsOfView, clearOrder, clearRanks, maxRank, type ToolCall } from './clear-order.ts'
+import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
   ChatView,
@@ -80,6 +80,7 @@ class PlanState {
   #dropNoteTokens = 0
   #clientEdited = false
   #clearedBehindMarker = false
+  #calls: Map<string, ToolCall> | undefined
   /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
@@ -133,7 +134,12 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
-      this.#replace(result, frozen.action, frozen.action === 'fold' ? foldSummary(result.text) : clearedNote, false)
+      this.#replace(
+        result,
+        frozen.action,
+        frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result),
+        false,
+      )
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -149,7 +155,7 @@ class PlanState {
     const wanted = new Set(ids)
     for (const result of this.#results)
       if (wanted.has(result.id) && !this.#replacements.has(result.id) && !this.#isDropped(result.message))
-        this.#replace(result, 'clear', clearedNote, true)
+        this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
   /** Fold every large output older than the newest N rounds that is not already edited (of those `include` takes). */
@@ -201,6 +207,12 @@ class PlanState {
     }
   }
 
+  /** The cleared note naming how to get this result back (notes.ts). */
+  #clearedNote(result: ToolResultView): string {
+    this.#calls ??= new Map(callsOfView(this.#input.view.messages).map((call) => [call.id, call]))
+    return clearedNoteFor(this.#calls.get(result.id))
+  }
+
   #held(result: ToolResultView): boolean {
     return this.#input.holdBefore !== undefined && result.message < this.#input.holdBefore
   }
@@ -208,7 +220,7 @@ class PlanState {
   #clearInBatches(candidates: readonly ToolResultView[], target: number): void {
     for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
       for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
-        this.#replace(result, 'clear', clearedNote, true)
+        this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }
 

@@ -70,3 +70,13 @@ export function shellTarget(command: string): CallTarget {
   if (/^(?:cat\s*>|tee)\s/.test(trimmed)) return { kind: 'edit' }
   return { kind: 'command' }
 }
+
+/** OpenAI tool calls carry their arguments as a JSON string. */
+export function parsedInput(input: unknown): unknown {
+  if (typeof input !== 'string') return input
+  try {
+    return JSON.parse(input) as unknown
+  } catch {
+    return input
+  }
+}

@@ -3,9 +3,9 @@
  * them (times the calibration factor), results already frozen counted at their replacement's size
  * and left out of any new batch, each result with its tool name and the round it answers.
  */
-import { resultHazards } from '../clear-order.ts'
+import { callsOfView, resultHazards } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
-import { clearedNote, foldSummary } from '../notes.ts'
+import { clearedNoteFor, foldSummary } from '../notes.ts'
 import type { ChatView, FrozenDecisions, FrozenResult, MessageView } from '../types.ts'
 import type { ConversationCost, MessageCost, ResultCost } from './types.ts'
 
@@ -28,7 +28,8 @@ export function describeView(input: DescribeInput): ConversationCost {
   const { view, factor, estimator } = input
   const frozen = frozenMap(input.decisions)
   const rounds = roundsOf(view.messages)
-  const clearedTokens = estimator.text(clearedNote)
+  const calls = new Map(callsOfView(view.messages).map((call) => [call.id, call]))
+  const clearedTokens = (id: string): number => estimator.text(clearedNoteFor(calls.get(id)))
   const droppedUntil = dropEnd(input.decisions, view)
   const hazards = resultHazards(view.messages)
   const messages: MessageCost[] = view.messages.map((message, index) => {
@@ -39,7 +40,8 @@ export function describeView(input: DescribeInput): ConversationCost {
     for (const result of message.toolResults) {
       const decision = frozen.get(result.id)
       if (decision && decision.hash === result.hash) {
-        const replaced = decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens
+        const replaced =
+          decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens(result.id)
         tokens += replaced - result.tokens
         continue
       }
@@ -48,7 +50,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         id: result.id,
         message: index,
         tokens: result.tokens * factor,
-        replacementTokens: clearedTokens * factor,
+        replacementTokens: clearedTokens(result.id) * factor,
         tool: call?.tool ?? '',
         round: call?.round ?? Math.max(0, rounds.roundBefore[index] ?? 0),
         ...(hazards.has(result.id) ? { hazard: hazards.get(result.id) as number } : {}),
