@@ -32,6 +32,8 @@ export interface LiveEvent {
   readonly prefixBreak?: PrefixBreak
   /** As the client sent it, the request would not have fit the model's window; ctxgate served it. */
   readonly refusalAvoided: boolean
+  /** Calls in this request that fetched again what ctxgate had cleared or folded. */
+  readonly refetches?: number
 }
 
 /** The part of a finished request the live page reads (a subset of the per-request metrics record). */
@@ -47,6 +49,7 @@ export interface LiveSource {
     readonly prefixBreak?: PrefixBreak
     readonly batchReason?: string
     readonly refusalAvoided: boolean
+    readonly refetches?: readonly unknown[]
   }
 }
 
@@ -89,6 +92,7 @@ export function liveEventFrom(
     ...(reason ? { batchReason: reason } : {}),
     ...(accounting.prefixBreak ? { prefixBreak: accounting.prefixBreak } : {}),
     refusalAvoided: accounting.refusalAvoided && source.status === 200,
+    ...(accounting.refetches && accounting.refetches.length > 0 ? { refetches: accounting.refetches.length } : {}),
   }
 }
 

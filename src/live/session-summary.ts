@@ -21,6 +21,7 @@ export const counterFields = [
   'editBatches',
   'refusalsAvoided',
   'compactionsAvoided',
+  'refetches',
 ] as const
 
 export type CounterField = (typeof counterFields)[number]
@@ -78,6 +79,7 @@ export function countersOf(
     editBatches: event.newBatch ? 1 : 0,
     refusalsAvoided: event.refusalAvoided ? 1 : 0,
     compactionsAvoided: compactionAvoided(event, wasPastCompactPoint) ? 1 : 0,
+    refetches: event.refetches ?? 0,
   }
 }
 
@@ -127,6 +129,7 @@ export function addEvent(
     editBatches: base.editBatches + added.editBatches,
     refusalsAvoided: base.refusalsAvoided + added.refusalsAvoided,
     compactionsAvoided: base.compactionsAvoided + added.compactionsAvoided,
+    refetches: base.refetches + added.refetches,
     session: event.session,
     client: event.client,
     model: event.model,

@@ -176,6 +176,18 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'cause'] as const,
       registers,
     }),
+    refetches: new Counter({
+      name: 'ctxgate_refetches_total',
+      help: 'Tool calls that fetched again a result ctxgate had cleared or folded (same tool and input, or a read of the same file) within 20 requests, by tool.',
+      labelNames: ['provider', 'tool'] as const,
+      registers,
+    }),
+    refetchTokens: new Counter({
+      name: 'ctxgate_refetch_tokens_total',
+      help: 'Estimated tokens of the results those re-fetches brought back, by tool.',
+      labelNames: ['provider', 'tool'] as const,
+      registers,
+    }),
     refusalsAvoided: new Counter({
       name: 'ctxgate_refusals_avoided_total',
       help: 'Requests that would not have fit the model window as sent, forwarded within budget.',

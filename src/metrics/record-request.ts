@@ -88,10 +88,26 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
   if (accounting?.batchReason && record.outcome !== 'rejected')
     metrics.batches.inc({ provider, reason: accounting.batchReason })
+  for (const refetch of accounting?.refetches ?? []) {
+    const tool = toolLabel(refetch.tool)
+    metrics.refetches.inc({ provider, tool })
+    metrics.refetchTokens.inc({ provider, tool }, refetch.tokens)
+  }
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+}
+
+/** Tool names come from clients: a plain name among the first few seen is its own label, any other is `other`. */
+const toolLabels = new Set<string>()
+const maxToolLabels = 32
+
+function toolLabel(name: string): string {
+  if (toolLabels.has(name)) return name
+  if (!/^[A-Za-z0-9_.-]{1,40}$/.test(name) || toolLabels.size >= maxToolLabels) return 'other'
+  toolLabels.add(name)
+  return name
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -129,5 +145,7 @@ function recordSession(
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
+    refetches: accounting.refetches?.length ?? 0,
+    refetchTokens: (accounting.refetches ?? []).reduce((sum, refetch) => sum + refetch.tokens, 0),
   })
 }

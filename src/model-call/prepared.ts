@@ -4,6 +4,7 @@ import type { LengthRefusal } from '../providers/length-refusal.ts'
 import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
+import type { Refetch } from '../rewrite/refetch.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 
 /** What the response path needs to count this request (metrics, session totals). */
@@ -16,6 +17,8 @@ export interface Accounting {
   readonly batchReason?: BatchReason
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
+  /** Calls new in this request that fetch again what ctxgate cleared or folded. */
+  readonly refetches?: readonly Refetch[]
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

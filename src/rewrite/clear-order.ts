@@ -66,6 +66,14 @@ function riskOf(call: Classified, later: Later): ClearRisk {
   return later.laterEdit.has(call.path) ? 'editing' : 'read'
 }
 
+/** What a call fetches: its comparable key (tool and input) and, for a read, the file. */
+export function describeCall(call: ToolCall): { readonly key: string; readonly readPath?: string } {
+  const classified = classify(call)
+  return classified.kind === 'read' && classified.path !== undefined
+    ? { key: classified.key, readPath: classified.path }
+    : { key: classified.key }
+}
+
 function classify(call: ToolCall): Classified {
   const input = parsedInput(call.input)
   const target = callTarget(call.name, input)

@@ -31,6 +31,8 @@ export interface PlanInput {
    * edits reach further back. Undefined: no such promise (no marker, a cold cache, the note joining the head).
    */
   readonly holdBefore?: number
+  /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
+  readonly request?: number
 }
 
 /**
@@ -247,8 +249,10 @@ class PlanState {
 
   decisions(): FrozenDecisions {
     const kept = new Map(this.#kept)
-    for (const { edit, result } of this.#replacements.values())
-      kept.set(edit.id, { hash: result.hash, action: edit.action })
+    for (const { edit, result, fresh } of this.#replacements.values()) {
+      const at = fresh ? this.#input.request : this.#frozen.get(edit.id)?.at
+      kept.set(edit.id, { hash: result.hash, action: edit.action, ...(typeof at === 'number' ? { at } : {}) })
+    }
     // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
     const results: Record<string, FrozenResult> = Object.fromEntries(kept)
     if (this.#dropTo <= 1) return { results }

@@ -73,6 +73,8 @@ export type Edit = ReplaceToolResult | DropMessages
 export interface FrozenResult {
   readonly hash: string
   readonly action: ResultAction
+  /** The session's request number that decided it (re-fetches are counted within a window of it); absent in older stores. */
+  readonly at?: number
 }
 
 export interface FrozenDrop {

@@ -1,3 +1,4 @@
+import type { Refetch } from '../rewrite/refetch.ts'
 import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
@@ -164,6 +165,7 @@ function accountingFor(model: string, sessionId: string, outcome: PipelineOutcom
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
+    ...(rewritten && rewritten.refetches.length > 0 ? { refetches: rewritten.refetches } : {}),
   }
 }
 
@@ -279,6 +281,16 @@ function economyLog(outcome: PipelineOutcome) {
     rewrite: outcome.report,
     ...(batch ? { batch } : {}),
     ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
+    ...(rewritten && rewritten.refetches.length > 0 ? { refetches: refetchSummary(rewritten.refetches) } : {}),
+  }
+}
+
+/** For the log line: how many calls fetched again what ctxgate had cleared or folded, by tool, and their estimated tokens. */
+function refetchSummary(refetches: readonly Refetch[]): { count: number; tokens: number; tools: string[] } {
+  return {
+    count: refetches.length,
+    tokens: refetches.reduce((sum, refetch) => sum + refetch.tokens, 0),
+    tools: [...new Set(refetches.map((refetch) => refetch.tool))],
   }
 }
 
