@@ -1,5 +1,6 @@
 /**
- * Billed input against needed-but-hidden events (docs/quality.md) for start points and rounds kept:
+ * Billed input against needed-but-hidden events (docs/quality.md) for start points, rounds kept and
+ * the below-budget need-hazard cap (`economy.maxNeedHazard`):
  * one --strategy file per point, every run of the given recordings, at one window, rolling client
  * cache marks. Prints a Markdown table; the default settings are marked.
  * Usage: tsx bench/quality-curve.ts --window 200000 FILE...
@@ -17,22 +18,25 @@ const { values, positionals } = parseArgs({
     window: { type: 'string', default: '200000' },
     starts: { type: 'string', default: '20000,40000,60000,100000' },
     rounds: { type: 'string', default: '3,10' },
+    hazards: { type: 'string', default: '0.01' },
   },
 })
 if (positionals.length === 0) {
   console.error('usage: tsx bench/quality-curve.ts --window W FILE...')
   process.exit(2)
 }
-const defaults = { start: 100_000, rounds: 3 }
-const points = values.starts
-  .split(',')
-  .map(Number)
-  .flatMap((start) => values.rounds.split(',').map((rounds) => ({ start, rounds: Number(rounds) })))
-const files = points.map(({ start, rounds }) => {
-  const file = join(tmpdir(), `ctxgate-quality-s${start}-r${rounds}.yaml`)
+const defaults = { start: 100_000, rounds: 3, hazard: 0.01 }
+const list = (text: string): number[] => text.split(',').map(Number)
+const points = list(values.starts).flatMap((start) =>
+  list(values.rounds).flatMap((rounds) => list(values.hazards).map((hazard) => ({ start, rounds, hazard }))),
+)
+const nameOf = (point: (typeof points)[number]): string =>
+  `ctxgate-quality-s${point.start}-r${point.rounds}-h${point.hazard}`
+const files = points.map((point) => {
+  const file = join(tmpdir(), `${nameOf(point)}.yaml`)
   writeFileSync(
     file,
-    `rewrite:\n  economy: cache-priced\n  keepRecentRounds: ${rounds}\neconomy:\n  startTokens: ${start}\n  keepRecentRounds: ${rounds}\n`,
+    `rewrite:\n  economy: cache-priced\n  keepRecentRounds: ${point.rounds}\neconomy:\n  startTokens: ${point.start}\n  keepRecentRounds: ${point.rounds}\n  maxNeedHazard: ${point.hazard}\n`,
   )
   return file
 })
@@ -47,15 +51,20 @@ const direct = report.totals.find((row) => row.variant === 'direct')?.summary.bi
 console.log(
   `${positionals.length} recordings, window ${values.window}, rolling marks, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 )
-console.log('| start point | rounds kept | hidden / 100 req | req with one | billed-eq input | ÷ direct | refused |')
-console.log('|---:|---:|---:|---:|---:|---:|---:|')
+console.log(
+  '| start point | rounds kept | max need hazard | hidden / 100 req | req with one | billed-eq input | ÷ direct | refused |',
+)
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
 points.forEach((point) => {
-  const label = `ctxgate:ctxgate-quality-s${point.start}-r${point.rounds}`
+  const label = `ctxgate:${nameOf(point)}`
   const total = report.totals.find((row) => row.variant === label)
   const hidden = report.hidden.find((row) => row.run === 'all runs' && row.variant === label)
   if (!total || !hidden) return
-  const mark = point.start === defaults.start && point.rounds === defaults.rounds ? ' **(default)**' : ''
+  const mark =
+    point.start === defaults.start && point.rounds === defaults.rounds && point.hazard === defaults.hazard
+      ? ' **(default)**'
+      : ''
   console.log(
-    `| ${point.start / 1000}k${mark} | ${point.rounds} | ${eventsPer100(hidden.tally).toFixed(1)} | ${(shareWithEvents(hidden.tally) * 100).toFixed(1)}% | ${Math.round(total.summary.billedEquivalentInput).toLocaleString('en-US')} | ${(total.summary.billedEquivalentInput / direct).toFixed(3)} | ${total.summary.refusedForLength} |`,
+    `| ${point.start / 1000}k${mark} | ${point.rounds} | ${point.hazard} | ${eventsPer100(hidden.tally).toFixed(1)} | ${(shareWithEvents(hidden.tally) * 100).toFixed(1)}% | ${Math.round(total.summary.billedEquivalentInput).toLocaleString('en-US')} | ${(total.summary.billedEquivalentInput / direct).toFixed(3)} | ${total.summary.refusedForLength} |`,
   )
 })

@@ -17,6 +17,8 @@ export interface NextEditInput {
   readonly minTokens?: number
   /** Tools whose results are never cleared. */
   readonly excludeTools: readonly string[]
+  /** Results needed again more often than this per request are passed over below budget (clear-order.ts). */
+  readonly maxNeedHazard?: number
   /** Prices to weigh reaching back with (economy/edit-point.ts): old results too small to pay for it are passed over. */
   readonly prices?: EditPointPrices
 }
@@ -50,7 +52,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
       }
       if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
-      if ((hazards.get(result.id) ?? 0) > belowBudgetMaxHazard) continue
+      if ((hazards.get(result.id) ?? 0) > (input.maxNeedHazard ?? belowBudgetMaxHazard)) continue
       candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
       // Without prices the oldest candidate is the answer: no need to look further.
       if (!input.prices) return result.id

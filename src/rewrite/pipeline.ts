@@ -313,6 +313,7 @@ function nextEditOf(input: PipelineInput): string | undefined {
     // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
     ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
     excludeTools: input.economy?.policy.excludeTools ?? [],
+    ...(input.economy?.policy.maxNeedHazard !== undefined ? { maxNeedHazard: input.economy.policy.maxNeedHazard } : {}),
     ...(input.reachBack ? { prices: input.reachBack } : {}),
   })
 }

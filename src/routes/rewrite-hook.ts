@@ -297,8 +297,15 @@ function refetchSummary(refetches: readonly Refetch[]): { count: number; tokens:
 /** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
 function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
   if (config.rewrite.economy !== 'cache-priced') return {}
-  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
-  const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
+  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard } = config.economy
+  const policy = {
+    ...defaultEconomyPolicy,
+    startTokens,
+    keepRecentRounds,
+    excludeTools,
+    shortSessionRequests,
+    maxNeedHazard,
+  }
   return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
 }
 

@@ -72,7 +72,7 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
         result.round < firstProtectedRound &&
         !excluded.has(result.tool) &&
         result.tokens > result.replacementTokens &&
-        (result.hazard ?? 0) <= belowBudgetMaxHazard &&
+        (result.hazard ?? 0) <= (policy.maxNeedHazard ?? belowBudgetMaxHazard) &&
         result.message >= (conversation.editableFrom ?? 0),
     ),
   )

@@ -1,3 +1,5 @@
+import { belowBudgetMaxHazard } from '../clear-order.ts'
+
 /**
  * The provider-neutral description the economy decides on: token counts and positions only, built
  * by the pipeline from its view after frozen decisions were re-applied.
@@ -83,6 +85,8 @@ export interface EconomyPolicy {
   readonly margin: number
   /** Requests ahead the path is priced over, at most (bounds the work per request). */
   readonly horizonCap: number
+  /** Below budget, results needed again more often than this per request stay whole (clear-order.ts). */
+  readonly maxNeedHazard?: number
 }
 
 export const defaultEconomyPolicy: EconomyPolicy = {
@@ -93,4 +97,5 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   lowWater: 0.6,
   margin: 0.25,
   horizonCap: 200,
+  maxNeedHazard: belowBudgetMaxHazard,
 }
