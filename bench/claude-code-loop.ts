@@ -51,7 +51,13 @@ interface RunResult {
   readonly toolResultsInLastRequest: number
   readonly resultText: string
   readonly stderrTail: string
-  readonly ctxgate?: { readonly tokensRemoved: number; readonly prefixBreaks: number; readonly refusalsAvoided: number }
+  readonly ctxgate?: {
+    readonly tokensRemoved: number
+    readonly prefixBreaks: number
+    readonly refusalsAvoided: number
+    readonly refetches: number
+    readonly refetchTokens: number
+  }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
   readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
 }
@@ -143,6 +149,8 @@ async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
     tokensRemoved: sum('tokensRemoved'),
     prefixBreaks: sum('prefixBreaks'),
     refusalsAvoided: sum('refusalsAvoided'),
+    refetches: sum('refetches'),
+    refetchTokens: sum('refetchTokens'),
   }
 }
 
@@ -238,6 +246,11 @@ function table(results: readonly RunResult[]): string {
     ['tokens removed by ctxgate', (result) => (result.ctxgate ? thousands(result.ctxgate.tokensRemoved) : '-')],
     ['prefix breaks (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.prefixBreaks) : '-')],
     ['refusals avoided (ctxgate)', (result) => (result.ctxgate ? String(result.ctxgate.refusalsAvoided) : '-')],
+    [
+      're-fetches of cleared results (ctxgate)',
+      (result) =>
+        result.ctxgate ? `${result.ctxgate.refetches} (${thousands(result.ctxgate.refetchTokens)} tokens)` : '-',
+    ],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
   const rule = `|---|${results.map(() => '---:').join('|')}|`

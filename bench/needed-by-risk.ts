@@ -8,19 +8,25 @@
 import { neededStrings } from '../src/replay/hidden/at-risk.ts'
 import { resultText } from '../src/replay/hidden/message-strings.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
-import { clearRisks, type ClearRisk, type ToolCall } from '../src/rewrite/clear-order.ts'
+import { clearRisks, describeCall, type ClearRisk, type ToolCall } from '../src/rewrite/clear-order.ts'
+import { refetchWindow } from '../src/rewrite/refetch.ts'
 
 const files = process.argv.slice(2).filter((argument) => !argument.startsWith('--'))
 const protectedRounds = 3
 const tally = new Map<string, { seen: number; needed: number; tokens: number }>()
+// The baseline for live re-fetch counts: calls repeating an earlier one (same tool and input, or a read of the same file) within the window, with the whole context.
+let requests = 0
+let repeats = 0
 const bucket = (age: number): string => (age <= 10 ? '4-10' : age <= 20 ? '11-20' : '21+')
 
 for (const file of files)
   for (const conversation of loadRecording(file, { uncompacted: false }).conversations) {
     const needs = neededStrings(conversation)
     let request = 0
+    requests += needs.length
     for (const messages of conversation.segments) {
       const calls: ToolCall[] = []
+      const requestOfCall = new Map<number, number>()
       const roundOf = new Map<string, number>()
       const results: { id: string; text: string }[] = []
       let rounds = 0
@@ -49,8 +55,23 @@ for (const file of files)
           })
         }
         if (message.role === 'assistant' && message.content.some((block) => block.type === 'tool_use')) rounds++
+        const seenAt = new Map<string, number>()
+        for (const [at, call] of calls.entries()) {
+          const described = describeCall(call)
+          seenAt.set(described.key, at)
+          if (described.readPath !== undefined) seenAt.set(`read:${described.readPath}`, at)
+        }
         for (const block of message.content) {
           if (block.type === 'tool_use') {
+            const described = describeCall({ id: block.id, name: block.name, input: block.input })
+            const earlier = [described.key, described.readPath === undefined ? '' : `read:${described.readPath}`]
+            if (
+              earlier.some(
+                (key) => key !== '' && request - (requestOfCall.get(seenAt.get(key) ?? -1) ?? -1e9) <= refetchWindow,
+              )
+            )
+              repeats++
+            requestOfCall.set(calls.length, request)
             calls.push({ id: block.id, name: block.name, input: block.input })
             roundOf.set(block.id, rounds - 1)
           }
@@ -70,3 +91,7 @@ for (const [key, entry] of [...tally.entries()].toSorted(([a], [b]) => a.localeC
     `| ${risk} | ${age} | ${entry.seen} | ${entry.needed} | ${((entry.needed / entry.seen) * 100).toFixed(2)}% | ${Math.round(entry.tokens / entry.seen)} |`,
   )
 }
+
+console.log(
+  `\nBaseline: ${repeats} calls in ${requests} requests (${((repeats / requests) * 100).toFixed(1)} per 100) repeat an earlier call, or read a file read before, within ${refetchWindow} requests, with the whole context.`,
+)
