@@ -105,7 +105,7 @@ describe('the clearing order', () => {
       estimator: new TokenEstimator(),
     })
     if (outcome.kind !== 'rewritten') throw new Error('expected a rewrite')
-    const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    const cleared = outcome.edits.flatMap((item) => (item.kind === 'replace-tool-result' ? [item.id] : []))
     // Four cleared reach the low-water mark: the reads of b.ts (r2), a.ts (r6) and c.ts, being edited (r3), stay.
     expect(cleared.toSorted()).toEqual(['r0', 'r1', 'r4', 'r5'])
   })
