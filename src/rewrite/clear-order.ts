@@ -82,7 +82,8 @@ function classify(call: ToolCall): Classified {
     ...target,
     ...(target.path !== undefined ? { path: normalPath(target.path) } : {}),
     id: call.id,
-    key: `${call.name}\u0000${stableJson(input)}`,
+    // An edit's input can be a whole file: never serialized (on every request), as an edit is not fetched again.
+    key: target.kind === 'edit' ? `${call.name}\u0000edit\u0000${call.id}` : `${call.name}\u0000${stableJson(input)}`,
     whole: !rangeFields.some((field) => fields[field] !== undefined),
     rewrites:
       rewriteTools.has(call.name.toLowerCase()) ||
