@@ -1,6 +1,7 @@
 import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
+import type { Refetch } from '../rewrite/refetch.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
@@ -88,15 +89,19 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
   if (accounting?.batchReason && record.outcome !== 'rejected')
     metrics.batches.inc({ provider, reason: accounting.batchReason })
-  for (const refetch of accounting?.refetches ?? []) {
-    const tool = toolLabel(refetch.tool)
-    metrics.refetches.inc({ provider, tool })
-    metrics.refetchTokens.inc({ provider, tool }, refetch.tokens)
-  }
+  recordRefetches(metrics, provider, accounting?.refetches ?? [])
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+}
+
+function recordRefetches(metrics: ProxyMetrics, provider: string, refetches: readonly Refetch[]): void {
+  for (const refetch of refetches) {
+    const tool = toolLabel(refetch.tool)
+    metrics.refetches.inc({ provider, tool })
+    metrics.refetchTokens.inc({ provider, tool }, refetch.tokens)
+  }
 }
 
 /** Tool names come from clients: a plain name among the first few seen is its own label, any other is `other`. */
