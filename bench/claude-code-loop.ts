@@ -59,6 +59,8 @@ interface RunResult {
     readonly sessionsSaved: number
     readonly livePageSaved: number
     readonly compactionsAvoided: number
+    readonly refetches: number
+    readonly refetchTokens: number
   }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
   readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
@@ -155,6 +157,8 @@ async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
     sessionsSaved: 1 - sum('billedTokens') / Math.max(1, sum('uneditedBilledTokens')),
     livePageSaved: 1 - live.billed / Math.max(1, live.unedited),
     compactionsAvoided: live.compactionsAvoided,
+    refetches: sum('refetches'),
+    refetchTokens: sum('refetchTokens'),
   }
 }
 
@@ -276,6 +280,11 @@ function table(results: readonly RunResult[]): string {
     ['compactions avoided (live page)', (result) => (result.ctxgate ? String(result.ctxgate.compactionsAvoided) : '-')],
     ['saved, as the live page says', (result) => (result.ctxgate ? pct(result.ctxgate.livePageSaved) : '-')],
     ['saved, as /ctxgate/sessions says', (result) => (result.ctxgate ? pct(result.ctxgate.sessionsSaved) : '-')],
+    [
+      're-fetches of cleared results (ctxgate)',
+      (result) =>
+        result.ctxgate ? `${result.ctxgate.refetches} (${thousands(result.ctxgate.refetchTokens)} tokens)` : '-',
+    ],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
   const rule = `|---|${results.map(() => '---:').join('|')}|`

@@ -6,6 +6,7 @@ import { loadRecording, type RecordingFormat } from '../replay/importers/load-re
 import { renderHtml } from '../replay/report/html.ts'
 import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
 import { renderTextReport } from '../replay/report/text.ts'
+import { renderHiddenTable } from '../replay/hidden/report.ts'
 import { renderMarkdownTable } from '../replay/report/table.ts'
 import {
   directLabel,
@@ -31,6 +32,7 @@ both with prompt-cache simulation, and reports what each cost.
   --strategy FILE          a ctxgate config to compare; repeat to compare several (default: built-in)
   --uncompacted            undo recorded compactions (keep the history, drop the summary)
   --prompt FILE            prompt file of a Claude Code stream-json log
+  --verbose                also show examples of needed-but-hidden strings
   --json                   print the report as JSON
   --markdown               print the totals as a Markdown table
   --html FILE              also write a self-contained HTML report with charts
@@ -48,6 +50,7 @@ export const replayOptions = {
   strategy: { type: 'string', multiple: true },
   uncompacted: { type: 'boolean' },
   prompt: { type: 'string' },
+  verbose: { type: 'boolean' },
   json: { type: 'boolean' },
   markdown: { type: 'boolean' },
   html: { type: 'string' },
@@ -101,8 +104,10 @@ export async function replay(
   if (values.html) writeHtmlReport(values.html, results, report, inform)
   if (values.json) write(`${JSON.stringify(report, null, 2)}\n`)
   else if (values.markdown)
-    write(`${renderMarkdownTable([...report.runs.flatMap((run) => run.rows), ...report.totals])}\n`)
-  else write(renderTextReport(report))
+    write(
+      `${renderMarkdownTable([...report.runs.flatMap((run) => run.rows), ...report.totals])}\n\n${renderHiddenTable(report.hidden, true)}\n`,
+    )
+  else write(renderTextReport(report, values.verbose === true))
   return report
 }
 

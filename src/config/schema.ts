@@ -44,6 +44,8 @@ const economySchema = z.strictObject({
   excludeTools: z.array(z.string().min(1)),
   /** Sessions with fewer requests than this are never edited below budget. */
   shortSessionRequests: z.number().int().min(0),
+  /** Below budget, results the agent needs again more often than this per request stay whole (docs/quality.md). */
+  maxNeedHazard: z.number().min(0).max(1),
 })
 
 const modelSchema = z.strictObject({

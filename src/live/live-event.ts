@@ -43,6 +43,8 @@ export interface LiveEvent {
     readonly dollars: number | null
     readonly compactionAvoided: boolean
   }
+  /** Calls in this request that fetched again what ctxgate had cleared or folded. */
+  readonly refetches?: number
 }
 
 /** The part of a finished request the live page reads (a subset of the per-request metrics record). */
@@ -63,6 +65,7 @@ export interface LiveSource {
     readonly batchReason?: string
     readonly refusalAvoided: boolean
     readonly clientCompacted?: boolean
+    readonly refetches?: readonly unknown[]
   }
 }
 
@@ -116,6 +119,7 @@ export function liveEventFrom(
           },
         }
       : {}),
+    ...(accounting.refetches && accounting.refetches.length > 0 ? { refetches: accounting.refetches.length } : {}),
   }
 }
 

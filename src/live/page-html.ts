@@ -34,6 +34,7 @@ const numbersExplained = `<footer><h2>What the numbers mean</h2><dl>
 <dt>cache read</dt><dd>Share of prompt tokens read from the provider's cache.</dd>
 <dt>edit batches</dt><dd>Requests on which ctxgate decided new edits (fold, clear, drop); each breaks the cache prefix once and is marked ✂ on the chart with its reason.</dd>
 <dt>refusals avoided</dt><dd>Requests that, as the client sent them, would not have fit the model's window, and that ctxgate served.</dd>
+<dt>re-fetches</dt><dd>Tool calls that fetched again what ctxgate had cleared or folded (the same tool and input, or a read of the same file, within 20 requests). Agents repeat some calls even with their whole context, so compare with docs/quality.md's baseline, not with zero.</dd>
 <dt>compactions avoided</dt><dd>Compactions the client would have made by its own rule without ctxgate and did not make behind it (Claude Code, Codex, opencode); for other clients, times the unedited prompt crossed window − 33,000 tokens while what ctxgate sent stayed below.</dd>
 </dl></footer>`
 

@@ -21,6 +21,7 @@ export const counterFields = [
   'editBatches',
   'refusalsAvoided',
   'compactionsAvoided',
+  'refetches',
 ] as const
 
 export type CounterField = (typeof counterFields)[number]
@@ -87,6 +88,7 @@ export function countersOf(
     )
       ? 1
       : 0,
+    refetches: event.refetches ?? 0,
   }
 }
 
@@ -136,6 +138,7 @@ export function addEvent(
     editBatches: base.editBatches + added.editBatches,
     refusalsAvoided: base.refusalsAvoided + added.refusalsAvoided,
     compactionsAvoided: base.compactionsAvoided + added.compactionsAvoided,
+    refetches: base.refetches + added.refetches,
     session: event.session,
     client: event.client,
     model: event.model,

@@ -31,6 +31,7 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
     ...requestMetrics(registers),
     ...tokenMetrics(registers),
     ...rewriteMetrics(registers),
+    ...refetchMetrics(registers),
     ...diagnosisMetrics(registers),
     ...storeMetrics(registers, sessionCount),
   }
@@ -143,6 +144,24 @@ function tokenMetrics(registers: Registry[]) {
         'gen_ai_token_type',
       ] as const,
       buckets: tokenBuckets,
+      registers,
+    }),
+  }
+}
+
+/** Calls that fetched again what ctxgate had cleared or folded (docs/quality.md). */
+function refetchMetrics(registers: Registry[]) {
+  return {
+    refetches: new Counter({
+      name: 'ctxgate_refetches_total',
+      help: 'Tool calls that fetched again a result ctxgate had cleared or folded (same tool and input, or a read of the same file) within 20 requests, by tool.',
+      labelNames: ['provider', 'tool'] as const,
+      registers,
+    }),
+    refetchTokens: new Counter({
+      name: 'ctxgate_refetch_tokens_total',
+      help: 'Estimated tokens of the results those re-fetches brought back, by tool.',
+      labelNames: ['provider', 'tool'] as const,
       registers,
     }),
   }

@@ -2,6 +2,7 @@ import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
 import type { DeadWrite, DeadWriteTracker } from '../model-call/dead-writes.ts'
+import type { Refetch } from '../rewrite/refetch.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
@@ -112,6 +113,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
   if (accounting?.batchReason && record.outcome !== 'rejected')
     metrics.batches.inc({ provider, reason: accounting.batchReason })
+  recordRefetches(metrics, provider, accounting?.refetches ?? [])
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   deps.telemetry?.recordModelCall(record, model)
@@ -173,6 +175,25 @@ function countDeadWrites(
   for (const write of dead) metrics.deadCacheWrites.inc({ provider, cause: write.cause }, write.tokens)
 }
 
+function recordRefetches(metrics: ProxyMetrics, provider: string, refetches: readonly Refetch[]): void {
+  for (const refetch of refetches) {
+    const tool = toolLabel(refetch.tool)
+    metrics.refetches.inc({ provider, tool })
+    metrics.refetchTokens.inc({ provider, tool }, refetch.tokens)
+  }
+}
+
+/** Tool names come from clients: a plain name among the first few seen is its own label, any other is `other`. */
+const toolLabels = new Set<string>()
+const maxToolLabels = 32
+
+function toolLabel(name: string): string {
+  if (toolLabels.has(name)) return name
+  if (!/^[A-Za-z0-9_.-]{1,40}$/.test(name) || toolLabels.size >= maxToolLabels) return 'other'
+  toolLabels.add(name)
+  return name
+}
+
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
 export function cacheMissSummary(usage: Usage | undefined, accounting: Accounting | undefined) {
   const diagnosis = usage?.cacheDiagnosis
@@ -216,6 +237,8 @@ function recordSession(
     clientCompacted: accounting.clientCompacted === true,
     clientError: status >= 400 && status < 500,
     answered: status === 200,
+    refetches: accounting.refetches?.length ?? 0,
+    refetchTokens: (accounting.refetches ?? []).reduce((sum, refetch) => sum + refetch.tokens, 0),
   })
   return virtual
 }

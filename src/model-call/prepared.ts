@@ -5,6 +5,7 @@ import type { CompactingClient } from './compaction-request.ts'
 import type { Usage, UsageReader } from './usage.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
+import type { Refetch } from '../rewrite/refetch.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import type { Arm } from '../session/holdout-arm.ts'
 import type { ClientRuleName } from '../session/client-rule.ts'
@@ -31,6 +32,8 @@ export interface Accounting {
   readonly client?: { readonly rule: ClientRuleName; readonly window: number; readonly maxOutputTokens: number }
   /** The client asked for a summary to start over from (its own compaction): ctxgate added no cache marker. */
   readonly clientCompaction?: CompactingClient
+  /** Calls new in this request that fetch again what ctxgate cleared or folded. */
+  readonly refetches?: readonly Refetch[]
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

@@ -7,6 +7,9 @@ import { createLogger } from '../log/logger.ts'
 import { startMockServer } from '../mock/server.ts'
 import { buildAnthropicRequests, type ClientCache, type ReplayRequest } from './build-requests.ts'
 import type { Conversation } from './conversation.ts'
+import { neededStrings } from './hidden/at-risk.ts'
+import { HiddenCounter } from './hidden/counter.ts'
+import type { HiddenTally } from './hidden/tally.ts'
 import { readAnthropicAnswer, type RequestOutcome } from './request-outcome.ts'
 import { summarize, type RunSummary } from './summarize.ts'
 
@@ -39,6 +42,8 @@ export interface RunResult {
   readonly notes: readonly string[]
   readonly outcomes: Readonly<Record<string, readonly RequestOutcome[]>>
   readonly summaries: Readonly<Record<string, RunSummary>>
+  /** Needed-but-hidden events per variant (docs/quality.md). */
+  readonly hidden?: Readonly<Record<string, HiddenTally>>
 }
 
 export const directLabel = 'direct'
@@ -51,19 +56,26 @@ export async function replayConversation(conversation: Conversation, options: Re
     stream: options.stream,
     ...(options.model ? { model: options.model } : {}),
   })
+  const needs = neededStrings(conversation)
   const outcomes: Record<string, RequestOutcome[]> = {}
-  for (const variant of options.variants) outcomes[variant.label] = await sendThrough(variant, requests, options)
+  const hidden: Record<string, HiddenTally> = {}
+  for (const variant of options.variants) {
+    const counter = new HiddenCounter(needs)
+    outcomes[variant.label] = await sendThrough(variant, requests, options, counter)
+    hidden[variant.label] = counter.tally
+  }
   const direct = outcomes[directLabel]
   const summaries: Record<string, RunSummary> = {}
   for (const [label, list] of Object.entries(outcomes))
     summaries[label] = summarize(list, label === directLabel ? undefined : direct)
-  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, summaries }
+  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, summaries, hidden }
 }
 
 async function sendThrough(
   variant: Variant,
   requests: readonly ReplayRequest[],
   options: ReplayOptions,
+  counter: HiddenCounter,
 ): Promise<RequestOutcome[]> {
   const mock = await startMockServer({
     window: options.window,
@@ -108,6 +120,7 @@ async function sendThrough(
   if (!variant.direct) headers['x-ctxgate-debug'] = '1'
   try {
     const outcomes: RequestOutcome[] = []
+    let lastSequence = 0
     for (const replayed of requests) {
       const answer = await request(`${baseUrl}/v1/messages`, {
         method: 'POST',
@@ -116,6 +129,10 @@ async function sendThrough(
         body: JSON.stringify(replayed.body),
       })
       const text = await answer.body.text()
+      // The newest request the fake upstream logged is this one as sent, unless this one never reached it.
+      const sent = mock.requests.at(-1)
+      counter.request(replayed.index, sent && sent.sequence > lastSequence ? sent.body : undefined)
+      lastSequence = sent?.sequence ?? lastSequence
       const outcome = readAnthropicAnswer(
         replayed.index,
         answer.statusCode,

@@ -3,6 +3,7 @@
  * that a batch could replace. Everything before it stays byte-stable until then, so a cache marker
  * just ahead of it lets that batch read the prefix instead of writing it again.
  */
+import { belowBudgetMaxHazard, resultHazards } from './clear-order.ts'
 import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import { frozenDropKeepFrom } from './frozen.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
@@ -17,6 +18,8 @@ export interface NextEditInput {
   readonly minTokens?: number
   /** Tools whose results are never cleared. */
   readonly excludeTools: readonly string[]
+  /** Results needed again more often than this per request are passed over below budget (clear-order.ts). */
+  readonly maxNeedHazard?: number
   /** Prices to weigh reaching back with (economy/edit-point.ts): old results too small to pay for it are passed over. */
   readonly prices?: EditPointPrices
 }
@@ -35,6 +38,8 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
   const firstSent = frozenDropKeepFrom(decisions, view) ?? 0
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
+  // A batch below budget passes over results the agent is likely to need again (clear-order.ts).
+  const hazards = resultHazards(view.messages)
   const candidates: Candidate[] = []
   let position = 0
   for (let index = firstSent; index < view.messages.length; index++) {
@@ -48,6 +53,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
       }
       if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
+      if ((hazards.get(result.id) ?? 0) > (input.maxNeedHazard ?? belowBudgetMaxHazard)) continue
       candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
       // Without prices the oldest candidate is the answer: no need to look further.
       if (!input.prices) return result.id

@@ -1,3 +1,5 @@
+import { callTarget, parsedInput } from './tool-kind.ts'
+
 /**
  * Every text ctxgate puts into a conversation. Each is a pure function of what it replaces, so the
  * same decision always produces the same bytes (docs/rewriting.md, freezing), even after a restart.
@@ -5,6 +7,40 @@
 // Short on purpose: it stays in every later request, and systemNote already says why results go. Like every
 // text ctxgate puts in a result's place, it starts with "[ctxgate", so it is easy to tell from the tool's own.
 export const clearedNote = '[ctxgate: output cleared, run the tool again to see it]'
+
+const maxHintChars = 120
+
+/**
+ * The cleared note with how to get the output back: the file to read again or the command to run
+ * again (any other tool: the generic note). A pure function of the call, which the
+ * client resends unchanged ahead of its result, so it comes out the same on every request.
+ */
+export function clearedNoteFor(call: { readonly name: string; readonly input: unknown } | undefined): string {
+  if (!call || call.name === '') return clearedNote
+  const target = callTarget(call.name, parsedInput(call.input))
+  if (target.kind === 'read' && target.path)
+    return `[ctxgate: output cleared; read ${short(target.path)} again to see it]`
+  const command = commandText(call.input)
+  if (target.kind === 'command' && command)
+    return `[ctxgate: output cleared; run \`${short(command)}\` again to see it]`
+  // Any other tool: the generic note already says to run it again.
+  return clearedNote
+}
+
+function commandText(input: unknown): string | undefined {
+  const fields = parsedInput(input)
+  if (typeof fields !== 'object' || fields === null) return undefined
+  const command = (fields as Record<string, unknown>)['command'] ?? (fields as Record<string, unknown>)['cmd']
+  const text = Array.isArray(command) ? command.filter((part) => typeof part === 'string').join(' ') : command
+  return typeof text === 'string' && text.trim() !== '' ? text.trim() : undefined
+}
+
+/** One line, at most maxHintChars: the note stays in every later request. */
+function short(text: string): string {
+  const line = text.split('\n')[0] ?? ''
+  const cut = line.length > maxHintChars ? `${line.slice(0, maxHintChars - 3)}...` : line
+  return cut.length < text.length && !cut.endsWith('...') ? `${cut} ...` : cut
+}
 
 export const systemNote =
   'Note from ctxgate, the proxy in front of this model: to keep this conversation within the context window, older tool results may be replaced by a short note or summary. This is expected. Keep working on the task; do not stop early to save room. If you need an old output again, run the tool again.'

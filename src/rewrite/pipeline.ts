@@ -7,6 +7,7 @@ import type { TokenEstimator } from './estimate.ts'
 import { nextEditResult } from './next-edit.ts'
 import { clearedNote } from './notes.ts'
 import { planRewrite } from './plan.ts'
+import { findRefetches, type Refetch } from './refetch.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
 import {
   noDecisions,
@@ -121,6 +122,8 @@ export type PipelineOutcome =
       readonly waited: NoBatchReason | undefined
       /** TTL for the stable head's cache marker. */
       readonly stableTtl: '5m' | '1h'
+      /** Calls new in this request that fetch again what ctxgate cleared or folded (refetch.ts). */
+      readonly refetches: readonly Refetch[]
       readonly next: NextMemory
     }
 
@@ -169,6 +172,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     batch: report.newBatch ? batchAccount(decision) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
+    refetches: refetchesOf(input),
     next: {
       decisions: planned.decisions,
       noteOn,
@@ -232,6 +236,7 @@ function planWithEconomy(
       estimator: input.estimator,
       ...(batch ? { batch } : {}),
       ...(sizes.holdBefore !== undefined ? { holdBefore: sizes.holdBefore } : {}),
+      request: (input.memory?.requests ?? 0) + 1,
     })
   const planned = plan()
   const settings = input.economy
@@ -308,7 +313,20 @@ function nextEditOf(input: PipelineInput): string | undefined {
     // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
     ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
     excludeTools: input.economy?.policy.excludeTools ?? [],
+    ...(input.economy?.policy.maxNeedHazard !== undefined ? { maxNeedHazard: input.economy.policy.maxNeedHazard } : {}),
     ...(input.reachBack ? { prices: input.reachBack } : {}),
+  })
+}
+
+/** Re-fetches among the calls the client added since its previous request. */
+function refetchesOf(input: PipelineInput): readonly Refetch[] {
+  const memory = input.memory
+  if (!memory?.decisions || memory.messageCount === undefined) return []
+  return findRefetches({
+    view: input.view,
+    decisions: memory.decisions,
+    newFrom: memory.messageCount,
+    request: (memory.requests ?? 0) + 1,
   })
 }
 

@@ -1,5 +1,6 @@
+import { callsOfView, clearOrder, clearRanks, maxRank, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
-import { clearedNote, dropNote, foldSummary } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type {
@@ -32,12 +33,15 @@ export interface PlanInput {
    * edits reach further back. Undefined: no such promise (no marker, a cold cache, the note joining the head).
    */
   readonly holdBefore?: number
+  /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
+  readonly request?: number
 }
 
 /**
  * Decides the edits for one request (docs/rewriting.md): re-apply frozen decisions first, then, only
- * when over budget, cut down to the low-water mark in one batch — fold old outputs, clear the oldest
- * results, drop whole user turns, drop whole tool rounds — or report that even one round cannot fit.
+ * when over budget, cut down to the low-water mark in one batch — fold and clear old results, least
+ * likely to be needed again first, then drop whole user turns, then whole tool rounds — or report
+ * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
   const state = new PlanState(input)
@@ -47,8 +51,7 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
   if (input.policy.strategy === 'eager-fold') state.foldOld()
   if (state.estimate() > input.budget) {
     const target = input.budget * input.policy.lowWater
-    if (input.policy.strategy === 'batched-fold') state.foldOld()
-    state.clearOldest(target)
+    state.editByRisk(target, input.policy.strategy === 'batched-fold')
     if (state.estimate() > input.budget) state.dropTurns(target)
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
@@ -81,6 +84,7 @@ class PlanState {
   #dropNoteTokens = 0
   #clientEdited = false
   #clearedBehindMarker = false
+  #calls: Map<string, ToolCall> | undefined
   /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
@@ -129,7 +133,12 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
-      this.#replace(result, frozen.action, frozen.action === 'fold' ? foldSummary(result.text) : clearedNote, false)
+      this.#replace(
+        result,
+        frozen.action,
+        frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result),
+        false,
+      )
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -145,14 +154,15 @@ class PlanState {
     const wanted = new Set(ids)
     for (const result of this.#results)
       if (wanted.has(result.id) && !this.#replacements.has(result.id) && !this.#isDropped(result.message))
-        this.#replace(result, 'clear', clearedNote, true)
+        this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
-  /** Fold every large output older than the newest N rounds that is not already edited. */
-  foldOld(): void {
+  /** Fold every large output older than the newest N rounds that is not already edited (of those `include` takes). */
+  foldOld(include: (result: ToolResultView) => boolean = () => true): void {
     const { keepRecentRounds, foldMinTokens } = this.#input.policy
     for (const result of this.#results) {
       if (
+        !include(result) ||
         this.#replacements.has(result.id) ||
         this.#isDropped(result.message) ||
         result.tokens < foldMinTokens ||
@@ -164,28 +174,41 @@ class PlanState {
     }
   }
 
-  /** Clear results oldest first, in batches, until under target; the newest results that fit in a quarter of the budget stay whole. */
-  clearOldest(target: number): void {
+  /**
+   * Fold (under batched folding) and clear results, least likely to be needed again first
+   * (clear-order.ts): one class at a time, oldest first within it, until under target. The newest
+   * results that fit in a quarter of the budget stay whole.
+   */
+  editByRisk(target: number, fold: boolean): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
+    const rank = clearRanks(this.#input.view.messages)
+    const rankOf = (result: ToolResultView): number => rank.get(result.id) ?? 1
     // Folded results are already small: clearing them would break the prefix again for little.
-    const candidates = this.#results.filter(
-      (result) =>
-        !this.#replacements.has(result.id) &&
-        !protectedIds.has(result.id) &&
-        !this.#isDropped(result.message) &&
-        result.tokens >= noteTokens * 2,
-    )
-    const held = candidates.filter((result) => this.#held(result))
-    this.#clearInBatches(
-      candidates.filter((result) => !this.#held(result)),
-      target,
-    )
+    const clearable = (result: ToolResultView): boolean =>
+      !this.#replacements.has(result.id) &&
+      !protectedIds.has(result.id) &&
+      !this.#isDropped(result.message) &&
+      result.tokens >= noteTokens * 2
+    for (let level = 0; level <= maxRank && this.estimate() > target; level++) {
+      if (fold) this.foldOld((result) => rankOf(result) === level)
+      const candidates = this.#results.filter(
+        (result) => rankOf(result) === level && clearable(result) && !this.#held(result),
+      )
+      this.#clearInBatches(candidates, target)
+    }
     // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
+    const held = this.#results.filter((result) => clearable(result) && this.#held(result))
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
-      this.#clearInBatches(held, target)
+      this.#clearInBatches(clearOrder(held, this.#input.view.messages), target)
     }
+  }
+
+  /** The cleared note naming how to get this result back (notes.ts). */
+  #clearedNote(result: ToolResultView): string {
+    this.#calls ??= new Map(callsOfView(this.#input.view.messages).map((call) => [call.id, call]))
+    return clearedNoteFor(this.#calls.get(result.id))
   }
 
   #held(result: ToolResultView): boolean {
@@ -195,7 +218,7 @@ class PlanState {
   #clearInBatches(candidates: readonly ToolResultView[], target: number): void {
     for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
       for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
-        this.#replace(result, 'clear', clearedNote, true)
+        this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }
 
@@ -222,8 +245,10 @@ class PlanState {
 
   decisions(): FrozenDecisions {
     const kept = new Map(this.#kept)
-    for (const { edit, result } of this.#replacements.values())
-      kept.set(edit.id, { hash: result.hash, action: edit.action })
+    for (const { edit, result, fresh } of this.#replacements.values()) {
+      const at = fresh ? this.#input.request : this.#frozen.get(edit.id)?.at
+      kept.set(edit.id, { hash: result.hash, action: edit.action, ...(typeof at === 'number' ? { at } : {}) })
+    }
     // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
     const results: Record<string, FrozenResult> = Object.fromEntries(kept)
     if (this.#dropTo <= 1) return { results }

@@ -26,6 +26,8 @@ export interface MessageView {
   readonly toolCallIds: readonly string[]
   /** Tool names of those calls, same order (absent when the adapter cannot tell): for tools never cleared. */
   readonly toolCallNames?: readonly string[]
+  /** Inputs of those calls as the client sent them (an object, or OpenAI's JSON string): what a result can be fetched again with. */
+  readonly toolCallInputs?: readonly unknown[]
   readonly toolResults: readonly ToolResultView[]
   readonly hasThinking: boolean
 }
@@ -71,6 +73,8 @@ export type Edit = ReplaceToolResult | DropMessages
 export interface FrozenResult {
   readonly hash: string
   readonly action: ResultAction
+  /** The session's request number that decided it (re-fetches are counted within a window of it); absent in older stores. */
+  readonly at?: number
 }
 
 export interface FrozenDrop {

@@ -1,3 +1,4 @@
+import type { Refetch } from '../rewrite/refetch.ts'
 import { isUtf8 } from 'node:buffer'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
@@ -230,6 +231,7 @@ function accountingFor(
     ...(clientCompaction ? { clientCompaction } : {}),
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
+    ...(rewritten && rewritten.refetches.length > 0 ? { refetches: rewritten.refetches } : {}),
   }
 }
 
@@ -398,14 +400,31 @@ function economyLog(outcome: PipelineOutcome) {
     rewrite: outcome.report,
     ...(batch ? { batch } : {}),
     ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
+    ...(rewritten && rewritten.refetches.length > 0 ? { refetches: refetchSummary(rewritten.refetches) } : {}),
+  }
+}
+
+/** For the log line: how many calls fetched again what ctxgate had cleared or folded, by tool, and their estimated tokens. */
+function refetchSummary(refetches: readonly Refetch[]): { count: number; tokens: number; tools: string[] } {
+  return {
+    count: refetches.length,
+    tokens: refetches.reduce((sum, refetch) => sum + refetch.tokens, 0),
+    tools: [...new Set(refetches.map((refetch) => refetch.tool))],
   }
 }
 
 /** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
 function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
   if (config.rewrite.economy !== 'cache-priced') return {}
-  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests } = config.economy
-  const policy = { ...defaultEconomyPolicy, startTokens, keepRecentRounds, excludeTools, shortSessionRequests }
+  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard } = config.economy
+  const policy = {
+    ...defaultEconomyPolicy,
+    startTokens,
+    keepRecentRounds,
+    excludeTools,
+    shortSessionRequests,
+    maxNeedHazard,
+  }
   return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
 }
 

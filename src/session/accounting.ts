@@ -18,6 +18,8 @@ export const sessionCounterFields = [
   'tokensRemoved',
   'prefixBreaks',
   'refusalsAvoided',
+  'refetches',
+  'refetchTokens',
   'billedTokens',
   'uneditedBilledTokens',
   'microDollars',
@@ -54,6 +56,9 @@ export interface TurnRecord {
   readonly tokensRemoved: number
   readonly prefixBreak: boolean
   readonly refusalAvoided: boolean
+  /** Calls that fetched again what ctxgate had cleared or folded, and their results' estimated tokens. */
+  readonly refetches?: number
+  readonly refetchTokens?: number
   /** What the answer cost, when the upstream reported usage. */
   readonly billed?: BilledTurn
   readonly arm?: Arm
@@ -87,6 +92,8 @@ export function turnIncrements(turn: TurnRecord): SessionCounters {
     tokensRemoved: turn.tokensRemoved,
     prefixBreaks: turn.prefixBreak ? 1 : 0,
     refusalsAvoided: turn.refusalAvoided ? 1 : 0,
+    refetches: turn.refetches ?? 0,
+    refetchTokens: turn.refetchTokens ?? 0,
     billedTokens: turn.billed?.billedTokens ?? 0,
     uneditedBilledTokens: turn.billed?.uneditedBilledTokens ?? 0,
     microDollars: turn.billed?.microDollars ?? 0,

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { SessionTotals } from '../../src/session/accounting.ts'
+import { sessionCounterFields, type SessionCounters, type SessionTotals } from '../../src/session/accounting.ts'
 import { armOf, firstUserMessage, HoldoutArms } from '../../src/session/holdout-arm.ts'
 import { compareArms, medianInterval, minSessions, savingOf } from '../../src/session/holdout-compare.ts'
 
@@ -98,8 +98,13 @@ describe('a session keeps its arm', () => {
   })
 })
 
+/** Every counter at zero, so a fixture names only what a test is about. */
+const zeroCounters = Object.fromEntries(sessionCounterFields.map((field) => [field, 0])) as SessionCounters
+
 function session(arm: 'control' | 'treated', billedTokens: number, extra: Partial<SessionTotals> = {}): SessionTotals {
+  const { microDollars: _dollars, uneditedMicroDollars: _unedited, ...counters } = zeroCounters
   return {
+    ...counters,
     sessionId: `${arm}-${billedTokens}`,
     turns: 10,
     promptTokens: billedTokens * 2,

@@ -124,6 +124,14 @@
           }),
         ),
       ],
+      [
+        're-fetches',
+        String(
+          sum(function (s) {
+            return s.refetches || 0
+          }),
+        ),
+      ],
     ]
     var box = byId('totals')
     box.replaceChildren.apply(

@@ -89,6 +89,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
   let tokens = perMessageTokens
   const toolCallIds: string[] = []
   const toolCallNames: string[] = []
+  const toolCallInputs: unknown[] = []
   const toolResults: ToolResultView[] = []
   let hasText = false
   let hasThinking = false
@@ -99,6 +100,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
     else if (block.type === 'tool_use' && role === 'assistant') {
       toolCallIds.push(String(block['id']))
       toolCallNames.push(String(block['name'] ?? ''))
+      toolCallInputs.push(block['input'])
     } else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
     else if (block.type === 'tool_result' && role === 'user')
       toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
@@ -110,6 +112,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
       startsUserTurn: role === 'user' && hasText && toolResults.length === 0,
       toolCallIds,
       toolCallNames,
+      toolCallInputs,
       toolResults,
       hasThinking,
     },
@@ -175,6 +178,7 @@ function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageV
     startsUserTurn: fields.startsUserTurn,
     toolCallIds: fields.toolCallIds,
     toolCallNames: fields.toolCallNames,
+    toolCallInputs: fields.toolCallInputs,
     toolResults: fields.toolResults,
     hasThinking: fields.hasThinking,
     get hash() {

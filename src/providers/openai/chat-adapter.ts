@@ -139,6 +139,7 @@ function messageView(message: Json, index: number, estimator: TokenEstimator): M
     startsUserTurn: role === 'user',
     toolCallIds: calls.map((call) => String(call['id'])),
     toolCallNames: calls.map((call) => (isJsonObject(call['function']) ? String(call['function']['name'] ?? '') : '')),
+    toolCallInputs: calls.map((call) => (isJsonObject(call['function']) ? call['function']['arguments'] : undefined)),
     toolResults,
     hasThinking: false,
     get hash() {

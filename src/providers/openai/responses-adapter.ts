@@ -100,11 +100,13 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   let role: Role = item['role'] === 'user' ? 'user' : 'assistant'
   const toolCallIds: string[] = []
   const toolCallNames: string[] = []
+  const toolCallInputs: unknown[] = []
   const toolResults: ToolResultView[] = []
   let tokens = perItemTokens
   if (callTypes.has(type)) {
     toolCallIds.push(String(item['call_id']))
     toolCallNames.push(String(item['name'] ?? item['type']))
+    toolCallInputs.push(item['arguments'] ?? item['input'] ?? item['action'])
     tokens +=
       estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') +
       estimator.text(String(item['name'] ?? ''))
@@ -133,6 +135,7 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
     startsUserTurn: type === 'message' && role === 'user',
     toolCallIds,
     toolCallNames,
+    toolCallInputs,
     toolResults,
     hasThinking: type === 'reasoning',
     get hash() {

@@ -1,5 +1,6 @@
 import { directLabel, type ReplayOptions, type RunResult } from '../run-replay.ts'
 import { combine, untilFirstRefusal, type RunSummary } from '../summarize.ts'
+import { hiddenRows, type HiddenRow } from '../hidden/report.ts'
 import { rowsFor, runName, type ReportRow } from './rows.ts'
 
 export interface ReplayReport {
@@ -12,6 +13,8 @@ export interface ReplayReport {
     readonly directUntilFirstRefusal?: RunSummary
   }[]
   readonly totals: readonly ReportRow[]
+  /** Needed-but-hidden events per run and variant, then per variant over all runs. */
+  readonly hidden: readonly HiddenRow[]
   /** Every run's direct requests up to its first refusal (whole runs where none was refused); absent when none. */
   readonly directUntilFirstRefusal?: RunSummary
 }
@@ -42,6 +45,7 @@ export function buildReport(results: readonly RunResult[], options: ReplayOption
     options: { ...options, variants: labels },
     runs,
     totals: rowsFor('all runs', totalSummaries),
+    hidden: hiddenRows(results, labels),
     ...(anyRefused ? { directUntilFirstRefusal: combine(stoppedRuns.filter((summary) => summary !== undefined)) } : {}),
   }
 }

@@ -1,9 +1,10 @@
 import type { ReplayReport } from './build-report.ts'
+import { hiddenNotes, renderExamples, renderHiddenTable } from '../hidden/report.ts'
 import { columnNotes, explainTotals } from './explain.ts'
 import { renderTable } from './table.ts'
 
 /** The terminal report: the table, what its columns mean, why totals differ, and each run's notes. */
-export function renderTextReport(report: ReplayReport): string {
+export function renderTextReport(report: ReplayReport, verbose = false): string {
   const table = renderTable([...report.runs.flatMap((run) => run.rows), ...report.totals])
   const explanation = explainTotals(report.totals, report.directUntilFirstRefusal)
   const notes = report.runs
@@ -14,6 +15,11 @@ export function renderTextReport(report: ReplayReport): string {
     '',
     ...columnNotes,
     ...(explanation.length > 0 ? ['', ...explanation] : []),
+    '',
+    renderHiddenTable(report.hidden, false),
+    '',
+    ...hiddenNotes,
+    ...(verbose ? ['', renderExamples(report.hidden)] : []),
     ...(notes.length > 0 ? ['', 'Notes on the recordings:', ...notes] : []),
     '',
   ].join('\n')

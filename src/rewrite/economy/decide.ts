@@ -3,6 +3,7 @@
  * because the request is over budget, because the batch pays for its cache rewrite over the path
  * ahead, or because the cache has expired and the rewrite is free — or that waiting is cheaper.
  */
+import { belowBudgetMaxHazard, refetchChance } from '../clear-order.ts'
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
 import { pricePath } from './path-cost.ts'
@@ -29,10 +30,12 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const remaining = Math.min(policy.horizonCap, input.cadence.expectedRemaining)
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
+  // A result the agent fetches again comes back whole at the tail, written once more: the batch pays for that.
+  const refetched = batch.reduce((sum, result) => sum + refetchChance(result.hazard ?? 0, remaining) * result.tokens, 0)
   const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
   const path = pricePath({
     size,
-    sizeAfter: size - tokensRemoved,
+    sizeAfter: size - tokensRemoved + refetched,
     keptPrefix: conversation.batchRewritesHead ? 0 : tokensBefore(conversation, editPoint),
     protectedTail,
     laterProtectedTail: laterTail(protectedTail, conversation, policy.keepRecentRounds, input.cadence.growthPerRequest),
@@ -56,8 +59,9 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
 
 /**
  * Results a batch may replace, oldest first: not in the newest protected rounds, not from an
- * excluded tool, and bigger than what would replace them. A batch takes all of them: every one
- * after the edit point is rewritten anyway, so clearing it too only makes the rewrite cheaper.
+ * excluded tool, bigger than what would replace them, and rarely needed again (a file read the agent
+ * may still quote stays: clear-order.ts). A batch takes all of them: every one after the edit point
+ * is rewritten anyway, so clearing it too only makes the rewrite cheaper.
  */
 export function eligibleResults(conversation: ConversationCost, policy: EconomyPolicy): ResultCost[] {
   const firstProtectedRound = conversation.rounds - policy.keepRecentRounds
@@ -68,6 +72,7 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
         result.round < firstProtectedRound &&
         !excluded.has(result.tool) &&
         result.tokens > result.replacementTokens &&
+        (result.hazard ?? 0) <= (policy.maxNeedHazard ?? belowBudgetMaxHazard) &&
         result.message >= (conversation.editableFrom ?? 0),
     ),
   )

@@ -3,8 +3,9 @@
  * them (times the calibration factor), results already frozen counted at their replacement's size
  * and left out of any new batch, each result with its tool name and the round it answers.
  */
+import { callsOfView, resultHazards } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
-import { clearedNote, foldSummary } from '../notes.ts'
+import { clearedNoteFor, foldSummary } from '../notes.ts'
 import { frozenDropKeepFrom, frozenResults } from '../frozen.ts'
 import { roundsOf } from '../rounds.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
@@ -29,8 +30,10 @@ export function describeView(input: DescribeInput): ConversationCost {
   const { view, factor, estimator } = input
   const frozen = frozenResults(input.decisions)
   const rounds = roundsOf(view.messages)
-  const clearedTokens = estimator.text(clearedNote)
+  const calls = new Map(callsOfView(view.messages).map((call) => [call.id, call]))
+  const clearedTokens = (id: string): number => estimator.text(clearedNoteFor(calls.get(id)))
   const droppedUntil = frozenDropKeepFrom(input.decisions, view) ?? 1
+  const hazards = resultHazards(view.messages)
   const messages: MessageCost[] = view.messages.map((message, index) => {
     // A frozen drop stays: those messages are not sent, so they neither cost nor can be cleared.
     if (index >= 1 && index < droppedUntil) return { tokens: 0, results: [] }
@@ -39,7 +42,8 @@ export function describeView(input: DescribeInput): ConversationCost {
     for (const result of message.toolResults) {
       const decision = frozen.get(result.id)
       if (decision && decision.hash === result.hash) {
-        const replaced = decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens
+        const replaced =
+          decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens(result.id)
         tokens += replaced - result.tokens
         continue
       }
@@ -48,9 +52,10 @@ export function describeView(input: DescribeInput): ConversationCost {
         id: result.id,
         message: index,
         tokens: result.tokens * factor,
-        replacementTokens: clearedTokens * factor,
+        replacementTokens: clearedTokens(result.id) * factor,
         tool: call?.tool ?? '',
         round: call?.round ?? Math.max(0, rounds.roundAt[index] ?? 0),
+        ...(hazards.has(result.id) ? { hazard: hazards.get(result.id) as number } : {}),
       })
     }
     return { tokens: tokens * factor, results }

@@ -1,3 +1,5 @@
+import { belowBudgetMaxHazard } from '../clear-order.ts'
+
 /**
  * The provider-neutral description the economy decides on: token counts and positions only, built
  * by the pipeline from its view after frozen decisions were re-applied.
@@ -15,6 +17,8 @@ export interface ResultCost {
   readonly tool: string
   /** Index of the tool round it answers, counted from the start of the conversation. */
   readonly round: number
+  /** Chance per request the agent needs it again once cleared (clear-order.ts); absent: as rarely as any output. */
+  readonly hazard?: number
 }
 
 export interface MessageCost {
@@ -81,6 +85,8 @@ export interface EconomyPolicy {
   readonly margin: number
   /** Requests ahead the path is priced over, at most (bounds the work per request). */
   readonly horizonCap: number
+  /** Below budget, results needed again more often than this per request stay whole (clear-order.ts). */
+  readonly maxNeedHazard?: number
 }
 
 export const defaultEconomyPolicy: EconomyPolicy = {
@@ -91,4 +97,5 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   lowWater: 0.6,
   margin: 0.25,
   horizonCap: 200,
+  maxNeedHazard: belowBudgetMaxHazard,
 }

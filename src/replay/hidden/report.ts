@@ -1,0 +1,92 @@
+/**
+ * The needed-but-hidden part of the replay report: per run and variant, and in total, with a few
+ * examples under --verbose (docs/quality.md).
+ */
+import type { RunResult } from '../run-replay.ts'
+import { runName } from '../report/rows.ts'
+import { combineTallies, eventsPer100, shareWithEvents, type HiddenTally } from './tally.ts'
+
+export interface HiddenRow {
+  readonly run: string
+  readonly variant: string
+  readonly tally: HiddenTally
+}
+
+/** Rows per run and variant, then one per variant over all runs. */
+export function hiddenRows(results: readonly RunResult[], labels: readonly string[]): HiddenRow[] {
+  const rows: HiddenRow[] = []
+  for (const result of results)
+    for (const label of labels) {
+      const tally = result.hidden?.[label]
+      if (tally) rows.push({ run: runName(result), variant: label, tally })
+    }
+  for (const label of labels) {
+    const tallies = results.map((result) => result.hidden?.[label]).filter((tally) => tally !== undefined)
+    rows.push({ run: 'all runs', variant: label, tally: combineTallies(tallies) })
+  }
+  return rows
+}
+
+const sourceKinds = ['read', 'edit', 'command', 'search', 'other'] as const
+
+function sources(tally: HiddenTally): string {
+  if (tally.events === 0) return '—'
+  const parts = sourceKinds
+    .filter((kind) => (tally.bySource[kind] ?? 0) > 0)
+    .map((kind) => `${kind} ${Math.round(((tally.bySource[kind] ?? 0) / tally.events) * 100)}%`)
+  const old = tally.byAge['11-20'] ?? 0
+  return `${parts.join(', ')}; 11-20 rounds old ${Math.round((old / tally.events) * 100)}%`
+}
+
+const columns: readonly [string, (row: HiddenRow) => string][] = [
+  ['run', (row) => row.run],
+  ['variant', (row) => row.variant],
+  ['requests', (row) => String(row.tally.requests)],
+  ['hidden events', (row) => String(row.tally.events)],
+  ['per 100 req', (row) => eventsPer100(row.tally).toFixed(1)],
+  ['req with one', (row) => `${(shareWithEvents(row.tally) * 100).toFixed(1)}%`],
+  ['came from', (row) => sources(row.tally)],
+]
+
+export function renderHiddenTable(rows: readonly HiddenRow[], markdown: boolean): string {
+  const cells = rows.map((row) => columns.map(([, cell]) => cell(row)))
+  if (markdown) {
+    const head = `| ${columns.map(([title]) => title).join(' | ')} |`
+    const rule = `|${columns.map((_, index) => (index < 2 || index === 6 ? '---' : '---:')).join('|')}|`
+    return [head, rule, ...cells.map((line) => `| ${line.join(' | ')} |`)].join('\n')
+  }
+  const widths = columns.map(([title], index) =>
+    Math.max(title.length, ...cells.map((line) => (line[index] as string).length)),
+  )
+  const line = (values: readonly string[]): string =>
+    values
+      .map((value, index) =>
+        index < 2 || index === 6 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number),
+      )
+      .join('  ')
+      .trimEnd()
+  return [
+    line(columns.map(([title]) => title)),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...cells.map(line),
+  ].join('\n')
+}
+
+export const hiddenNotes = [
+  'needed but hidden: a distinctive string (path, identifier, hex id, long number, quoted string, code line) the agent wrote',
+  'in its next message that it could only have read in an earlier tool output, and that the request as sent no longer showed.',
+]
+
+/** A few examples per variant: the string, the request it was hidden in, where it came from and how the agent used it. */
+export function renderExamples(rows: readonly HiddenRow[]): string {
+  const lines: string[] = []
+  for (const row of rows) {
+    if (row.run === 'all runs' || row.tally.examples.length === 0) continue
+    lines.push(`${row.run}, ${row.variant}:`)
+    for (const example of row.tally.examples)
+      lines.push(
+        `  request ${example.request}: ${example.kind} ${JSON.stringify(example.text)} from ${example.sourceTool || 'a tool'} output ${example.age} rounds old, used in ${example.usedIn}`,
+      )
+  }
+  return lines.join('\n')
+}

@@ -1,0 +1,188 @@
+/**
+ * How likely the agent is to need a tool result again once it is cleared, as four classes, and the
+ * order clearing takes them in (docs/quality.md): superseded results first (a file read later read
+ * again or rewritten, a command later run again), then command, test and search output, then file
+ * reads nothing superseded, last reads of files the agent has edited since (it is still working on
+ * them, and quotes them back in its edits).
+ */
+import type { MessageView } from './types.ts'
+import { callTarget, parsedInput, type CallTarget } from './tool-kind.ts'
+
+export type ClearRisk = 'superseded' | 'output' | 'read' | 'editing'
+
+/** Clearing order: lower first. */
+export const riskRank: Readonly<Record<ClearRisk, number>> = { superseded: 0, output: 1, read: 2, editing: 3 }
+
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+}
+
+interface Classified extends CallTarget {
+  readonly id: string
+  /** Tool name and input, as one comparable key: the same call made twice. */
+  readonly key: string
+  /** A read of the whole file (no offset, limit or range): a later one supersedes any earlier read. */
+  readonly whole: boolean
+  /** Rewrites the file whole (Write, create), rather than editing part of it. */
+  readonly rewrites: boolean
+}
+
+const rangeFields = ['offset', 'limit', 'view_range', 'start_line', 'end_line', 'line_start', 'lines']
+const rewriteTools = new Set(['write', 'write_file', 'create_file'])
+
+/** The risk class of every call's result, from the calls in conversation order. */
+export function clearRisks(calls: readonly ToolCall[]): Map<string, ClearRisk> {
+  const classified = calls.map(classify)
+  const risks = new Map<string, ClearRisk>()
+  // Walk newest first, remembering what later calls did to each file and which calls were made again.
+  const laterKeys = new Set<string>()
+  const laterWholeRead = new Set<string>()
+  const laterRewrite = new Set<string>()
+  const laterEdit = new Set<string>()
+  for (let index = classified.length - 1; index >= 0; index--) {
+    const call = classified[index] as Classified
+    risks.set(call.id, riskOf(call, { laterKeys, laterWholeRead, laterRewrite, laterEdit }))
+    laterKeys.add(call.key)
+    if (call.path === undefined) continue
+    if (call.kind === 'read' && call.whole) laterWholeRead.add(call.path)
+    if (call.kind === 'edit') (call.rewrites ? laterRewrite : laterEdit).add(call.path)
+  }
+  return risks
+}
+
+interface Later {
+  readonly laterKeys: ReadonlySet<string>
+  readonly laterWholeRead: ReadonlySet<string>
+  readonly laterRewrite: ReadonlySet<string>
+  readonly laterEdit: ReadonlySet<string>
+}
+
+function riskOf(call: Classified, later: Later): ClearRisk {
+  if (later.laterKeys.has(call.key)) return 'superseded'
+  if (call.kind !== 'read' || call.path === undefined) return 'output'
+  if (later.laterWholeRead.has(call.path) || later.laterRewrite.has(call.path)) return 'superseded'
+  return later.laterEdit.has(call.path) ? 'editing' : 'read'
+}
+
+/** What a call fetches: its comparable key (tool and input) and, for a read, the file. */
+export function describeCall(call: ToolCall): { readonly key: string; readonly readPath?: string } {
+  const classified = classify(call)
+  return classified.kind === 'read' && classified.path !== undefined
+    ? { key: classified.key, readPath: classified.path }
+    : { key: classified.key }
+}
+
+function classify(call: ToolCall): Classified {
+  const input = parsedInput(call.input)
+  const target = callTarget(call.name, input)
+  const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {}
+  return {
+    ...target,
+    ...(target.path !== undefined ? { path: normalPath(target.path) } : {}),
+    id: call.id,
+    // An edit's input can be a whole file: never serialized (on every request), as an edit is not fetched again.
+    key: target.kind === 'edit' ? `${call.name}\u0000edit\u0000${call.id}` : `${call.name}\u0000${stableJson(input)}`,
+    whole: !rangeFields.some((field) => fields[field] !== undefined),
+    rewrites:
+      rewriteTools.has(call.name.toLowerCase()) ||
+      (call.name === 'str_replace_editor' && fields['command'] === 'create'),
+  }
+}
+
+function normalPath(path: string): string {
+  return path.replace(/^\.\//, '').replace(/\/+/g, '/')
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
+  if (typeof value === 'object' && value !== null)
+    return `{${Object.keys(value)
+      .toSorted()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`
+  return JSON.stringify(value) ?? 'null'
+}
+
+/** The calls of a rewrite view, in order (inputs where the adapter gives them). */
+export function callsOfView(messages: readonly MessageView[]): ToolCall[] {
+  return messages.flatMap((message) =>
+    message.toolCallIds.map((id, position) => ({
+      id,
+      name: message.toolCallNames?.[position] ?? '',
+      input: message.toolCallInputs?.[position],
+    })),
+  )
+}
+
+/**
+ * Chance per request that the agent's next message needs a result of this class and age (in tool
+ * rounds) from that result alone, measured on the replay sets (`bench/needed-by-risk.ts`, BENCHMARKS.md
+ * "Which results the agent needs again"). Ages 0-3 are the protected rounds, priced like 4-10.
+ */
+const hazardTable: Readonly<Record<ClearRisk, readonly [number, number, number]>> = {
+  superseded: [0.0099, 0.0047, 0.0025],
+  output: [0.0063, 0.0016, 0.0011],
+  read: [0.0485, 0.0292, 0.0084],
+  editing: [0.0817, 0.0897, 0.0842],
+}
+
+/** Below budget a result is cleared only when the agent needs it again this rarely (per request). */
+export const belowBudgetMaxHazard = 0.01
+
+export function hazardOf(risk: ClearRisk, age: number): number {
+  const [young, middle, old] = hazardTable[risk]
+  return age <= 10 ? young : age <= 20 ? middle : old
+}
+
+/** Chance the agent fetches a cleared result again within `requests` requests. */
+export function refetchChance(hazard: number, requests: number): number {
+  return 1 - (1 - hazard) ** Math.max(0, requests)
+}
+
+/**
+ * Each tool result's hazard in a rewrite view: its class from the calls, its age in tool rounds
+ * (consecutive calling messages are one round, as the economy counts them).
+ */
+export function resultHazards(messages: readonly MessageView[]): Map<string, number> {
+  const risks = clearRisks(callsOfView(messages))
+  const roundOf = new Map<string, number>()
+  let rounds = 0
+  let previousCalled = false
+  for (const message of messages) {
+    if (message.toolCallIds.length === 0) {
+      if (message.role !== 'assistant') previousCalled = false
+      continue
+    }
+    if (!previousCalled) rounds++
+    previousCalled = true
+    for (const id of message.toolCallIds) roundOf.set(id, rounds - 1)
+  }
+  const hazards = new Map<string, number>()
+  for (const [id, risk] of risks) hazards.set(id, hazardOf(risk, rounds - 1 - (roundOf.get(id) ?? 0)))
+  return hazards
+}
+
+/** Results in clearing order: by class (superseded, output, read, editing), oldest first within one. */
+export function clearOrder<T extends { readonly id: string }>(
+  results: readonly T[],
+  messages: readonly MessageView[],
+): T[] {
+  if (results.length < 2) return [...results]
+  const risks = clearRisks(callsOfView(messages))
+  const rank = (result: T): number => riskRank[risks.get(result.id) ?? 'output']
+  return results
+    .map((result, order) => ({ result, order, rank: rank(result) }))
+    .toSorted((a, b) => a.rank - b.rank || a.order - b.order)
+    .map((entry) => entry.result)
+}
+
+export const maxRank = 3
+
+/** Each result's clearing rank (0 first) in a rewrite view. */
+export function clearRanks(messages: readonly MessageView[]): Map<string, number> {
+  const ranks = new Map<string, number>()
+  for (const [id, risk] of clearRisks(callsOfView(messages))) ranks.set(id, riskRank[risk])
+  return ranks
+}
