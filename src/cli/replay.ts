@@ -7,6 +7,7 @@ import { renderHtml } from '../replay/report/html.ts'
 import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
 import { renderTextReport } from '../replay/report/text.ts'
 import { renderMarkdownTable } from '../replay/report/table.ts'
+import { cacheWriteReadings, type CacheWrites } from '../mock/prompt-cache.ts'
 import {
   directLabel,
   replayConversation,
@@ -24,6 +25,7 @@ both with prompt-cache simulation, and reports what each cost.
   --model NAME             model name to send (default: each recording's own)
   --budget TOKENS          token budget ctxgate is asked to keep (x-ctxgate-budget)
   --client-cache MODE      none | rolling: how the agent marks its own cache (default none)
+  --cache-writes MODE      literal | strict: the fake upstream's reading of a marker inside what was read
   --stream                 send streaming requests
   --max-tokens N           max_tokens of each request (default 4096)
   --min-cacheable TOKENS   shortest cacheable prefix of the fake upstream (default 1024)
@@ -41,6 +43,7 @@ export const replayOptions = {
   model: { type: 'string' },
   budget: { type: 'string' },
   'client-cache': { type: 'string' },
+  'cache-writes': { type: 'string' },
   stream: { type: 'boolean' },
   'max-tokens': { type: 'string' },
   'min-cacheable': { type: 'string' },
@@ -120,6 +123,14 @@ function writeHtmlReport(
 
 export class UsageError extends Error {}
 
+/** `--cache-writes literal|strict` (default literal), or a usage error naming the choices. */
+export function cacheWritesFlag(raw: string | undefined): CacheWrites {
+  if (raw === undefined) return 'literal'
+  if ((cacheWriteReadings as readonly string[]).includes(raw)) return raw as CacheWrites
+  throw new UsageError(`--cache-writes must be ${cacheWriteReadings.join(' or ')}, got ${JSON.stringify(raw)}`)
+}
+
+
 function replayOptionsFrom(values: Values): ReplayOptions {
   const clientCache = values['client-cache'] ?? 'none'
   if (clientCache !== 'none' && clientCache !== 'rolling')
@@ -137,6 +148,7 @@ function replayOptionsFrom(values: Values): ReplayOptions {
     minCacheableTokens: positive('--min-cacheable', values['min-cacheable'] ?? '1024'),
     maxTokens: positive('--max-tokens', values['max-tokens'] ?? '4096'),
     clientCache: clientCache as ClientCache,
+    cacheWrites: cacheWritesFlag(values['cache-writes']),
     stream: values.stream === true,
     variants,
     ...(values.model ? { model: values.model } : {}),

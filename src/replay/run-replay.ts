@@ -4,6 +4,7 @@ import { Agent, request } from 'undici'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
+import type { CacheWrites } from '../mock/prompt-cache.ts'
 import { startMockServer } from '../mock/server.ts'
 import { buildAnthropicRequests, type ClientCache, type ReplayRequest } from './build-requests.ts'
 import type { Conversation } from './conversation.ts'
@@ -27,6 +28,8 @@ export interface ReplayOptions {
   readonly model?: string
   readonly maxTokens: number
   readonly clientCache: ClientCache
+  /** The fake upstream's reading of a cache marker inside the prefix just read (default literal). */
+  readonly cacheWrites?: CacheWrites
   readonly stream: boolean
   /** Sent as x-ctxgate-budget to ctxgate variants. */
   readonly budget?: number
@@ -69,6 +72,7 @@ async function sendThrough(
     window: options.window,
     minCacheableTokens: options.minCacheableTokens,
     logLimit: 1,
+    ...(options.cacheWrites ? { cacheWrites: options.cacheWrites } : {}),
   })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
