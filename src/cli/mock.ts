@@ -33,4 +33,3 @@ export async function mock(flags: Flags): Promise<void> {
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
 }
-

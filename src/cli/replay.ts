@@ -130,7 +130,6 @@ export function cacheWritesFlag(raw: string | undefined): CacheWrites {
   throw new UsageError(`--cache-writes must be ${cacheWriteReadings.join(' or ')}, got ${JSON.stringify(raw)}`)
 }
 
-
 function replayOptionsFrom(values: Values): ReplayOptions {
   const clientCache = values['client-cache'] ?? 'none'
   if (clientCache !== 'none' && clientCache !== 'rolling')

@@ -37,6 +37,8 @@ export interface ConversationMemory {
   readonly model?: string
   /** The tool result the previous request kept a cache marker just ahead of (see `holdBefore`). */
   readonly nextEditResult?: string
+  /** A below-budget batch was made without the system note, because adding it at the head would not have paid. */
+  readonly noteDeferred?: boolean
 }
 
 /** The model's limits as they bear on this request. */
@@ -93,8 +95,14 @@ export interface BatchAccount {
   readonly reason: BatchReason
   /** Uncached-input tokens the batch costs once (its cache rewrite), as the economy priced it. */
   readonly oneTimeCost?: number
-  /** Expected saving over not editing, in uncached-input tokens. */
-  readonly expectedNetSaving?: number
+  /** Uncached-input tokens each later request is predicted to save. */
+  readonly savingPerRequest?: number
+  /** Later requests until the saving pays the one-time cost back. */
+  readonly paybackRequests?: number
+  /** Requests ahead it was priced over (the conservative forecast). */
+  readonly horizon?: number
+  /** Saving over that horizon less the one-time cost, in uncached-input tokens. */
+  readonly predictedNetSaving?: number
 }
 
 /** What the session stores for the next request (the tail comes from the adapter, once the edits are written). */
@@ -113,6 +121,8 @@ export type PipelineOutcome =
       readonly previousTail: number | undefined
       /** The tool result this request's new batch starts at, or else the next batch will: a cache breakpoint goes just ahead of it. */
       readonly nextEditResult: string | undefined
+      /** With a new batch: where the batch after it will start. Its block is written fresh now, so a marker there writes an entry under either cache-write reading. */
+      readonly followingEditResult: string | undefined
       /** As sent by the client, the request would not have fit the model's window. */
       readonly refusalAvoided: boolean
       /** The new batch of edits on this request and why; undefined when none. */
@@ -146,10 +156,16 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
-  const noteOn = noteGoesIn(note, memory, report)
+  const cold = isCold(gapMs, '5m')
+  const noteHeld = noteHeldBack(memory, decision, report, cold)
+  const noteOn = noteGoesIn(note, memory, report) && !noteHeld
   const newCut = report.newBatch && report.droppedMessages > 0
-  const marker = nextEditOf(input)
+  const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
+  const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined) : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
+  // A batch that edits before the previous tail changed what follows it: that marker would find nothing.
+  const tailStale = newCut || (report.newBatch && report.firstEditedMessage <= (memory?.previousTail ?? -1))
+  const promise = report.newBatch ? following : marker
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -161,10 +177,11 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       report,
       noteOn,
       // The conversation's messages sit under 5-minute markers whatever the head's TTL.
-      expired: isCold(gapMs, '5m'),
+      expired: cold,
     }),
-    previousTail: newCut ? undefined : memory?.previousTail,
+    previousTail: tailStale ? undefined : memory?.previousTail,
     nextEditResult: marker,
+    followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
@@ -172,10 +189,11 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     next: {
       decisions: planned.decisions,
       noteOn,
+      ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
       model: view.model,
-      ...(marker !== undefined ? { nextEditResult: marker } : {}),
+      ...(promise !== undefined ? { nextEditResult: promise } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
         gapMs,
@@ -183,6 +201,22 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       }),
     },
   }
+}
+
+/**
+ * The note stays out of the head when this request's economy batch was made without it (adding it
+ * would not have paid), or an earlier one was and nothing since rewrites the head anyway: no cold
+ * cache, no batch of the planner's own, no economy batch that pays with the note.
+ */
+function noteHeldBack(
+  memory: ConversationMemory | undefined,
+  decision: EconomyDecision | undefined,
+  report: RewriteReport,
+  cold: boolean,
+): boolean {
+  if (memory?.noteOn === true) return false
+  if (decision?.kind === 'batch' && report.newBatch) return decision.noteDeferred === true
+  return memory?.noteDeferred === true && !cold && !report.newBatch
 }
 
 /** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
@@ -202,12 +236,12 @@ interface Sizes {
 
 /**
  * Where the previous request kept its cache marker (the message of that result): new edits start
- * there or later. No such promise when the cache went cold or the note joins the head with this
- * request's edits (everything is written again either way), or when the result is gone.
+ * there or later. No such promise when the cache went cold (everything is written again anyway), or
+ * when the result is gone. A first batch that would add the note is held too: it may go without it.
  */
 function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
   const id = input.memory?.nextEditResult
-  if (id === undefined || isCold(gapMs, '5m') || noteJoinsHeadNow(input.note, input.memory)) return undefined
+  if (id === undefined || isCold(gapMs, '5m')) return undefined
   const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))
   return index >= 0 ? index : undefined
 }
@@ -251,6 +285,7 @@ function economyDecision(
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
   if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
   if (sentByClient < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  if (promiseSpent(input, sizes.gapMs)) return { kind: 'none', reason: 'marker_moving' }
   return decideForRequest({
     settings,
     view: input.view,
@@ -265,7 +300,16 @@ function economyDecision(
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
     ...(sizes.holdBefore !== undefined ? { editableFrom: sizes.holdBefore } : {}),
+    // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
+    ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.holdBefore ?? 0 }),
   })
+}
+
+/** The result the previous request kept its marker ahead of is already edited: its entry no longer helps a batch now. */
+function promiseSpent(input: PipelineInput, gapMs: number | undefined): boolean {
+  const id = input.memory?.nextEditResult
+  const results = (input.memory?.decisions ?? noDecisions).results as Readonly<Record<string, unknown>>
+  return id !== undefined && !isCold(gapMs, '5m') && Object.hasOwn(results, id)
 }
 
 /**
@@ -295,15 +339,35 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
   return {
     reason: decision.reason,
     oneTimeCost: Math.round(decision.oneTimeCost),
-    expectedNetSaving: Math.round(decision.expectedNetSaving),
+    savingPerRequest: Math.round(decision.savingPerRequest),
+    ...(Number.isFinite(decision.paybackRequests)
+      ? { paybackRequests: Math.round(decision.paybackRequests * 10) / 10 }
+      : {}),
+    horizon: decision.horizon,
+    predictedNetSaving: Math.round(decision.predictedNetSaving),
   }
 }
 
-/** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
-function nextEditOf(input: PipelineInput): string | undefined {
+/**
+ * The result a cache marker goes just ahead of. The one the previous request kept stays while it is
+ * still sent whole and the cache is warm: its entry was written when that block was fresh (under the
+ * strict cache-write reading a marker inside what was read writes nothing, docs/economy.md). Otherwise
+ * the oldest result a batch would start at, after `decisions`.
+ */
+function nextEditOf(input: PipelineInput, decisions: FrozenDecisions, gapMs: number | undefined): string | undefined {
+  const kept = input.memory?.nextEditResult
+  const results = decisions.results as Readonly<Record<string, unknown>>
+  if (
+    kept !== undefined &&
+    gapMs !== undefined &&
+    !isCold(gapMs, '5m') &&
+    !Object.hasOwn(results, kept) &&
+    input.view.messages.some((message) => message.toolResults.some((result) => result.id === kept))
+  )
+    return kept
   return nextEditResult({
     view: input.view,
-    decisions: input.memory?.decisions ?? noDecisions,
+    decisions,
     replacementTokens: input.estimator.text(clearedNote),
     // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
     ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),

@@ -229,6 +229,7 @@ function writeBack(request: HookRequest, chat: ReadChat, outcome: Rewritten, ses
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
+    ...(outcome.followingEditResult !== undefined ? { followingEditResult: outcome.followingEditResult } : {}),
     minCacheableTokens: limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
