@@ -5,6 +5,7 @@ import { cacheMissAgreement } from './cache-miss-agreement.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
+import { ledgerTurn, recordLedger, type LedgerTurn } from './record-ledger.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -88,10 +89,16 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
   if (accounting?.batchReason && record.outcome !== 'rejected')
     metrics.batches.inc({ provider, reason: accounting.batchReason })
+  const ledger = record.outcome === 'rejected' ? undefined : ledgerTurn(accounting, record.usage, prices)
+  if (ledger) recordLedger(metrics, provider, accounting, ledger)
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
-    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, {
+      avoided,
+      prices,
+      ...(ledger ? { ledger } : {}),
+    })
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -119,7 +126,7 @@ function recordSession(
   sessions: SessionTotalsStore,
   accounting: Accounting & { readonly sessionId: string },
   usage: Usage | undefined,
-  turn: { readonly avoided: boolean; readonly prices: ModelPrices },
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly ledger?: LedgerTurn },
 ): void {
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
@@ -129,5 +136,6 @@ function recordSession(
     tokensRemoved: removed,
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
+    ...(turn.ledger ? { ledger: turn.ledger } : {}),
   })
 }

@@ -36,11 +36,16 @@ export interface ReplayOptions {
   readonly variants: readonly Variant[]
 }
 
+/** The regret ledger of one ctxgate variant's run, summed over its batches (ctxgate_economy_ledger_tokens_total). */
+export type LedgerFigures = Readonly<Record<string, number>>
+
 export interface RunResult {
   readonly id: string
   readonly source: string
   readonly notes: readonly string[]
   readonly outcomes: Readonly<Record<string, readonly RequestOutcome[]>>
+  /** Per ctxgate variant: predicted_cost, predicted_saving, realized_rewrite, realized_saved. */
+  readonly ledgers?: Readonly<Record<string, LedgerFigures>>
   readonly summaries: Readonly<Record<string, RunSummary>>
 }
 
@@ -55,19 +60,24 @@ export async function replayConversation(conversation: Conversation, options: Re
     ...(options.model ? { model: options.model } : {}),
   })
   const outcomes: Record<string, RequestOutcome[]> = {}
-  for (const variant of options.variants) outcomes[variant.label] = await sendThrough(variant, requests, options)
+  const ledgers: Record<string, LedgerFigures> = {}
+  for (const variant of options.variants) {
+    const sent = await sendThrough(variant, requests, options)
+    outcomes[variant.label] = sent.outcomes
+    if (sent.ledger) ledgers[variant.label] = sent.ledger
+  }
   const direct = outcomes[directLabel]
   const summaries: Record<string, RunSummary> = {}
   for (const [label, list] of Object.entries(outcomes))
     summaries[label] = summarize(list, label === directLabel ? undefined : direct)
-  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, summaries }
+  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, ledgers, summaries }
 }
 
 async function sendThrough(
   variant: Variant,
   requests: readonly ReplayRequest[],
   options: ReplayOptions,
-): Promise<RequestOutcome[]> {
+): Promise<{ outcomes: RequestOutcome[]; ledger?: LedgerFigures }> {
   const mock = await startMockServer({
     window: options.window,
     minCacheableTokens: options.minCacheableTokens,
@@ -77,6 +87,7 @@ async function sendThrough(
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
   let close: () => Promise<void> = noop
+  const registry = new Registry()
   if (!variant.direct) {
     const flags = variant.configFile ? { config: variant.configFile } : {}
     const base = loadConfig({ flags })
@@ -97,7 +108,7 @@ async function sendThrough(
         models: [replayModel],
       },
     })
-    const app = await buildApp({ config, logger: createLogger('silent'), registry: new Registry() })
+    const app = await buildApp({ config, logger: createLogger('silent'), registry })
     await app.server.listen({ host: '127.0.0.1', port: 0 })
     baseUrl = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
     close = () => app.server.close()
@@ -129,10 +140,21 @@ async function sendThrough(
       const estimate = Number(answer.headers['x-ctxgate-estimate-after'])
       outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...outcome, ctxgateEstimate: estimate } : outcome)
     }
-    return outcomes
+    return variant.direct ? { outcomes } : { outcomes, ledger: await ledgerFigures(registry) }
   } finally {
     await close()
     await mock.close()
     await dispatcher.close()
   }
+}
+
+/** The ledger metric summed over reasons, by figure. */
+async function ledgerFigures(registry: Registry): Promise<LedgerFigures> {
+  const metric = await registry.getSingleMetric('ctxgate_economy_ledger_tokens_total')?.get()
+  const figures: Record<string, number> = {}
+  for (const { labels, value } of metric?.values ?? []) {
+    const figure = String(labels['figure'])
+    figures[figure] = (figures[figure] ?? 0) + value
+  }
+  return figures
 }

@@ -3,9 +3,16 @@ import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.
 import type { EditPointPrices } from './economy/edit-point.ts'
 import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
+import {
+  realizationOf as ledgerRealization,
+  stepLedger,
+  type LedgerEntry,
+  type LedgerUpdate,
+} from './economy/ledger.ts'
+import { writePrice } from './economy/prices.ts'
 import type { TokenEstimator } from './estimate.ts'
-import { nextEditResult } from './next-edit.ts'
-import { clearedNote } from './notes.ts'
+import { heldBefore, nextEditOf, promiseSpent } from './marker-promise.ts'
+import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
 import {
@@ -39,6 +46,8 @@ export interface ConversationMemory {
   readonly nextEditResult?: string
   /** A below-budget batch was made without the system note, because adding it at the head would not have paid. */
   readonly noteDeferred?: boolean
+  /** The regret ledger of the session's economy batches (economy/ledger.ts). */
+  readonly ledger?: readonly LedgerEntry[]
 }
 
 /** The model's limits as they bear on this request. */
@@ -103,6 +112,8 @@ export interface BatchAccount {
   readonly horizon?: number
   /** Saving over that horizon less the one-time cost, in uncached-input tokens. */
   readonly predictedNetSaving?: number
+  /** What the client added since its previous request (ctxgate's estimate): the part of the batch request's writes that is not the batch's. */
+  readonly growthTokens?: number
 }
 
 /** What the session stores for the next request (the tail comes from the adapter, once the edits are written). */
@@ -131,6 +142,8 @@ export type PipelineOutcome =
       readonly waited: NoBatchReason | undefined
       /** TTL for the stable head's cache marker. */
       readonly stableTtl: '5m' | '1h'
+      /** The ledger after this request: earlier batches credited with its spared reads, its own batch filed (economy on). */
+      readonly ledger: LedgerUpdate | undefined
       readonly next: NextMemory
     }
 
@@ -166,6 +179,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   // A batch that edits before the previous tail changed what follows it: that marker would find nothing.
   const tailStale = newCut || (report.newBatch && report.firstEditedMessage <= (memory?.previousTail ?? -1))
   const promise = report.newBatch ? following : marker
+  const ledger = ledgerOf(input, decision, report, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -183,11 +197,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     nextEditResult: marker,
     followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
-    batch: report.newBatch ? batchAccount(decision) : undefined,
+    batch: report.newBatch ? { ...batchAccount(decision), growthTokens: growthOf(input, report) } : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
+    ledger,
     next: {
       decisions: planned.decisions,
+      ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
       messageCount: view.messages.length,
@@ -203,20 +219,37 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   }
 }
 
-/**
- * The note stays out of the head when this request's economy batch was made without it (adding it
- * would not have paid), or an earlier one was and nothing since rewrites the head anyway: no cold
- * cache, no batch of the planner's own, no economy batch that pays with the note.
- */
-function noteHeldBack(
-  memory: ConversationMemory | undefined,
+/** Tokens the client's prompt grew by since its previous request, as the planner counts them. */
+function growthOf(input: PipelineInput, report: RewriteReport): number {
+  const previous = input.memory?.economy?.unedited
+  return typeof previous === 'number' ? Math.max(0, Math.round(report.estimatedBefore - previous * input.factor)) : 0
+}
+
+/** The session's ledger after this request; undefined with the economy off. */
+function ledgerOf(
+  input: PipelineInput,
   decision: EconomyDecision | undefined,
   report: RewriteReport,
   cold: boolean,
-): boolean {
-  if (memory?.noteOn === true) return false
-  if (decision?.kind === 'batch' && report.newBatch) return decision.noteDeferred === true
-  return memory?.noteDeferred === true && !cold && !report.newBatch
+): LedgerUpdate | undefined {
+  const settings = input.economy
+  if (!settings) return undefined
+  const filed = decision?.kind === 'batch' && report.newBatch && decision.reason !== 'over_budget'
+  return stepLedger(input.memory?.ledger, {
+    request: (input.memory?.requests ?? 0) + 1,
+    carryPrice: cold ? writePrice(settings.prices, '5m') : settings.prices.cacheRead,
+    ...(filed
+      ? {
+          batch: {
+            reason: decision.reason,
+            predictedCost: decision.oneTimeCost,
+            savingPerRequest: decision.savingPerRequest,
+            horizon: decision.horizon,
+            removed: decision.tokensRemoved,
+          },
+        }
+      : {}),
+  })
 }
 
 /** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
@@ -232,18 +265,6 @@ interface Sizes {
   readonly noteTokens: number
   readonly gapMs: number | undefined
   readonly holdBefore: number | undefined
-}
-
-/**
- * Where the previous request kept its cache marker (the message of that result): new edits start
- * there or later. No such promise when the cache went cold (everything is written again anyway), or
- * when the result is gone. A first batch that would add the note is held too: it may go without it.
- */
-function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
-  const id = input.memory?.nextEditResult
-  if (id === undefined || isCold(gapMs, '5m')) return undefined
-  const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))
-  return index >= 0 ? index : undefined
 }
 
 /**
@@ -299,38 +320,11 @@ function economyDecision(
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
+    ...realizationOf(input.memory?.ledger),
     ...(sizes.holdBefore !== undefined ? { editableFrom: sizes.holdBefore } : {}),
     // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
     ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.holdBefore ?? 0 }),
   })
-}
-
-/** The result the previous request kept its marker ahead of is already edited: its entry no longer helps a batch now. */
-function promiseSpent(input: PipelineInput, gapMs: number | undefined): boolean {
-  const id = input.memory?.nextEditResult
-  const results = (input.memory?.decisions ?? noDecisions).results as Readonly<Record<string, unknown>>
-  return id !== undefined && !isCold(gapMs, '5m') && Object.hasOwn(results, id)
-}
-
-/**
- * Whether the note is in this request. At the head it joins with the first edit (a conversation that
- * never needs editing pays nothing for it) or from the first request, and then stays; at the edit
- * point it is there whenever an edit is, right after the earliest one.
- */
-function noteGoesIn(
-  note: SystemNoteCost | undefined,
-  memory: ConversationMemory | undefined,
-  report: RewriteReport,
-): boolean {
-  if (note === undefined) return false
-  const edited = report.folded + report.cleared + report.droppedMessages > 0
-  if (note.at === 'edit-point') return edited
-  return note.from === 'first-request' || memory?.noteOn === true || edited
-}
-
-/** A first batch that also puts the note into the head rewrites from the head, not from its own edit point. */
-function noteJoinsHeadNow(note: SystemNoteCost | undefined, memory: ConversationMemory | undefined): boolean {
-  return note !== undefined && note.at !== 'edit-point' && note.from !== 'first-request' && memory?.noteOn !== true
 }
 
 /** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
@@ -348,32 +342,10 @@ function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
   }
 }
 
-/**
- * The result a cache marker goes just ahead of. The one the previous request kept stays while it is
- * still sent whole and the cache is warm: its entry was written when that block was fresh (under the
- * strict cache-write reading a marker inside what was read writes nothing, docs/economy.md). Otherwise
- * the oldest result a batch would start at, after `decisions`.
- */
-function nextEditOf(input: PipelineInput, decisions: FrozenDecisions, gapMs: number | undefined): string | undefined {
-  const kept = input.memory?.nextEditResult
-  const results = decisions.results as Readonly<Record<string, unknown>>
-  if (
-    kept !== undefined &&
-    gapMs !== undefined &&
-    !isCold(gapMs, '5m') &&
-    !Object.hasOwn(results, kept) &&
-    input.view.messages.some((message) => message.toolResults.some((result) => result.id === kept))
-  )
-    return kept
-  return nextEditResult({
-    view: input.view,
-    decisions,
-    replacementTokens: input.estimator.text(clearedNote),
-    // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
-    ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
-    excludeTools: input.economy?.policy.excludeTools ?? [],
-    ...(input.reachBack ? { prices: input.reachBack } : {}),
-  })
+/** What the session's earlier batches really saved per request over what was predicted, when the ledger can tell. */
+function realizationOf(ledger: readonly LedgerEntry[] | undefined): { realization?: number } {
+  const realization = ledgerRealization(ledger)
+  return realization === undefined ? {} : { realization }
 }
 
 /** Time since the previous request; unknown on a first request, or when replicas' clocks disagree (negative). */

@@ -12,6 +12,7 @@ import type { Calibration, ConversationRequest } from '../rewrite/calibration.ts
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
+import { summarizeLedger } from '../rewrite/economy/ledger.ts'
 import { pricesFor, writePrice, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
@@ -164,6 +165,25 @@ function accountingFor(model: string, sessionId: string, outcome: PipelineOutcom
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
+    ...ledgerAccounting(rewritten),
+  }
+}
+
+/** The regret ledger's part of the accounting: an economy batch's prediction, and reads spared by earlier ones. */
+function ledgerAccounting(rewritten: Rewritten | undefined): Pick<Accounting, 'ledgerBatch' | 'ledgerSaved'> {
+  const batch = rewritten?.batch
+  const saved = rewritten?.ledger?.savedNow
+  return {
+    ...(batch?.oneTimeCost !== undefined && batch.reason !== 'over_budget'
+      ? {
+          ledgerBatch: {
+            predictedCost: batch.oneTimeCost,
+            predictedSaving: (batch.savingPerRequest ?? 0) * (batch.horizon ?? 0),
+            growthTokens: batch.growthTokens ?? 0,
+          },
+        }
+      : {}),
+    ...(saved && Object.keys(saved).length > 0 ? { ledgerSaved: saved } : {}),
   }
 }
 
@@ -280,6 +300,9 @@ function economyLog(outcome: PipelineOutcome) {
     rewrite: outcome.report,
     ...(batch ? { batch } : {}),
     ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
+    ...(rewritten?.ledger && rewritten.ledger.entries.length > 0
+      ? { ledger: summarizeLedger(rewritten.ledger.entries) }
+      : {}),
   }
 }
 

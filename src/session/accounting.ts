@@ -22,6 +22,11 @@ export const sessionCounterFields = [
   'microDollars',
   'uneditedMicroDollars',
   'unpricedTurns',
+  'economyBatches',
+  'ledgerPredictedCost',
+  'ledgerPredictedSaving',
+  'ledgerRealizedRewrite',
+  'ledgerRealizedSaved',
 ] as const
 
 export type SessionCounters = Readonly<Record<(typeof sessionCounterFields)[number], number>>
@@ -48,6 +53,14 @@ export interface TurnRecord {
   readonly refusalAvoided: boolean
   /** What the answer cost, when the upstream reported usage. */
   readonly billed?: BilledTurn
+  /** The regret ledger's figures of this answer (uncached-input tokens; see metrics/record-ledger.ts). */
+  readonly ledger?: {
+    readonly batches: number
+    readonly predictedCost: number
+    readonly predictedSaving: number
+    readonly realizedRewrite: number
+    readonly realizedSaved: number
+  }
 }
 
 export const maxModelsPerSession = 8
@@ -75,6 +88,12 @@ export function turnIncrements(turn: TurnRecord): SessionCounters {
     microDollars: turn.billed?.microDollars ?? 0,
     uneditedMicroDollars: turn.billed?.uneditedMicroDollars ?? 0,
     unpricedTurns: turn.billed && !turn.billed.priced ? 1 : 0,
+    economyBatches: turn.ledger?.batches ?? 0,
+    // Whole tokens: Redis sums counters with HINCRBY.
+    ledgerPredictedCost: Math.round(turn.ledger?.predictedCost ?? 0),
+    ledgerPredictedSaving: Math.round(turn.ledger?.predictedSaving ?? 0),
+    ledgerRealizedRewrite: Math.round(turn.ledger?.realizedRewrite ?? 0),
+    ledgerRealizedSaved: Math.round(turn.ledger?.realizedSaved ?? 0),
   }
 }
 

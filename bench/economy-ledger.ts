@@ -1,0 +1,76 @@
+/**
+ * The economy's regret ledger on recorded runs: for every run, replayed through ctxgate against the
+ * fake upstream under both cache-write readings, the bill against the careful agent sent direct and
+ * what the economy's batches predicted (one-time cost, saving over the conservative horizon) beside
+ * what came true (the rewrite by the upstream's counts, the reads later requests were spared).
+ *
+ *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window 1000000]
+ */
+import { parseArgs } from 'node:util'
+import { loadRecording } from '../src/replay/importers/load-recording.ts'
+import { runName } from '../src/replay/report/rows.ts'
+import { replayConversation, type LedgerFigures } from '../src/replay/run-replay.ts'
+import { cacheWriteReadings } from '../src/mock/prompt-cache.ts'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'client-cache': { type: 'string', default: 'rolling' }, window: { type: 'string', default: '1000000' } },
+})
+if (positionals.length === 0) {
+  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window N]\n')
+  process.exit(2)
+}
+const clientCache = values['client-cache'] === 'none' ? 'none' : 'rolling'
+const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
+const conversations = positionals.flatMap((file) => loadRecording(file, { uncompacted: false }).conversations)
+
+const figure = (ledger: LedgerFigures | undefined, name: string): number => ledger?.[name] ?? 0
+const rows: string[] = []
+for (const cacheWrites of cacheWriteReadings) {
+  const totals = { careful: 0, through: 0, cost: 0, saving: 0, rewrite: 0, saved: 0 }
+  let worst = 0
+  for (const conversation of conversations) {
+    const common = { window: Number(values.window), minCacheableTokens: 1024, maxTokens: 4096, stream: false }
+    // "Careful direct": the agent marking its own cache (rolling), straight to the same fake upstream.
+    const careful = await replayConversation(conversation, {
+      ...common,
+      clientCache: 'rolling',
+      cacheWrites,
+      variants: [{ label: 'direct', direct: true }],
+    })
+    const through = await replayConversation(conversation, {
+      ...common,
+      clientCache,
+      cacheWrites,
+      variants: [{ label: 'ctxgate' }],
+    })
+    const direct = careful.summaries['direct']!.billedEquivalentInput
+    const billed = through.summaries['ctxgate']!.billedEquivalentInput
+    const ledger = through.ledgers?.['ctxgate']
+    const run = [figure(ledger, 'predicted_cost'), figure(ledger, 'predicted_saving')]
+    const came = [figure(ledger, 'realized_rewrite'), figure(ledger, 'realized_saved')]
+    totals.careful += direct
+    totals.through += billed
+    totals.cost += run[0]!
+    totals.saving += run[1]!
+    totals.rewrite += came[0]!
+    totals.saved += came[1]!
+    worst = Math.max(worst, billed / direct)
+    rows.push(
+      `| ${cacheWrites} | ${runName(through).slice(0, 60)} | ${thousands(direct)} | ${thousands(billed)} | ${(billed / direct).toFixed(3)} | ${thousands(run[0]!)} | ${thousands(run[1]!)} | ${thousands(came[0]!)} | ${thousands(came[1]!)} |`,
+    )
+  }
+  rows.push(
+    `| ${cacheWrites} | **all runs** (worst run ${worst.toFixed(3)}) | ${thousands(totals.careful)} | ${thousands(totals.through)} | **${(totals.through / totals.careful).toFixed(3)}** | ${thousands(totals.cost)} | ${thousands(totals.saving)} | ${thousands(totals.rewrite)} | ${thousands(totals.saved)} |`,
+  )
+}
+process.stdout.write(
+  [
+    `Client cache marks through ctxgate: ${clientCache}; careful direct: rolling marks, no ctxgate; window ${thousands(Number(values.window))}.`,
+    '',
+    '| cache writes | run | careful direct | through ctxgate | ÷ careful direct | predicted cost | predicted saving | realized rewrite | realized saved |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+    '',
+  ].join('\n'),
+)
