@@ -11,6 +11,11 @@ import { loadRecording } from '../src/replay/importers/load-recording.ts'
 import { runName } from '../src/replay/report/rows.ts'
 import { replayConversation, type LedgerFigures } from '../src/replay/run-replay.ts'
 import { cacheWriteReadings } from '../src/mock/prompt-cache.ts'
+import { loadConfig } from '../src/config/load-config.ts'
+import { bestSchedule, scheduleCost, type ScheduleFloor } from '../src/replay/best-schedule.ts'
+import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
+import type { Conversation } from '../src/replay/conversation.ts'
+import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -23,6 +28,28 @@ if (positionals.length === 0) {
 const clientCache = values['client-cache'] === 'none' ? 'none' : 'rolling'
 const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
 const conversations = positionals.flatMap((file) => loadRecording(file, { uncompacted: false }).conversations)
+
+const economy = loadConfig().economy
+const floor: ScheduleFloor = {
+  keepNewestRounds: economy.keepRecentRounds,
+  startTokens: economy.startTokens,
+  shortSessionRequests: economy.shortSessionRequests,
+}
+
+/** The hindsight-best schedule of whole batches under the default floor, ÷ the same model with no batch; undefined where the run is not a tool loop of one call per turn. */
+function bestRatio(conversation: Conversation): { ratio: number; batchAt: readonly number[] } | undefined {
+  const bodies = buildAnthropicRequests(conversation, { maxTokens: 4096, clientCache: 'none', stream: false }).map(
+    (request) => JSON.stringify(request.body),
+  )
+  try {
+    const loop = toolLoopOf(bodies)
+    const best = bestSchedule(loop, floor)
+    return { ratio: best.billed / scheduleCost(loop, floor, []), batchAt: best.batchAt }
+  } catch (error) {
+    if (error instanceof NotAToolLoop) return undefined
+    throw error
+  }
+}
 
 const figure = (ledger: LedgerFigures | undefined, name: string): number => ledger?.[name] ?? 0
 const rows: string[] = []
@@ -64,6 +91,10 @@ for (const cacheWrites of cacheWriteReadings) {
     `| ${cacheWrites} | **all runs** (worst run ${worst.toFixed(3)}) | ${thousands(totals.careful)} | ${thousands(totals.through)} | **${(totals.through / totals.careful).toFixed(3)}** | ${thousands(totals.cost)} | ${thousands(totals.saving)} | ${thousands(totals.rewrite)} | ${thousands(totals.saved)} |`,
   )
 }
+const best = conversations.map((conversation) => {
+  const found = bestRatio(conversation)
+  return `| ${conversation.id.slice(0, 60)} | ${found ? found.ratio.toFixed(3) : '— (not one call per turn)'} | ${found ? found.batchAt.join(', ') || 'none' : ''} |`
+})
 process.stdout.write(
   [
     `Client cache marks through ctxgate: ${clientCache}; careful direct: rolling marks, no ctxgate; window ${thousands(Number(values.window))}.`,
@@ -71,6 +102,12 @@ process.stdout.write(
     '| cache writes | run | careful direct | through ctxgate | ÷ careful direct | predicted cost | predicted saving | realized rewrite | realized saved |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
+    '',
+    `Best schedule of whole batches with hindsight (src/replay/best-schedule.ts; floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens, not before request ${floor.shortSessionRequests}), ÷ the same model with no batch:`,
+    '',
+    '| run | best ÷ no batch | batches at requests |',
+    '| --- | ---: | --- |',
+    ...best,
     '',
   ].join('\n'),
 )
