@@ -197,7 +197,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     nextEditResult: marker,
     followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
-    batch: report.newBatch ? { ...batchAccount(decision), growthTokens: growthOf(input, report) } : undefined,
+    batch: report.newBatch ? batchAccount(decision, growthOf(input, report)) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
     ledger,
@@ -328,10 +328,11 @@ function economyDecision(
 }
 
 /** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
-function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
+function batchAccount(decision: EconomyDecision | undefined, growthTokens: number): BatchAccount {
   if (decision?.kind !== 'batch') return { reason: 'over_budget' }
   return {
     reason: decision.reason,
+    growthTokens,
     oneTimeCost: Math.round(decision.oneTimeCost),
     savingPerRequest: Math.round(decision.savingPerRequest),
     ...(Number.isFinite(decision.paybackRequests)

@@ -8,12 +8,12 @@ const tokenA = 'tenant-a-token-0123456789'
 const tokenB = 'tenant-b-token-0123456789'
 
 // With nothing known, a session at request 11 is sure of only ~2 more (the prior's 15% quantile): too few for a
-// batch to pay back (this one needs ~4.5). Finished sessions of its kind that went on to request 40 say 29 more: enough.
+// batch to pay back (this one needs ~4.5). Finished sessions of its kind that went on to request 25 say 14 more: enough.
 const decisionAt = 11
-const longRun = 40
+const longRun = 25
 
 describe('finished sessions of the same kind in the economy’s decision', () => {
-  it('waits at request 11 on the prior, batches once 5 sessions of its kind went on to 40, waits once they ended at 12', async () => {
+  it('waits at request 11 on the prior, batches once 5 sessions of its kind went on to 25, waits once they ended at 12', async () => {
     const fresh = hookOnClock()
     expect(await fresh.session('alone', decisionAt)).toEqual({ batch: undefined, waited: 'no_payback_in_time' })
 
