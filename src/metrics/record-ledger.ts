@@ -49,7 +49,7 @@ export function recordLedger(
   provider: string,
   accounting: Accounting | undefined,
   turn: LedgerTurn,
-): void {
+): LedgerTurn {
   const reason = accounting?.batchReason
   if (accounting?.ledgerBatch && reason) {
     metrics.economyLedger.inc({ provider, reason, figure: 'predicted_cost' }, turn.predictedCost)
@@ -58,4 +58,5 @@ export function recordLedger(
   }
   for (const [earlier, tokens] of Object.entries(accounting?.ledgerSaved ?? {}) as [BatchReason, number][])
     if (tokens > 0) metrics.economyLedger.inc({ provider, reason: earlier, figure: 'realized_saved' }, tokens)
+  return turn
 }

@@ -87,18 +87,28 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
   const cacheMiss = cacheMissSummary(record.usage, accounting)
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
-  if (accounting?.batchReason && record.outcome !== 'rejected')
-    metrics.batches.inc({ provider, reason: accounting.batchReason })
-  const ledger = record.outcome === 'rejected' ? undefined : ledgerTurn(accounting, record.usage, prices)
-  if (ledger) recordLedger(metrics, provider, accounting, ledger)
+  recordOutcome(deps, record, { provider, model, prices })
+}
+
+/** Batches, the regret ledger, refusals avoided and the session's totals of one answer. */
+function recordOutcome(
+  deps: RecordDeps,
+  record: RequestRecord,
+  labels: { readonly provider: string; readonly model: string; readonly prices: ModelPrices },
+): void {
+  const { metrics } = deps
+  const { provider, model, prices } = labels
+  const accounting = record.accounting
+  const served = record.outcome !== 'rejected'
+  if (accounting?.batchReason && served) metrics.batches.inc({ provider, reason: accounting.batchReason })
+  const ledger = served
+    ? recordLedger(metrics, provider, accounting, ledgerTurn(accounting, record.usage, prices))
+    : undefined
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
-  if (accounting?.sessionId)
-    recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, {
-      avoided,
-      prices,
-      ...(ledger ? { ledger } : {}),
-    })
+  if (!accounting?.sessionId) return
+  const turn = { avoided, prices, ledger }
+  recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, turn)
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
@@ -126,7 +136,7 @@ function recordSession(
   sessions: SessionTotalsStore,
   accounting: Accounting & { readonly sessionId: string },
   usage: Usage | undefined,
-  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly ledger?: LedgerTurn },
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly ledger: LedgerTurn | undefined },
 ): void {
   const report = accounting.report
   const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0

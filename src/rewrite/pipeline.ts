@@ -172,12 +172,9 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const cold = isCold(gapMs, '5m')
   const noteHeld = noteHeldBack(memory, decision, report, cold)
   const noteOn = noteGoesIn(note, memory, report) && !noteHeld
-  const newCut = report.newBatch && report.droppedMessages > 0
   const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
   const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined) : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
-  // A batch that edits before the previous tail changed what follows it: that marker would find nothing.
-  const tailStale = newCut || (report.newBatch && report.firstEditedMessage <= (memory?.previousTail ?? -1))
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
   return {
@@ -193,7 +190,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       // The conversation's messages sit under 5-minute markers whatever the head's TTL.
       expired: cold,
     }),
-    previousTail: tailStale ? undefined : memory?.previousTail,
+    previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: marker,
     followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
@@ -217,6 +214,12 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       }),
     },
   }
+}
+
+/** A new cut, or a batch that edits before the previous tail, changed what follows it: a marker there would find nothing. */
+function tailStale(report: RewriteReport, memory: ConversationMemory | undefined): boolean {
+  if (!report.newBatch) return false
+  return report.droppedMessages > 0 || report.firstEditedMessage <= (memory?.previousTail ?? -1)
 }
 
 /** Tokens the client's prompt grew by since its previous request, as the planner counts them. */
