@@ -76,12 +76,12 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
       policy: settings.policy,
       ...(input.realization !== undefined ? { realization: input.realization } : {}),
     })
-  if (!input.noteSwitchesOn) return decide(marked)
-  // The note joins the head only where the batch pays with that rewrite too; else the batch goes without it.
-  const withNote = decide({ ...marked, batchRewritesHead: true })
-  if (withNote.kind === 'batch') return withNote
   const without = decide(marked)
-  return without.kind === 'batch' ? { ...without, noteDeferred: true } : withNote
+  // The note joins the head only where the batch pays with that rewrite too; else the batch goes without it.
+  // Rewriting the head too only costs more, so where no batch pays without it none pays with it: priced once.
+  if (!input.noteSwitchesOn || without.kind !== 'batch') return without
+  const withNote = decide({ ...marked, batchRewritesHead: true })
+  return withNote.kind === 'batch' ? withNote : { ...without, noteDeferred: true }
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */
