@@ -28,6 +28,8 @@ Proxy options (each also an environment variable, see README):
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
   --agent-steps N        answer requests that offer a shell tool with N tool calls, then a final answer
+  --cache-writes MODE    literal | strict: does a cache marker inside the prefix just read write an entry
+                         (literal, default: yes; strict: no) — see docs/economy.md
 
 ${replayUsage}`
 
@@ -52,6 +54,7 @@ const mockOptions = {
   window: text,
   'min-cacheable': text,
   'agent-steps': text,
+  'cache-writes': text,
 } as const
 
 interface Command {

@@ -1,5 +1,5 @@
 import { startMockServer } from '../mock/server.ts'
-import { UsageError } from './replay.ts'
+import { cacheWritesFlag, UsageError } from './replay.ts'
 
 type Flags = Record<string, string | undefined>
 
@@ -18,15 +18,17 @@ export async function mock(flags: Flags): Promise<void> {
   const window = wholeNumber(flags, 'window', 1)
   const minCacheable = wholeNumber(flags, 'min-cacheable', 0)
   const agentSteps = wholeNumber(flags, 'agent-steps', 0)
+  const cacheWrites = cacheWritesFlag(flags['cache-writes'])
   const server = await startMockServer({
     host: flags['host'] ?? '127.0.0.1',
     port: wholeNumber(flags, 'port', 0) ?? 8788,
     ...(window !== undefined ? { window } : {}),
     ...(minCacheable !== undefined ? { minCacheableTokens: minCacheable } : {}),
     ...(agentSteps !== undefined ? { agentSteps } : {}),
+    cacheWrites,
   })
   const loop = agentSteps === undefined ? '' : ` (agent loop: ${agentSteps} tool calls per conversation)`
-  process.stdout.write(`ctxgate mock upstream listening on ${server.url}${loop}\n`)
+  process.stdout.write(`ctxgate mock upstream listening on ${server.url}${loop}, cache writes ${cacheWrites}\n`)
   const stop = (): void => void server.close().then(() => process.exit(0))
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)

@@ -8,6 +8,7 @@ import { buildReport, type ReplayReport } from '../replay/report/build-report.ts
 import { renderTextReport } from '../replay/report/text.ts'
 import { renderHiddenTable } from '../replay/hidden/report.ts'
 import { renderMarkdownTable } from '../replay/report/table.ts'
+import { cacheWriteReadings, type CacheWrites } from '../mock/prompt-cache.ts'
 import {
   directLabel,
   replayConversation,
@@ -26,6 +27,7 @@ both with prompt-cache simulation, and reports what each cost.
   --budget TOKENS          token budget ctxgate is asked to keep (x-ctxgate-budget)
   --client-cache MODE      none | rolling: how the agent marks its own cache (default: what the
                            recording's client does: rolling for Claude Code and Codex, none otherwise)
+  --cache-writes MODE      literal | strict: the fake upstream's reading of a marker inside what was read
   --stream                 send streaming requests
   --max-tokens N           max_tokens of each request (default 4096)
   --min-cacheable TOKENS   shortest cacheable prefix of the fake upstream (default 1024)
@@ -44,6 +46,7 @@ export const replayOptions = {
   model: { type: 'string' },
   budget: { type: 'string' },
   'client-cache': { type: 'string' },
+  'cache-writes': { type: 'string' },
   stream: { type: 'boolean' },
   'max-tokens': { type: 'string' },
   'min-cacheable': { type: 'string' },
@@ -179,6 +182,13 @@ function clientCacheOf(
   }
 }
 
+/** `--cache-writes literal|strict` (default literal), or a usage error naming the choices. */
+export function cacheWritesFlag(raw: string | undefined): CacheWrites {
+  if (raw === undefined) return 'literal'
+  if ((cacheWriteReadings as readonly string[]).includes(raw)) return raw as CacheWrites
+  throw new UsageError(`--cache-writes must be ${cacheWriteReadings.join(' or ')}, got ${JSON.stringify(raw)}`)
+}
+
 function replayOptionsFrom(values: Values): ReplayOptions {
   const clientCache = values['client-cache'] ?? 'none'
   const strategies = values.strategy ?? []
@@ -194,6 +204,7 @@ function replayOptionsFrom(values: Values): ReplayOptions {
     minCacheableTokens: positive('--min-cacheable', values['min-cacheable'] ?? '1024'),
     maxTokens: positive('--max-tokens', values['max-tokens'] ?? '4096'),
     clientCache: clientCache as ClientCache,
+    cacheWrites: cacheWritesFlag(values['cache-writes']),
     stream: values.stream === true,
     variants,
     ...(values.model ? { model: values.model } : {}),

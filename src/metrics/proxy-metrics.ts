@@ -182,6 +182,12 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'reason'] as const,
       registers,
     }),
+    economyLedger: new Counter({
+      name: 'ctxgate_economy_ledger_tokens_total',
+      help: 'The regret ledger of below-budget batches, in uncached-input tokens, by reason: predicted_cost and predicted_saving (over the conservative horizon) when a batch is made; realized_rewrite (upstream cache writes beyond the client growth) and realized_saved (reads later requests were spared) as they come true.',
+      labelNames: ['provider', 'reason', 'figure'] as const,
+      registers,
+    }),
     billedInputTokens: new Counter({
       name: 'ctxgate_billed_input_tokens_total',
       help: 'Prompt tokens as billed, in uncached-input equivalents (cache writes and reads at their price multiples), from upstream usage.',

@@ -8,6 +8,7 @@ import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '.
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
 import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
+import { ledgerTurn, recordLedger, type LedgerTurn } from './record-ledger.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
@@ -111,16 +112,30 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
   const cacheMiss = cacheMissSummary(record.usage, accounting)
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
-  if (accounting?.batchReason && record.outcome !== 'rejected')
-    metrics.batches.inc({ provider, reason: accounting.batchReason })
+  return recordOutcome(deps, record, { provider, model, prices })
+}
+
+/** Batches, re-fetches, the regret ledger, refusals avoided, telemetry, dead writes and the session's totals of one answer. */
+function recordOutcome(
+  deps: RecordDeps,
+  record: RequestRecord,
+  labels: { readonly provider: string; readonly model: string; readonly prices: ModelPrices },
+): VirtualBill | undefined {
+  const { metrics } = deps
+  const { provider, model, prices } = labels
+  const accounting = record.accounting
+  const served = record.outcome !== 'rejected'
+  if (accounting?.batchReason && served) metrics.batches.inc({ provider, reason: accounting.batchReason })
   recordRefetches(metrics, provider, accounting?.refetches ?? [])
+  const ledger = served
+    ? recordLedger(metrics, provider, accounting, ledgerTurn(accounting, record.usage, prices))
+    : undefined
   const avoided = accounting?.refusalAvoided === true && record.status === 200
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   deps.telemetry?.recordModelCall(record, model)
   if (deps.deadWrites) countDeadWrites(deps.deadWrites, metrics, provider, record, (deps.now ?? Date.now)())
-  return accounting?.sessionId
-    ? recordSession(deps, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices })
-    : undefined
+  if (!accounting?.sessionId) return undefined
+  return recordSession(deps, record, { ...accounting, sessionId: accounting.sessionId }, { avoided, prices, ledger })
 }
 
 /** The request as the client's own rule would have sent it unedited (served, measured, rewritten requests only). */
@@ -219,7 +234,7 @@ function recordSession(
   deps: RecordDeps,
   record: RequestRecord,
   accounting: Accounting & { readonly sessionId: string },
-  turn: { readonly avoided: boolean; readonly prices: ModelPrices },
+  turn: { readonly avoided: boolean; readonly prices: ModelPrices; readonly ledger: LedgerTurn | undefined },
 ): VirtualBill | undefined {
   const virtual = virtualBill(deps.virtualClients, record, accounting, turn.prices)
   const { usage, status } = record
@@ -239,6 +254,7 @@ function recordSession(
     answered: status === 200,
     refetches: accounting.refetches?.length ?? 0,
     refetchTokens: (accounting.refetches ?? []).reduce((sum, refetch) => sum + refetch.tokens, 0),
+    ...(turn.ledger ? { ledger: turn.ledger } : {}),
   })
   return virtual
 }

@@ -20,6 +20,16 @@ const ttlMs = { '5m': 5 * 60_000, '1h': 60 * 60_000 } as const
 /** Reads look back at most 20 positions per breakpoint, the breakpoint itself first (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
 const lookback = 20
 
+/**
+ * How a cache_control marker on a block inside the prefix just read is taken. `literal` (the default):
+ * "marking a block writes exactly one cache entry", so it creates an entry there at no charge.
+ * `strict`: it writes nothing of its own (an entry already there is kept alive); only markers past
+ * what was read create entries. Nobody has checked which the real API does; the economy must pay under both.
+ */
+export type CacheWrites = 'literal' | 'strict'
+
+export const cacheWriteReadings: readonly CacheWrites[] = ['literal', 'strict']
+
 interface Entry {
   expiresAt: number
   ttl: '5m' | '1h'
@@ -27,14 +37,17 @@ interface Entry {
 
 /**
  * Anthropic's explicit prompt cache as https://platform.claude.com/docs/en/build-with-claude/prompt-caching describes it: each breakpoint writes one entry
- * for the prefix ending at it; reads find the longest entry within the lookback of any breakpoint.
+ * for the prefix ending at it (under the `literal` reading; see CacheWrites); reads find the longest
+ * entry within the lookback of any breakpoint.
  */
 export class AnthropicPromptCache {
   readonly #entries = new Map<string, Entry>()
   readonly #now: () => number
+  readonly #writes: CacheWrites
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = Date.now, writes: CacheWrites = 'literal') {
     this.#now = now
+    this.#writes = writes
   }
 
   use(scope: string, blocks: readonly PromptBlock[], minCacheableTokens: number): CacheUsage {
@@ -67,8 +80,8 @@ export class AnthropicPromptCache {
       const ttl = blocks[position]?.breakpoint ?? '5m'
       const prefix = prefixTokens[position] as number
       if (position <= readEnd) {
-        // Marking a block writes its entry even inside what was read; those tokens were read, so it bills nothing.
-        if (prefix >= minCacheableTokens) this.#keep(hashes[position] as string, ttl, now)
+        // Literal: marking a block writes its entry even inside what was read; those tokens were read, so it bills nothing.
+        if (prefix >= minCacheableTokens) this.#keep(hashes[position] as string, ttl, now, this.#writes === 'literal')
         continue
       }
       if (prefix < minCacheableTokens) continue
@@ -91,10 +104,10 @@ export class AnthropicPromptCache {
     this.#entries.clear()
   }
 
-  #keep(hash: string, ttl: '5m' | '1h', now: number): void {
+  #keep(hash: string, ttl: '5m' | '1h', now: number, create: boolean): void {
     const entry = this.#entries.get(hash)
     if (entry) entry.expiresAt = Math.max(entry.expiresAt, now + ttlMs[ttl])
-    else this.#entries.set(hash, { expiresAt: now + ttlMs[ttl], ttl })
+    else if (create) this.#entries.set(hash, { expiresAt: now + ttlMs[ttl], ttl })
   }
 
   #refresh(hash: string, now: number): void {

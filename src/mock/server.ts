@@ -9,7 +9,7 @@ import { openaiResponses } from './openai-responses.ts'
 import { attachResponsesSocket } from './openai-responses-socket.ts'
 import { answerModels } from './models.ts'
 import { PromptFingerprints } from './cache-diagnosis.ts'
-import { AnthropicPromptCache, OpenAIPromptCache } from './prompt-cache.ts'
+import { AnthropicPromptCache, OpenAIPromptCache, type CacheWrites } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
 import { UsageLedger } from './usage-ledger.ts'
 
@@ -25,6 +25,8 @@ export interface MockServerOptions {
   readonly now?: () => number
   /** Agent tool loop: requests offering a shell-like tool get this many tool calls, then a final answer. */
   readonly agentSteps?: number
+  /** How a marker inside the prefix just read is taken (default `literal`: it writes an entry). */
+  readonly cacheWrites?: CacheWrites
 }
 
 export interface RecordedRequest {
@@ -56,7 +58,7 @@ type Provider = 'anthropic' | 'openai'
 
 /** A fake Anthropic + OpenAI upstream with faithful usage and prompt caching, for tests, demos and replay. */
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
-  const anthropicCache = new AnthropicPromptCache(options.now)
+  const anthropicCache = new AnthropicPromptCache(options.now, options.cacheWrites)
   const fingerprints = new PromptFingerprints()
   const openaiCache = new OpenAIPromptCache()
   const faults = new FaultQueue()

@@ -18,6 +18,14 @@ export interface Accounting {
   readonly prefixBreak?: PrefixBreak
   /** This request made a new batch of edits, for this reason. */
   readonly batchReason?: BatchReason
+  /** The economy's batch on this request: what it predicted, and the client's growth since its previous request (for the realized rewrite). */
+  readonly ledgerBatch?: {
+    readonly predictedCost: number
+    readonly predictedSaving: number
+    readonly growthTokens: number
+  }
+  /** Reads this request was spared by the session's earlier economy batches, by their reason (uncached-input tokens). */
+  readonly ledgerSaved?: Readonly<Partial<Record<BatchReason, number>>>
   /** As sent by the client, the request would not have fit the model's window. */
   readonly refusalAvoided: boolean
   /** Cache breakpoints ctxgate added to this request. */

@@ -15,6 +15,8 @@ export interface ApplyOptions {
   readonly previousTail?: number
   /** The tool result the next batch of edits will start at: a breakpoint just ahead of it lets that batch read the prefix. */
   readonly nextEditResult?: string
+  /** With a new batch: the result the batch after it will start at (its block is written fresh now, so a marker there writes an entry). */
+  readonly followingEditResult?: string
   readonly minCacheableTokens: number
   /** The model binds thinking signatures to their prefix (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking). */
   readonly thinkingBound: boolean

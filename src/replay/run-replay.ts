@@ -4,6 +4,7 @@ import { Agent, request } from 'undici'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
+import type { CacheWrites } from '../mock/prompt-cache.ts'
 import { startMockServer } from '../mock/server.ts'
 import { buildAnthropicRequests, type ClientCache, type ReplayRequest } from './build-requests.ts'
 import type { Conversation } from './conversation.ts'
@@ -30,17 +31,24 @@ export interface ReplayOptions {
   readonly model?: string
   readonly maxTokens: number
   readonly clientCache: ClientCache
+  /** The fake upstream's reading of a cache marker inside the prefix just read (default literal). */
+  readonly cacheWrites?: CacheWrites
   readonly stream: boolean
   /** Sent as x-ctxgate-budget to ctxgate variants. */
   readonly budget?: number
   readonly variants: readonly Variant[]
 }
 
+/** The regret ledger of one ctxgate variant's run, summed over its batches (ctxgate_economy_ledger_tokens_total). */
+export type LedgerFigures = Readonly<Record<string, number>>
+
 export interface RunResult {
   readonly id: string
   readonly source: string
   readonly notes: readonly string[]
   readonly outcomes: Readonly<Record<string, readonly RequestOutcome[]>>
+  /** Per ctxgate variant: predicted_cost, predicted_saving, realized_rewrite, realized_saved. */
+  readonly ledgers?: Readonly<Record<string, LedgerFigures>>
   readonly summaries: Readonly<Record<string, RunSummary>>
   /** Needed-but-hidden events per variant (docs/quality.md). */
   readonly hidden?: Readonly<Record<string, HiddenTally>>
@@ -59,16 +67,19 @@ export async function replayConversation(conversation: Conversation, options: Re
   const needs = neededStrings(conversation)
   const outcomes: Record<string, RequestOutcome[]> = {}
   const hidden: Record<string, HiddenTally> = {}
+  const ledgers: Record<string, LedgerFigures> = {}
   for (const variant of options.variants) {
     const counter = new HiddenCounter(needs)
-    outcomes[variant.label] = await sendThrough(variant, requests, options, counter)
+    const sent = await sendThrough(variant, requests, options, counter)
+    outcomes[variant.label] = sent.outcomes
+    if (sent.ledger) ledgers[variant.label] = sent.ledger
     hidden[variant.label] = counter.tally
   }
   const direct = outcomes[directLabel]
   const summaries: Record<string, RunSummary> = {}
   for (const [label, list] of Object.entries(outcomes))
     summaries[label] = summarize(list, label === directLabel ? undefined : direct)
-  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, summaries, hidden }
+  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, ledgers, summaries, hidden }
 }
 
 async function sendThrough(
@@ -76,15 +87,17 @@ async function sendThrough(
   requests: readonly ReplayRequest[],
   options: ReplayOptions,
   counter: HiddenCounter,
-): Promise<RequestOutcome[]> {
+): Promise<{ outcomes: RequestOutcome[]; ledger?: LedgerFigures }> {
   const mock = await startMockServer({
     window: options.window,
     minCacheableTokens: options.minCacheableTokens,
     logLimit: 1,
+    ...(options.cacheWrites ? { cacheWrites: options.cacheWrites } : {}),
   })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
   let close: () => Promise<void> = noop
+  const registry = new Registry()
   if (!variant.direct) {
     const flags = variant.configFile ? { config: variant.configFile } : {}
     const base = loadConfig({ flags })
@@ -105,7 +118,7 @@ async function sendThrough(
         models: [replayModel],
       },
     })
-    const app = await buildApp({ config, logger: createLogger('silent'), registry: new Registry() })
+    const app = await buildApp({ config, logger: createLogger('silent'), registry })
     await app.server.listen({ host: '127.0.0.1', port: 0 })
     baseUrl = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
     close = () => app.server.close()
@@ -144,10 +157,21 @@ async function sendThrough(
       const seen = { ...outcome, segment: replayed.segment, ...batch }
       outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...seen, ctxgateEstimate: estimate } : seen)
     }
-    return outcomes
+    return variant.direct ? { outcomes } : { outcomes, ledger: await ledgerFigures(registry) }
   } finally {
     await close()
     await mock.close()
     await dispatcher.close()
   }
+}
+
+/** The ledger metric summed over reasons, by figure. */
+async function ledgerFigures(registry: Registry): Promise<LedgerFigures> {
+  const metric = await registry.getSingleMetric('ctxgate_economy_ledger_tokens_total')?.get()
+  const figures: Record<string, number> = {}
+  for (const { labels, value } of metric?.values ?? []) {
+    const figure = String(labels['figure'])
+    figures[figure] = (figures[figure] ?? 0) + value
+  }
+  return figures
 }

@@ -3,9 +3,16 @@ import { nextCadenceMemory, type CadenceMemory } from './economy/cadence-memory.
 import type { EditPointPrices } from './economy/edit-point.ts'
 import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
 import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
+import {
+  realizationOf as ledgerRealization,
+  stepLedger,
+  type LedgerEntry,
+  type LedgerUpdate,
+} from './economy/ledger.ts'
+import { writePrice } from './economy/prices.ts'
 import type { TokenEstimator } from './estimate.ts'
-import { nextEditResult } from './next-edit.ts'
-import { clearedNote } from './notes.ts'
+import { heldBefore, nextEditOf, promiseSpent } from './marker-promise.ts'
+import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
 import { detectPrefixBreak, prefixSignature, type PrefixBreak } from './prefix-break.ts'
@@ -38,6 +45,10 @@ export interface ConversationMemory {
   readonly model?: string
   /** The tool result the previous request kept a cache marker just ahead of (see `holdBefore`). */
   readonly nextEditResult?: string
+  /** A below-budget batch was made without the system note, because adding it at the head would not have paid. */
+  readonly noteDeferred?: boolean
+  /** The regret ledger of the session's economy batches (economy/ledger.ts). */
+  readonly ledger?: readonly LedgerEntry[]
 }
 
 /** The model's limits as they bear on this request. */
@@ -94,8 +105,16 @@ export interface BatchAccount {
   readonly reason: BatchReason
   /** Uncached-input tokens the batch costs once (its cache rewrite), as the economy priced it. */
   readonly oneTimeCost?: number
-  /** Expected saving over not editing, in uncached-input tokens. */
-  readonly expectedNetSaving?: number
+  /** Uncached-input tokens each later request is predicted to save. */
+  readonly savingPerRequest?: number
+  /** Later requests until the saving pays the one-time cost back. */
+  readonly paybackRequests?: number
+  /** Requests ahead it was priced over (the conservative forecast). */
+  readonly horizon?: number
+  /** Saving over that horizon less the one-time cost, in uncached-input tokens. */
+  readonly predictedNetSaving?: number
+  /** What the client added since its previous request (ctxgate's estimate): the part of the batch request's writes that is not the batch's. */
+  readonly growthTokens?: number
 }
 
 /** What the session stores for the next request (the tail comes from the adapter, once the edits are written). */
@@ -114,6 +133,8 @@ export type PipelineOutcome =
       readonly previousTail: number | undefined
       /** The tool result this request's new batch starts at, or else the next batch will: a cache breakpoint goes just ahead of it. */
       readonly nextEditResult: string | undefined
+      /** With a new batch: where the batch after it will start. Its block is written fresh now, so a marker there writes an entry under either cache-write reading. */
+      readonly followingEditResult: string | undefined
       /** As sent by the client, the request would not have fit the model's window. */
       readonly refusalAvoided: boolean
       /** The new batch of edits on this request and why; undefined when none. */
@@ -124,6 +145,8 @@ export type PipelineOutcome =
       readonly stableTtl: '5m' | '1h'
       /** Calls new in this request that fetch again what ctxgate cleared or folded (refetch.ts). */
       readonly refetches: readonly Refetch[]
+      /** The ledger after this request: earlier batches credited with its spared reads, its own batch filed (economy on). */
+      readonly ledger: LedgerUpdate | undefined
       readonly next: NextMemory
     }
 
@@ -149,10 +172,14 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
-  const noteOn = noteGoesIn(note, memory, report)
-  const newCut = report.newBatch && report.droppedMessages > 0
-  const marker = nextEditOf(input)
+  const cold = isCold(gapMs, '5m')
+  const noteHeld = noteHeldBack(memory, decision, report, cold)
+  const noteOn = noteGoesIn(note, memory, report) && !noteHeld
+  const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
+  const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined) : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
+  const promise = report.newBatch ? following : marker
+  const ledger = ledgerOf(input, decision, report, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
@@ -164,22 +191,26 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       report,
       noteOn,
       // The conversation's messages sit under 5-minute markers whatever the head's TTL.
-      expired: isCold(gapMs, '5m'),
+      expired: cold,
     }),
-    previousTail: newCut ? undefined : memory?.previousTail,
+    previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: marker,
+    followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
-    batch: report.newBatch ? batchAccount(decision) : undefined,
+    batch: report.newBatch ? batchAccount(decision, growthOf(input, report)) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
     refetches: refetchesOf(input),
+    ledger,
     next: {
       decisions: planned.decisions,
+      ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
+      ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
       messageCount: view.messages.length,
       prefixSignature: prefixSignature(view, view.messages.length),
       model: view.model,
-      ...(marker !== undefined ? { nextEditResult: marker } : {}),
+      ...(promise !== undefined ? { nextEditResult: promise } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
         gapMs,
@@ -187,6 +218,45 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       }),
     },
   }
+}
+
+/** A new cut, or a batch that edits before the previous tail, changed what follows it: a marker there would find nothing. */
+function tailStale(report: RewriteReport, memory: ConversationMemory | undefined): boolean {
+  if (!report.newBatch) return false
+  return report.droppedMessages > 0 || report.firstEditedMessage <= (memory?.previousTail ?? -1)
+}
+
+/** Tokens the client's prompt grew by since its previous request, as the planner counts them. */
+function growthOf(input: PipelineInput, report: RewriteReport): number {
+  const previous = input.memory?.economy?.unedited
+  return typeof previous === 'number' ? Math.max(0, Math.round(report.estimatedBefore - previous * input.factor)) : 0
+}
+
+/** The session's ledger after this request; undefined with the economy off. */
+function ledgerOf(
+  input: PipelineInput,
+  decision: EconomyDecision | undefined,
+  report: RewriteReport,
+  cold: boolean,
+): LedgerUpdate | undefined {
+  const settings = input.economy
+  if (!settings) return undefined
+  const filed = decision?.kind === 'batch' && report.newBatch && decision.reason !== 'over_budget'
+  return stepLedger(input.memory?.ledger, {
+    request: (input.memory?.requests ?? 0) + 1,
+    carryPrice: cold ? writePrice(settings.prices, '5m') : settings.prices.cacheRead,
+    ...(filed
+      ? {
+          batch: {
+            reason: decision.reason,
+            predictedCost: decision.oneTimeCost,
+            savingPerRequest: decision.savingPerRequest,
+            horizon: decision.horizon,
+            removed: decision.tokensRemoved,
+          },
+        }
+      : {}),
+  })
 }
 
 /** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
@@ -202,18 +272,6 @@ interface Sizes {
   readonly noteTokens: number
   readonly gapMs: number | undefined
   readonly holdBefore: number | undefined
-}
-
-/**
- * Where the previous request kept its cache marker (the message of that result): new edits start
- * there or later. No such promise when the cache went cold or the note joins the head with this
- * request's edits (everything is written again either way), or when the result is gone.
- */
-function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
-  const id = input.memory?.nextEditResult
-  if (id === undefined || isCold(gapMs, '5m') || noteJoinsHeadNow(input.note, input.memory)) return undefined
-  const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))
-  return index >= 0 ? index : undefined
 }
 
 /**
@@ -256,6 +314,7 @@ function economyDecision(
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
   if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
   if (sentByClient < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  if (promiseSpent(input, sizes.gapMs)) return { kind: 'none', reason: 'marker_moving' }
   return decideForRequest({
     settings,
     view: input.view,
@@ -269,53 +328,33 @@ function economyDecision(
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
+    ...realizationOf(input.memory?.ledger),
     ...(sizes.holdBefore !== undefined ? { editableFrom: sizes.holdBefore } : {}),
+    // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
+    ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.holdBefore ?? 0 }),
   })
-}
-
-/**
- * Whether the note is in this request. At the head it joins with the first edit (a conversation that
- * never needs editing pays nothing for it) or from the first request, and then stays; at the edit
- * point it is there whenever an edit is, right after the earliest one.
- */
-function noteGoesIn(
-  note: SystemNoteCost | undefined,
-  memory: ConversationMemory | undefined,
-  report: RewriteReport,
-): boolean {
-  if (note === undefined) return false
-  const edited = report.folded + report.cleared + report.droppedMessages > 0
-  if (note.at === 'edit-point') return edited
-  return note.from === 'first-request' || memory?.noteOn === true || edited
-}
-
-/** A first batch that also puts the note into the head rewrites from the head, not from its own edit point. */
-function noteJoinsHeadNow(note: SystemNoteCost | undefined, memory: ConversationMemory | undefined): boolean {
-  return note !== undefined && note.at !== 'edit-point' && note.from !== 'first-request' && memory?.noteOn !== true
 }
 
 /** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
-function batchAccount(decision: EconomyDecision | undefined): BatchAccount {
+function batchAccount(decision: EconomyDecision | undefined, growthTokens: number): BatchAccount {
   if (decision?.kind !== 'batch') return { reason: 'over_budget' }
   return {
     reason: decision.reason,
+    growthTokens,
     oneTimeCost: Math.round(decision.oneTimeCost),
-    expectedNetSaving: Math.round(decision.expectedNetSaving),
+    savingPerRequest: Math.round(decision.savingPerRequest),
+    ...(Number.isFinite(decision.paybackRequests)
+      ? { paybackRequests: Math.round(decision.paybackRequests * 10) / 10 }
+      : {}),
+    horizon: decision.horizon,
+    predictedNetSaving: Math.round(decision.predictedNetSaving),
   }
 }
 
-/** Where a batch starts it is read from the marker the requests before it kept there: the decisions before this request. */
-function nextEditOf(input: PipelineInput): string | undefined {
-  return nextEditResult({
-    view: input.view,
-    decisions: input.memory?.decisions ?? noDecisions,
-    replacementTokens: input.estimator.text(clearedNote),
-    // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
-    ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
-    excludeTools: input.economy?.policy.excludeTools ?? [],
-    ...(input.economy?.policy.maxNeedHazard !== undefined ? { maxNeedHazard: input.economy.policy.maxNeedHazard } : {}),
-    ...(input.reachBack ? { prices: input.reachBack } : {}),
-  })
+/** What the session's earlier batches really saved per request over what was predicted, when the ledger can tell. */
+function realizationOf(ledger: readonly LedgerEntry[] | undefined): { realization?: number } {
+  const realization = ledgerRealization(ledger)
+  return realization === undefined ? {} : { realization }
 }
 
 /** Re-fetches among the calls the client added since its previous request. */

@@ -14,6 +14,7 @@ import { limitFloorShare, type Calibration, type ConversationRequest } from '../
 import type { TokenEstimator } from '../rewrite/estimate.ts'
 import { systemNote } from '../rewrite/notes.ts'
 import type { EditPointPrices } from '../rewrite/economy/edit-point.ts'
+import { summarizeLedger } from '../rewrite/economy/ledger.ts'
 import { pricesFor, writePrice, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../rewrite/economy/types.ts'
@@ -232,6 +233,25 @@ function accountingFor(
     ...(rewritten?.prefixBreak ? { prefixBreak: rewritten.prefixBreak } : {}),
     ...(rewritten?.batch ? { batchReason: rewritten.batch.reason } : {}),
     ...(rewritten && rewritten.refetches.length > 0 ? { refetches: rewritten.refetches } : {}),
+    ...ledgerAccounting(rewritten),
+  }
+}
+
+/** The regret ledger's part of the accounting: an economy batch's prediction, and reads spared by earlier ones. */
+function ledgerAccounting(rewritten: Rewritten | undefined): Pick<Accounting, 'ledgerBatch' | 'ledgerSaved'> {
+  const batch = rewritten?.batch
+  const saved = rewritten?.ledger?.savedNow
+  return {
+    ...(batch?.oneTimeCost !== undefined && batch.reason !== 'over_budget'
+      ? {
+          ledgerBatch: {
+            predictedCost: batch.oneTimeCost,
+            predictedSaving: (batch.savingPerRequest ?? 0) * (batch.horizon ?? 0),
+            growthTokens: batch.growthTokens ?? 0,
+          },
+        }
+      : {}),
+    ...(saved && Object.keys(saved).length > 0 ? { ledgerSaved: saved } : {}),
   }
 }
 
@@ -350,6 +370,7 @@ function writeBack(
     sessionId,
     ...(outcome.previousTail !== undefined ? { previousTail: outcome.previousTail } : {}),
     ...(outcome.nextEditResult !== undefined ? { nextEditResult: outcome.nextEditResult } : {}),
+    ...(outcome.followingEditResult !== undefined ? { followingEditResult: outcome.followingEditResult } : {}),
     minCacheableTokens: clientCompaction ? Number.POSITIVE_INFINITY : limits.minCacheableTokens,
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
@@ -401,6 +422,9 @@ function economyLog(outcome: PipelineOutcome) {
     ...(batch ? { batch } : {}),
     ...(rewritten?.waited ? { economy: rewritten.waited } : {}),
     ...(rewritten && rewritten.refetches.length > 0 ? { refetches: refetchSummary(rewritten.refetches) } : {}),
+    ...(rewritten?.ledger && rewritten.ledger.entries.length > 0
+      ? { ledger: summarizeLedger(rewritten.ledger.entries) }
+      : {}),
   }
 }
 

@@ -29,6 +29,11 @@ export const sessionCounterFields = [
   'clientCompactions',
   'clientErrors',
   'unmeteredTurns',
+  'economyBatches',
+  'ledgerPredictedCost',
+  'ledgerPredictedSaving',
+  'ledgerRealizedRewrite',
+  'ledgerRealizedSaved',
 ] as const
 
 export type SessionCounters = Readonly<Record<(typeof sessionCounterFields)[number], number>>
@@ -70,6 +75,14 @@ export interface TurnRecord {
   readonly clientError?: boolean
   /** The upstream answered 200: without usage, the turn's cost is unknown. */
   readonly answered?: boolean
+  /** The regret ledger's figures of this answer (uncached-input tokens; see metrics/record-ledger.ts). */
+  readonly ledger?: {
+    readonly batches: number
+    readonly predictedCost: number
+    readonly predictedSaving: number
+    readonly realizedRewrite: number
+    readonly realizedSaved: number
+  }
 }
 
 export const maxModelsPerSession = 8
@@ -103,6 +116,12 @@ export function turnIncrements(turn: TurnRecord): SessionCounters {
     clientCompactions: turn.clientCompacted ? 1 : 0,
     clientErrors: turn.clientError ? 1 : 0,
     unmeteredTurns: turn.answered === true && !usage ? 1 : 0,
+    economyBatches: turn.ledger?.batches ?? 0,
+    // Whole tokens: Redis sums counters with HINCRBY.
+    ledgerPredictedCost: Math.round(turn.ledger?.predictedCost ?? 0),
+    ledgerPredictedSaving: Math.round(turn.ledger?.predictedSaving ?? 0),
+    ledgerRealizedRewrite: Math.round(turn.ledger?.realizedRewrite ?? 0),
+    ledgerRealizedSaved: Math.round(turn.ledger?.realizedSaved ?? 0),
   }
 }
 

@@ -36,7 +36,8 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
       maxRetries: 0,
       defaultHeaders: { 'x-ctxgate-session': 'economy-1' },
     })
-    for (let rounds = 1; rounds <= 14; rounds++)
+    // Long enough that a batch pays back within the conservative forecast (a 15% quantile of what is left).
+    for (let rounds = 1; rounds <= 24; rounds++)
       await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: loop(rounds) })
     const logs = requestLogs(stack).filter((line) => line['session'] === 'economy-1')
     const batches = logs.filter((line) => line['batch'] !== undefined)
@@ -54,6 +55,17 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
     const metrics = await scrape(stack)
     expect(value(metrics, 'ctxgate_edit_batches_total{provider="anthropic",reason="pays_back"}')).toBe(batches.length)
     expect(value(metrics, 'ctxgate_edit_batches_total{provider="anthropic",reason="over_budget"}')).toBe(0)
+    // The regret ledger: what the batches predicted beside what came true, in the log line and the metric.
+    const ledger = logs.at(-1)?.['ledger'] as Record<string, number> | undefined
+    expect(ledger).toMatchObject({ batches: batches.length })
+    expect(ledger?.['realizedSaved']).toBeGreaterThan(0)
+    for (const figure of ['predicted_cost', 'predicted_saving', 'realized_rewrite', 'realized_saved'])
+      expect(
+        value(
+          metrics,
+          `ctxgate_economy_ledger_tokens_total{provider="anthropic",reason="pays_back",figure="${figure}"}`,
+        ),
+      ).toBeGreaterThan(0)
     expect(
       value(metrics, 'ctxgate_billed_dollars_total{provider="anthropic",model="claude-sonnet-4-5"}'),
     ).toBeGreaterThan(0)
@@ -62,7 +74,11 @@ describe('the cache-priced economy through ctxgate, with the Anthropic SDK', () 
         string,
         number
       >
-      expect(session['turns']).toBe(14)
+      expect(session['turns']).toBe(24)
+      expect(session['economyBatches']).toBe(batches.length)
+      expect(session['ledgerPredictedCost']).toBeGreaterThan(0)
+      expect(session['ledgerRealizedRewrite']).toBeGreaterThan(0)
+      expect(session['ledgerRealizedSaved']).toBeGreaterThan(0)
       expect(session['billedTokens']).toBeGreaterThan(0)
       expect(session['uneditedBilledTokens']).toBeGreaterThan(session['billedTokens'] as number)
       expect(session['dollars']).toBeGreaterThan(0)

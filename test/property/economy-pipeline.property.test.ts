@@ -39,7 +39,9 @@ async function sendAll(
 
 const reportOf = (step: Step) => step.log['rewrite'] as Record<string, number | boolean>
 const batchOf = (step: Step) =>
-  step.log['batch'] as { reason: string; oneTimeCost?: number; expectedNetSaving?: number } | undefined
+  step.log['batch'] as
+    | { reason: string; oneTimeCost?: number; predictedNetSaving?: number; paybackRequests?: number; horizon?: number }
+    | undefined
 
 describe.each(wireFixtures)('the cache-priced economy over generated $format conversations', (fixture) => {
   const conversation = stepsArbitrary(4, 30).map((steps) => fixture.conversation(steps))
@@ -54,8 +56,9 @@ describe.each(wireFixtures)('the cache-priced economy over generated $format con
           if (batch) batches++
           expect(batch !== undefined).toBe(reportOf(step)['newBatch'])
           if (batch && batch.reason !== 'over_budget') {
-            expect(batch.expectedNetSaving).toBeGreaterThan(0)
-            expect(batch.expectedNetSaving).toBeGreaterThanOrEqual(0.25 * (batch.oneTimeCost ?? 0))
+            expect(batch.predictedNetSaving).toBeGreaterThanOrEqual(0)
+            expect(batch.paybackRequests).toBeLessThanOrEqual(batch.horizon ?? 0)
+            expect(batch.predictedNetSaving).toBeGreaterThanOrEqual(0.25 * (batch.oneTimeCost ?? 0))
           }
           const previous = steps[index - 1]
           if (batch || !previous) return

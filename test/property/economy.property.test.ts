@@ -57,6 +57,7 @@ const conversationArbitrary = fc
 const cadenceArbitrary: fc.Arbitrary<Cadence> = fc.record({
   requestsSoFar: fc.integer({ min: 1, max: 200 }),
   expectedRemaining: fc.integer({ min: 0, max: 300 }),
+  conservativeRemaining: fc.double({ min: 0, max: 300, noNaN: true }),
   growthPerRequest: fc.integer({ min: 0, max: 20_000 }),
   pausesOver5m: fc.double({ min: 0, max: 1, noNaN: true }),
   pausesOver1h: fc.constant(0),
@@ -78,8 +79,21 @@ describe('economy decision properties', () => {
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
         const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
         if (decision.kind === 'batch' && decision.reason !== 'over_budget') {
-          expect(decision.expectedNetSaving).toBeGreaterThan(0)
-          expect(decision.expectedNetSaving).toBeGreaterThanOrEqual(policy.margin * decision.oneTimeCost)
+          expect(decision.predictedNetSaving).toBeGreaterThanOrEqual(0)
+          expect(decision.predictedNetSaving).toBeGreaterThanOrEqual(policy.margin * decision.oneTimeCost)
+        }
+      }),
+    )
+  })
+
+  it('never makes a below-budget batch whose payback needs more requests than the conservative forecast allows', () => {
+    fc.assert(
+      fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
+        const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
+        if (decision.kind === 'batch' && decision.reason !== 'over_budget') {
+          expect(decision.paybackRequests).toBeLessThanOrEqual(cadence.conservativeRemaining)
+          expect(decision.horizon).toBeLessThanOrEqual(cadence.conservativeRemaining)
+          expect(decision.predictedNetSaving).toBeLessThanOrEqual(decision.savingPerRequest * decision.horizon)
         }
       }),
     )

@@ -26,7 +26,8 @@ const messageOf = (view: ChatView, id: string): number =>
 
 const economy = {
   prices: { match: '*', input: null, output: null, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 },
-  policy: { ...defaultEconomyPolicy, startTokens: 4_000, shortSessionRequests: 3 },
+  // Priced at the median forecast: these sessions are short, and the property needs batches of the economy's own.
+  policy: { ...defaultEconomyPolicy, startTokens: 4_000, shortSessionRequests: 3, forecastQuantile: 0.5 },
 }
 
 describe('where a batch starts and where the marker before it was kept', () => {

@@ -259,6 +259,35 @@ describe('Anthropic Messages adapter details', () => {
     expect(marked(body(12), 8, 't4')).toEqual(['8.0', '24.0'])
   })
 
+  it('on a batch request, marks ahead of where the batch starts and ahead of where the batch after it will', () => {
+    const estimator = new TokenEstimator()
+    const messages = results(12)
+    ;(((messages.at(-1) as Json)['content'] as Json[])[0] as Json)['cache_control'] = { type: 'ephemeral' }
+    const body: Json = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      system: [{ type: 'text', text: 'A', cache_control: { type: 'ephemeral' } }],
+      messages,
+    }
+    const sent = anthropicMessagesAdapter.apply(body, anthropicMessagesAdapter.view(body, estimator), {
+      edits: [],
+      sessionId: 's',
+      nextEditResult: 't1',
+      followingEditResult: 't9',
+      minCacheableTokens: 0,
+      thinkingBound: false,
+      firstEditedMessage: -1,
+      estimator,
+    }).body
+    const markedAt = (sent['messages'] as Json[]).flatMap((message, index) =>
+      (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).flatMap((block, at) =>
+        block['cache_control'] ? [`${index}.${at}`] : [],
+      ),
+    )
+    // The client's two, then the tool_use blocks ahead of t1 (message 3) and t9 (message 19): four in all.
+    expect(markedAt).toEqual(['3.1', '19.1', '24.0'])
+  })
+
   it('keeps the client’s breakpoints, never exceeds 4 in all, and moves a marker out of replaced content', async () => {
     const rewrite = createRewriter('anthropic-messages', 20_000)
     const messages = results(10)

@@ -14,6 +14,8 @@ const rounds = (count: number, tokens: number): ViewStep[] =>
 /** A session that has sent `requests` requests, 30 s apart, growing 2,500 tokens each. */
 const session = (requests: number, overrides: Partial<ConversationMemory> = {}): ConversationMemory => ({
   decisions: { results: {} },
+  // The previous request kept its cache marker ahead of the oldest result.
+  nextEditResult: 'r0',
   requests,
   lastSeen: 0,
   messageCount: 1,
@@ -38,7 +40,12 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(viewTokens(long)).toBe(97_000)
     const outcome = run(long, session(40))
     expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
-    expect(outcome.batch?.expectedNetSaving).toBeGreaterThan(0.25 * (outcome.batch?.oneTimeCost ?? 0))
+    expect(outcome.batch?.predictedNetSaving).toBeGreaterThan(0.25 * (outcome.batch?.oneTimeCost ?? 0))
+    expect(outcome.batch?.paybackRequests).toBeLessThanOrEqual(outcome.batch?.horizon ?? 0)
+    // The marker of this request reads where the batch starts; the next one goes where the batch after it will.
+    expect(outcome.nextEditResult).toBe('r0')
+    expect(outcome.followingEditResult).toBe('r37')
+    expect(outcome.next.nextEditResult).toBe('r37')
     // Rounds 0–36 are cleared; the newest 3 stay whole.
     expect(outcome.report.cleared).toBe(37)
     const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
@@ -52,6 +59,35 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(next.batch).toBeUndefined()
     expect(next.report).toMatchObject({ newBatch: false, cleared: 37 })
     expect(next.prefixBreak).toBeUndefined()
+  })
+
+  it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
+    // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than 7 requests of saving pay back.
+    const heavy = viewOf(rounds(40, 2_400), { headTokens: 60_000 })
+    const outcome = run(heavy, session(40))
+    expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
+    expect(outcome.batch?.oneTimeCost).toBeLessThan(0.2 * 60_000)
+    expect(outcome.noteOn).toBe(false)
+    expect(outcome.next.noteDeferred).toBe(true)
+    // The next request re-applies the batch and still leaves the head as it was: no prefix break.
+    const next = run(
+      viewOf(rounds(41, 2_400), { headTokens: 60_000 }),
+      { ...outcome.next, requests: 41, lastSeen: 30_000 },
+      {
+        now: 60_000,
+      },
+    )
+    expect(next).toMatchObject({ noteOn: false, prefixBreak: undefined })
+    expect(next.next.noteDeferred).toBe(true)
+    // Once the cache has gone cold anyway, the note joins the head at no extra cost.
+    const cold = run(
+      viewOf(rounds(42, 2_400), { headTokens: 60_000 }),
+      { ...next.next, requests: 42, lastSeen: 60_000 },
+      {
+        now: 60_000 + 6 * minute,
+      },
+    )
+    expect(cold.noteOn).toBe(true)
   })
 
   it('leaves a short session alone below budget, however large', () => {
@@ -70,7 +106,7 @@ describe('the cache-priced economy through the pipeline', () => {
     const tight = run(long, session(40), {
       economy: { prices: anthropicMultipliers, policy: { ...policy, horizonCap: 0 } },
     })
-    expect(tight).toMatchObject({ batch: undefined, waited: 'waiting_pays_more' })
+    expect(tight).toMatchObject({ batch: undefined, waited: 'no_payback_in_time' })
   })
 
   it('applies the batch for free when the cache has expired since the previous request', () => {
@@ -118,8 +154,13 @@ describe('the cache-priced economy through the pipeline', () => {
         toolCallNames: message.toolCallIds.map((id) => (Number(id.slice(1)) % 2 === 0 ? 'memory' : 'bash')),
       })),
     }
-    const outcome = run(named, session(40), {
-      economy: { prices: anthropicMultipliers, policy: { ...policy, excludeTools: ['memory'] } },
+    // The marker was kept ahead of the oldest result a batch may clear: r0 is the excluded tool's.
+    // Half the results stay, so the batch pays back only over a longer horizon: priced at the median forecast.
+    const outcome = run(named, session(40, { nextEditResult: 'r1' }), {
+      economy: {
+        prices: anthropicMultipliers,
+        policy: { ...policy, excludeTools: ['memory'], forecastQuantile: 0.5 },
+      },
     })
     expect(outcome.batch?.reason).toBe('pays_back')
     const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))

@@ -68,6 +68,8 @@ describe('cadence', () => {
     expect(cadence).toEqual({
       requestsSoFar: 5,
       expectedRemaining: 5,
+      // The 15% quantile of the scale-free prior: 5 × 0.15 / 0.85.
+      conservativeRemaining: (5 * 0.15) / 0.85,
       growthPerRequest: 2_000,
       pausesOver5m: 0.5,
       pausesOver1h: 0.25,
@@ -103,6 +105,7 @@ function conversation(rounds: number, resultTokens: number, extra: Partial<Conve
 const steady: Cadence = {
   requestsSoFar: 40,
   expectedRemaining: 40,
+  conservativeRemaining: 40,
   growthPerRequest: 2_500,
   pausesOver5m: 0,
   pausesOver1h: 0,
@@ -158,7 +161,11 @@ describe('break-even decision', () => {
     expect(decision.ids).not.toContain('r37')
     // Rewriting the 25,580 tokens after the edit point at 1.25 instead of 0.1.
     expect(decision.oneTimeCost).toBeCloseTo(1.15 * (112_900 - 87_320 - 12_600), 6)
-    expect(decision.expectedNetSaving).toBeGreaterThan(decision.oneTimeCost)
+    // 87,320 × 0.1 saved on each later request: paid back in 3.4 of the 40 ahead.
+    expect(decision.savingPerRequest).toBeCloseTo(8_732, 6)
+    expect(decision.paybackRequests).toBeCloseTo(decision.oneTimeCost / 8_732, 6)
+    expect(decision).toMatchObject({ horizon: 40 })
+    expect(decision.predictedNetSaving).toBeCloseTo(40 * 8_732 - decision.oneTimeCost, 6)
   })
 
   it('prices a first batch that also switches the system note on from the head, not from its edit point', () => {
@@ -176,24 +183,40 @@ describe('break-even decision', () => {
     expect(first.oneTimeCost - later.oneTimeCost).toBeCloseTo(1.15 * 12_600, 6)
   })
 
-  it('waits when the session is about to end: the rewrite would not pay back', () => {
+  it('waits when the session may end before the rewrite pays back', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400),
-      cadence: { ...steady, expectedRemaining: 1 },
+      cadence: { ...steady, conservativeRemaining: 1 },
       prices: anthropicMultipliers,
       policy,
     })
-    expect(decision).toEqual({ kind: 'none', reason: 'waiting_pays_more' })
+    expect(decision).toEqual({ kind: 'none', reason: 'no_payback_in_time' })
+  })
+
+  it('reads no further than the marker the previous request kept, and prices from the head when none is known', () => {
+    const priced = (markerAt: number | undefined) => {
+      const decision = decideBatch({
+        conversation: conversation(40, 2_400, markerAt === undefined ? {} : { markerAt }),
+        cadence: steady,
+        prices: anthropicMultipliers,
+        policy,
+      })
+      if (decision.kind !== 'batch') throw new Error('expected a batch')
+      return decision.oneTimeCost
+    }
+    // No marker known past the head: the task and the first call before the edit point are written again too.
+    expect(priced(0) - priced(undefined)).toBeCloseTo(1.15 * 600, 6)
+    expect(priced(2)).toBeCloseTo(priced(undefined), 6)
   })
 
   it('batches on a cold cache, where the rewrite is free', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400, { msSinceLastRequest: 6 * 60_000 }),
-      cadence: { ...steady, expectedRemaining: 1 },
+      cadence: { ...steady, conservativeRemaining: 1 },
       prices: anthropicMultipliers,
       policy,
     })
-    expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache', oneTimeCost: 0 })
+    expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache', oneTimeCost: 0, paybackRequests: 0 })
   })
 
   it('over budget, batches whatever the price, and never touches excluded tools', () => {

@@ -7,36 +7,43 @@ import { agentLoop, agentSystem, agentTools, hookOnClock } from '../helpers/hook
 const tokenA = 'tenant-a-token-0123456789'
 const tokenB = 'tenant-b-token-0123456789'
 
-// With nothing known, a session at request 12 expects 12 more (its own Lindy estimate), enough for a batch to pay back.
-const decisionAt = 12
+// With nothing known, a session at request 11 is sure of only ~2 more (the prior's 15% quantile): too few for a
+// batch to pay back (this one needs ~4.5). Finished sessions of its kind that went on to request 25 say 14 more: enough.
+const decisionAt = 11
+const longRun = 25
 
 describe('finished sessions of the same kind in the economy’s decision', () => {
-  it('batches at request 12 on the session’s own estimate, and waits once 5 sessions of its kind ended at 13', async () => {
+  it('waits at request 11 on the prior, batches once 5 sessions of its kind went on to 25, waits once they ended at 12', async () => {
     const fresh = hookOnClock()
-    expect((await fresh.session('alone', decisionAt)).batch).toMatchObject({ reason: 'pays_back' })
+    expect(await fresh.session('alone', decisionAt)).toEqual({ batch: undefined, waited: 'no_payback_in_time' })
+
+    const taught = hookOnClock()
+    for (let index = 0; index < 5; index++) await taught.session(`long-${index}`, longRun)
+    taught.idle()
+    expect((await taught.session('next', decisionAt)).batch).toMatchObject({ reason: 'pays_back' })
 
     const { store, session, idle } = hookOnClock()
     for (let index = 0; index < 5; index++) await session(`done-${index}`, decisionAt + 1)
     idle()
     const next = await session('next', decisionAt)
     // Every finished session of its kind had exactly one request left at this point: one more request cannot pay back a rewrite.
-    expect(next).toEqual({ batch: undefined, waited: 'waiting_pays_more' })
+    expect(next).toEqual({ batch: undefined, waited: 'no_payback_in_time' })
     const kind = sessionKind('shared', 'claude-sonnet-4-5', agentFingerprint(agentTools, [agentSystem]))
-    expect(await store.finishedLengths?.(kind)).toEqual([13, 13, 13, 13, 13])
+    expect(await store.finishedLengths?.(kind)).toEqual([12, 12, 12, 12, 12])
   })
 
   it('does not let one tenant’s finished sessions change another tenant’s decision', async () => {
     const { session, idle } = hookOnClock({
       overrides: { auth: { tokens: [tokenA, tokenB] }, metrics: { token: 'admin-token-0123456789' } },
     })
-    for (let index = 0; index < 5; index++) await session(`done-${index}`, decisionAt + 1, { 'x-ctxgate-auth': tokenA })
+    for (let index = 0; index < 5; index++) await session(`done-${index}`, longRun, { 'x-ctxgate-auth': tokenA })
     idle()
-    expect(await session('a-next', decisionAt, { 'x-ctxgate-auth': tokenA })).toEqual({
-      batch: undefined,
-      waited: 'waiting_pays_more',
-    })
-    expect((await session('b-next', decisionAt, { 'x-ctxgate-auth': tokenB })).batch).toMatchObject({
+    expect((await session('a-next', decisionAt, { 'x-ctxgate-auth': tokenA })).batch).toMatchObject({
       reason: 'pays_back',
+    })
+    expect(await session('b-next', decisionAt, { 'x-ctxgate-auth': tokenB })).toEqual({
+      batch: undefined,
+      waited: 'no_payback_in_time',
     })
   })
 
@@ -51,10 +58,10 @@ describe('finished sessions of the same kind in the economy’s decision', () =>
       model: 'claude-opus-4-5',
     })
     for (let index = 0; index < 5; index++) {
-      await session(`tools-${index}`, decisionAt + 1, {}, otherTools)
-      await session(`model-${index}`, decisionAt + 1, {}, otherModel)
+      await session(`tools-${index}`, longRun, {}, otherTools)
+      await session(`model-${index}`, longRun, {}, otherModel)
     }
     idle()
-    expect((await session('next', decisionAt)).batch).toMatchObject({ reason: 'pays_back' })
+    expect(await session('next', decisionAt)).toEqual({ batch: undefined, waited: 'no_payback_in_time' })
   })
 })

@@ -8,6 +8,38 @@ const blocks = (count: number, tokens = 100, marks: Record<number, '5m' | '1h'> 
     ...(marks[index] ? { breakpoint: marks[index] } : {}),
   }))
 
+describe('AnthropicPromptCache cache-write readings', () => {
+  // Request 1 writes the tail; request 2 marks block 10 inside what it reads; request 3 changes block 11 on.
+  const edited = (count: number, marks: Record<number, '5m' | '1h'>): PromptBlock[] =>
+    blocks(count, 100, marks).map((block, index) => (index > 10 ? { ...block, key: `${block.key}-edited` } : block))
+  const run = (writes: 'literal' | 'strict') => {
+    const cache = new AnthropicPromptCache(() => 0, writes)
+    cache.use('m', blocks(20, 100, { 19: '5m' }), 1024)
+    const second = cache.use('m', blocks(30, 100, { 10: '5m', 29: '5m' }), 1024)
+    const third = cache.use('m', edited(30, { 10: '5m', 29: '5m' }), 1024)
+    return { second, third }
+  }
+
+  it('bills the same request alike under both readings (the marker inside the read prefix is not billed)', () => {
+    expect(run('strict').second).toEqual(run('literal').second)
+    expect(run('literal').second).toMatchObject({ cacheReadTokens: 2000, cacheWrite5mTokens: 1000 })
+  })
+
+  it('literal: that marker wrote an entry the edited request reads; strict: it wrote none, so all is written again', () => {
+    expect(run('literal').third).toMatchObject({ cacheReadTokens: 1100, cacheWrite5mTokens: 1900 })
+    expect(run('strict').third).toMatchObject({ cacheReadTokens: 0, cacheWrite5mTokens: 3000 })
+  })
+
+  it('strict: a marker placed past what was read (the freshly written tail) writes its entry as literal does', () => {
+    for (const writes of ['literal', 'strict'] as const) {
+      const cache = new AnthropicPromptCache(() => 0, writes)
+      cache.use('m', blocks(5, 100, { 4: '5m' }), 100)
+      cache.use('m', blocks(30, 100, { 10: '5m', 29: '5m' }), 100)
+      expect(cache.use('m', edited(30, { 10: '5m', 29: '5m' }), 100)).toMatchObject({ cacheReadTokens: 1100 })
+    }
+  })
+})
+
 describe('AnthropicPromptCache', () => {
   it('writes at a breakpoint, then reads the same prefix', () => {
     const cache = new AnthropicPromptCache(() => 0)

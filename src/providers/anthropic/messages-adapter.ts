@@ -278,7 +278,7 @@ function placeBreakpoints(body: Json, options: ApplyOptions): number {
     position++
   }
   const systemEnd = position - 1
-  const scan = scanMessages(messages, position, options.nextEditResult)
+  const scan = scanMessages(messages, position, options.nextEditResult, options.followingEditResult)
   for (const marker of scan.markers) note(marker.marked, marker.position)
   const { lastMarkable } = scan
   // Prefix sizes are measured on the request as rewritten, so rewriting it again decides the same; they only
@@ -306,12 +306,9 @@ function placeBreakpoints(body: Json, options: ApplyOptions): number {
     if (previous >= 0 && !withinLookback(previous, tailMarker))
       candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
   }
-  if (scan.nextEdit)
-    candidates.push({
-      name: 'next-edit',
-      position: scan.nextEdit.position,
-      prefixTokens: prefixAt(scan.nextEdit.message),
-    })
+  // On a batch request: ahead of where it starts (to read), then ahead of where the next one will (written fresh now).
+  for (const edit of [scan.nextEdit, scan.followingEdit])
+    if (edit) candidates.push({ name: 'next-edit', position: edit.position, prefixTokens: prefixAt(edit.message) })
   // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
   const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
   if (system.length > 0 && markable(system[system.length - 1] as Json))
@@ -336,15 +333,23 @@ interface MessageScan {
   readonly markers: { readonly marked: unknown; readonly position: number }[]
   /** The last markable block before the result the next batch starts at, and the message holding that block. */
   readonly nextEdit?: { readonly position: number; readonly message: number }
+  /** The same before the result the batch after this request's will start at. */
+  readonly followingEdit?: { readonly position: number; readonly message: number }
   /** Position after the last block. */
   readonly end: number
 }
 
 /** One walk over the message blocks, in the cache's order, from `start` (the blocks of tools and system come first). */
-function scanMessages(messages: readonly Json[], start: number, nextEditResult: string | undefined): MessageScan {
+function scanMessages(
+  messages: readonly Json[],
+  start: number,
+  nextEditResult: string | undefined,
+  followingEditResult: string | undefined,
+): MessageScan {
   const lastMarkable: number[] = []
   const markers: { marked: unknown; position: number }[] = []
   let nextEdit: MessageScan['nextEdit']
+  let followingEdit: MessageScan['followingEdit']
   let markableBefore: { position: number; message: number } | undefined
   let position = start
   messages.forEach((message, index) => {
@@ -357,6 +362,12 @@ function scanMessages(messages: readonly Json[], start: number, nextEditResult: 
             markers.push({ marked: inner['cache_control'], position })
       if (nextEdit === undefined && block['type'] === 'tool_result' && block['tool_use_id'] === nextEditResult)
         nextEdit = markableBefore
+      if (
+        followingEdit === undefined &&
+        block['type'] === 'tool_result' &&
+        block['tool_use_id'] === followingEditResult
+      )
+        followingEdit = markableBefore
       if (markable(block)) {
         last = position
         markableBefore = { position, message: index }
@@ -365,7 +376,13 @@ function scanMessages(messages: readonly Json[], start: number, nextEditResult: 
     }
     lastMarkable.push(last)
   })
-  return { lastMarkable, markers, ...(nextEdit ? { nextEdit } : {}), end: position }
+  return {
+    lastMarkable,
+    markers,
+    ...(nextEdit ? { nextEdit } : {}),
+    ...(followingEdit ? { followingEdit } : {}),
+    end: position,
+  }
 }
 
 function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {

@@ -13,12 +13,16 @@ export interface CadenceInput {
   readonly gapsMs: readonly number[]
   /** Request counts of finished sessions of the same kind (same model family and head fingerprint). */
   readonly finishedLengths: readonly number[]
+  /** The low quantile of the remaining length a batch must pay back within (default `forecastQuantile`). */
+  readonly quantile?: number
 }
 
 export interface Cadence {
   readonly requestsSoFar: number
   /** Requests still to come after the current one (expected). */
   readonly expectedRemaining: number
+  /** Requests still to come that the session reaches with high probability (a low quantile): what a batch must pay back within. */
+  readonly conservativeRemaining: number
   /** Tokens the prompt grows by per request, before edits. */
   readonly growthPerRequest: number
   /** Share of gaps longer than 5 minutes: a 5-minute entry would have expired. */
@@ -27,6 +31,8 @@ export interface Cadence {
   readonly pausesOver1h: number
 }
 
+/** A batch must pay back within the remaining length 85% of sessions like it reach (default; the policy may set its own). */
+export const forecastQuantile = 0.15
 /** Finished sessions needed before they outweigh the session's own history. */
 export const finishedSessionsNeeded = 5
 const fiveMinutes = 5 * 60_000
@@ -36,6 +42,11 @@ export function estimateCadence(input: CadenceInput): Cadence {
   return {
     requestsSoFar: input.requestsSoFar,
     expectedRemaining: expectedRemaining(input.requestsSoFar, input.finishedLengths),
+    conservativeRemaining: conservativeRemaining(
+      input.requestsSoFar,
+      input.finishedLengths,
+      input.quantile ?? forecastQuantile,
+    ),
     growthPerRequest: median(input.growth.filter((value) => value > 0)),
     pausesOver5m: shareAbove(input.gapsMs, fiveMinutes),
     pausesOver1h: shareAbove(input.gapsMs, oneHour),
@@ -56,6 +67,36 @@ export function expectedRemaining(requestsSoFar: number, finishedLengths: readon
   const fromFinished = longer.reduce((sum, length) => sum + length - requestsSoFar, 0) / longer.length
   const weight = Math.min(1, longer.length / finishedSessionsNeeded)
   return Math.max(1, weight * fromFinished + (1 - weight) * own)
+}
+
+/**
+ * A session that has lasted n requests gets at least this many more with probability 1 − q. With
+ * nothing else known, the scale-free prior says P(more than r | lasted n) = n / (n + r), so its
+ * q-quantile is n·q / (1 − q): at q = 0.25, a third of what the session has shown. Finished sessions of
+ * the same kind that lasted past n give the quantile of their remaining lengths directly; they are
+ * blended in by how many there are and take over from `finishedSessionsNeeded` on.
+ */
+export function conservativeRemaining(
+  requestsSoFar: number,
+  finishedLengths: readonly number[],
+  quantile: number,
+): number {
+  const q = Math.min(0.99, Math.max(0.01, quantile))
+  const prior = (Math.max(1, requestsSoFar) * q) / (1 - q)
+  const longer = finishedLengths.filter((length) => length > requestsSoFar).map((length) => length - requestsSoFar)
+  // Sessions of the kind that stopped by now count too: each says "no more" for a session like this one.
+  const stopped = finishedLengths.filter((length) => length === requestsSoFar).length
+  if (longer.length === 0) return prior
+  const fitted = quantileOf([...longer, ...Array.from({ length: stopped }, () => 0)], q)
+  const weight = Math.min(1, longer.length / finishedSessionsNeeded)
+  return weight * fitted + (1 - weight) * prior
+}
+
+/** The q-quantile of the values (the lower of the two around it: never an optimistic interpolation). */
+export function quantileOf(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0
+  const sorted = values.toSorted((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * (sorted.length - 1))))] as number
 }
 
 function median(values: readonly number[]): number {

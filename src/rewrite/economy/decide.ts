@@ -15,6 +15,8 @@ export interface EconomyInput {
   readonly cadence: Cadence
   readonly prices: ModelPrices
   readonly policy: EconomyPolicy
+  /** What the session's earlier batches really saved per request over what was predicted (the ledger; ≤ 1, default 1). */
+  readonly realization?: number
 }
 
 export function decideBatch(input: EconomyInput): EconomyDecision {
@@ -27,16 +29,18 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const batch = eligibleResults(conversation, policy)
   if (batch.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
   const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
-  const remaining = Math.min(policy.horizonCap, input.cadence.expectedRemaining)
+  // Priced over the conservative forecast: a batch must pay back even if the session ends soon.
+  const remaining = Math.min(policy.horizonCap, Math.floor(input.cadence.conservativeRemaining))
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
   // A result the agent fetches again comes back whole at the tail, written once more: the batch pays for that.
   const refetched = batch.reduce((sum, result) => sum + refetchChance(result.hazard ?? 0, remaining) * result.tokens, 0)
   const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
+  const carry = carryPrice(input)
   const path = pricePath({
     size,
     sizeAfter: size - tokensRemoved + refetched,
-    keptPrefix: conversation.batchRewritesHead ? 0 : tokensBefore(conversation, editPoint),
+    keptPrefix: keptPrefixOf(conversation, editPoint),
     protectedTail,
     laterProtectedTail: laterTail(protectedTail, conversation, policy.keepRecentRounds, input.cadence.growthPerRequest),
     growthPerRequest: input.cadence.growthPerRequest,
@@ -48,13 +52,34 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
     coldNow: cold,
     coldLater: conversation.cacheTtl === '1h' ? input.cadence.pausesOver1h : input.cadence.pausesOver5m,
   })
-  // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over not editing.
-  const expectedNetSaving = path.never - path.batchNow
-  const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved } as const
-  if (overBudget) return { ...base, reason: 'over_budget', oneTimeCost: path.oneTimeCost, expectedNetSaving }
-  if (path.wait < path.batchNow || expectedNetSaving <= 0 || expectedNetSaving < policy.margin * path.oneTimeCost)
+  const savingPerRequest = tokensRemoved * carry * Math.min(1, Math.max(0, input.realization ?? 1))
+  const account = batchAccountOf(path.oneTimeCost, savingPerRequest, remaining)
+  const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved, ...account } as const
+  if (overBudget) return { ...base, reason: 'over_budget' }
+  if (account.paybackRequests > remaining) return { kind: 'none', reason: 'no_payback_in_time' }
+  // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over the forecast.
+  if (path.wait < path.batchNow || account.predictedNetSaving < policy.margin * path.oneTimeCost)
     return { kind: 'none', reason: 'waiting_pays_more' }
-  return { ...base, reason: cold ? 'cold_cache' : 'pays_back', oneTimeCost: path.oneTimeCost, expectedNetSaving }
+  return { ...base, reason: cold ? 'cold_cache' : 'pays_back' }
+}
+
+/** What a batch is predicted to cost once and save on each later request, and over the conservative forecast. */
+export function batchAccountOf(oneTimeCost: number, savingPerRequest: number, horizon: number) {
+  return {
+    oneTimeCost,
+    savingPerRequest,
+    // Requests after this one until the saving has paid the rewrite back.
+    paybackRequests: oneTimeCost <= 0 ? 0 : savingPerRequest > 0 ? oneTimeCost / savingPerRequest : Infinity,
+    horizon,
+    predictedNetSaving: savingPerRequest * horizon - oneTimeCost,
+  }
+}
+
+/** Price of carrying one token on a later request: a read, or a write when a pause lets the entry expire. */
+function carryPrice(input: EconomyInput): number {
+  const { prices, cadence, conversation } = input
+  const cold = conversation.cacheTtl === '1h' ? cadence.pausesOver1h : cadence.pausesOver5m
+  return (1 - cold) * prices.cacheRead + cold * writePrice(prices, conversation.cacheTtl)
 }
 
 /**
@@ -80,6 +105,12 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
 
 export function totalTokens(conversation: ConversationCost): number {
   return conversation.messages.reduce((sum, message) => sum + message.tokens, conversation.headTokens)
+}
+
+/** What a batch at `editPoint` still reads from the cache: up to the edit point, or to the marker kept before it. */
+function keptPrefixOf(conversation: ConversationCost, editPoint: number): number {
+  if (conversation.batchRewritesHead) return 0
+  return tokensBefore(conversation, Math.min(editPoint, conversation.markerAt ?? editPoint))
 }
 
 function tokensBefore(conversation: ConversationCost, messageIndex: number): number {

@@ -36,6 +36,10 @@ export interface RequestDecisionInput {
   readonly noteSwitchesOn?: boolean
   /** Results in messages before this one are not edited (the previous request's cache marker). */
   readonly editableFrom?: number
+  /** Message the previous request's marker sits ahead of (0: none known); see ConversationCost.markerAt. */
+  readonly markerAt?: number
+  /** What earlier batches of the session really saved per request over what was predicted (the ledger). */
+  readonly realization?: number
 }
 
 /**
@@ -57,11 +61,27 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     ...(input.editableFrom !== undefined ? { editableFrom: input.editableFrom } : {}),
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
-  const counted = estimateCadence(cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths))
+  const marked = input.markerAt === undefined ? conversation : { ...conversation, markerAt: input.markerAt }
+  const counted = estimateCadence({
+    ...cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths),
+    quantile: settings.policy.forecastQuantile,
+  })
   // Growth is remembered in raw estimates (the factor moves between requests); the conversation is priced in calibrated ones.
   const cadence = { ...counted, growthPerRequest: counted.growthPerRequest * input.factor }
-  const priced = input.noteSwitchesOn ? { ...conversation, batchRewritesHead: true } : conversation
-  return decideBatch({ conversation: priced, cadence, prices: settings.prices, policy: settings.policy })
+  const decide = (priced: typeof marked): EconomyDecision =>
+    decideBatch({
+      conversation: priced,
+      cadence,
+      prices: settings.prices,
+      policy: settings.policy,
+      ...(input.realization !== undefined ? { realization: input.realization } : {}),
+    })
+  const without = decide(marked)
+  // The note joins the head only where the batch pays with that rewrite too; else the batch goes without it.
+  // Rewriting the head too only costs more, so where no batch pays without it none pays with it: priced once.
+  if (!input.noteSwitchesOn || without.kind !== 'batch') return without
+  const withNote = decide({ ...marked, batchRewritesHead: true })
+  return withNote.kind === 'batch' ? withNote : { ...without, noteDeferred: true }
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */

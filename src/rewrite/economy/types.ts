@@ -48,11 +48,24 @@ export interface ConversationCost {
   readonly msSinceLastRequest: number | undefined
   /** A batch now also switches the system note on, so the rewrite starts in the head, not at the batch. */
   readonly batchRewritesHead?: boolean
+  /**
+   * Message the previous request kept its cache marker ahead of (0: none, only the head is known cached):
+   * a batch reads no further than that. Undefined: priced as reading up to the batch's own edit point.
+   */
+  readonly markerAt?: number
 }
 
 export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache'
 
-export type NoBatchReason = 'under_start' | 'short_session' | 'nothing_eligible' | 'waiting_pays_more'
+export type NoBatchReason =
+  | 'under_start'
+  | 'short_session'
+  | 'nothing_eligible'
+  | 'waiting_pays_more'
+  /** The batch would need more requests to pay back than the session is forecast, conservatively, to last. */
+  | 'no_payback_in_time'
+  /** The previous request made a batch: the marker it kept is where the next one may start, from the next request on. */
+  | 'marker_moving'
 
 export type EconomyDecision =
   | {
@@ -65,8 +78,16 @@ export type EconomyDecision =
       readonly tokensRemoved: number
       /** What this batch costs once, in uncached-input tokens (rewriting the prefix after the edit point). */
       readonly oneTimeCost: number
-      /** Expected saving of this batch (and the later ones it plans) over not editing, in uncached-input tokens. */
-      readonly expectedNetSaving: number
+      /** What each later request is predicted to save (the tokens removed, at the price of carrying them). */
+      readonly savingPerRequest: number
+      /** Later requests until the saving has paid the one-time cost back (Infinity: never). */
+      readonly paybackRequests: number
+      /** Requests ahead it was priced over: the conservative forecast (cadence.conservativeRemaining). */
+      readonly horizon: number
+      /** Saving over the horizon less the one-time cost, in uncached-input tokens (no penalty terms: a readable figure). */
+      readonly predictedNetSaving: number
+      /** Made without switching the system note on: with the note joining the head it would not have paid. */
+      readonly noteDeferred?: boolean
     }
   | { readonly kind: 'none'; readonly reason: NoBatchReason }
 
@@ -87,6 +108,8 @@ export interface EconomyPolicy {
   readonly horizonCap: number
   /** Below budget, results needed again more often than this per request stay whole (clear-order.ts). */
   readonly maxNeedHazard?: number
+  /** A below-budget batch must pay back within the remaining length the session reaches with probability 1 − this. */
+  readonly forecastQuantile: number
 }
 
 export const defaultEconomyPolicy: EconomyPolicy = {
@@ -98,4 +121,5 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   margin: 0.25,
   horizonCap: 200,
   maxNeedHazard: belowBudgetMaxHazard,
+  forecastQuantile: 0.15,
 }

@@ -1,0 +1,113 @@
+/**
+ * The economy's regret ledger on recorded runs: for every run, replayed through ctxgate against the
+ * fake upstream under both cache-write readings, the bill against the careful agent sent direct and
+ * what the economy's batches predicted (one-time cost, saving over the conservative horizon) beside
+ * what came true (the rewrite by the upstream's counts, the reads later requests were spared).
+ *
+ *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window 1000000]
+ */
+import { parseArgs } from 'node:util'
+import { loadRecording } from '../src/replay/importers/load-recording.ts'
+import { runName } from '../src/replay/report/rows.ts'
+import { replayConversation, type LedgerFigures } from '../src/replay/run-replay.ts'
+import { cacheWriteReadings } from '../src/mock/prompt-cache.ts'
+import { loadConfig } from '../src/config/load-config.ts'
+import { bestSchedule, scheduleCost, type ScheduleFloor } from '../src/replay/best-schedule.ts'
+import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
+import type { Conversation } from '../src/replay/conversation.ts'
+import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'client-cache': { type: 'string', default: 'rolling' }, window: { type: 'string', default: '1000000' } },
+})
+if (positionals.length === 0) {
+  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window N]\n')
+  process.exit(2)
+}
+const clientCache = values['client-cache'] === 'none' ? 'none' : 'rolling'
+const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
+const conversations = positionals.flatMap((file) => loadRecording(file, { uncompacted: false }).conversations)
+
+const economy = loadConfig().economy
+const floor: ScheduleFloor = {
+  keepNewestRounds: economy.keepRecentRounds,
+  startTokens: economy.startTokens,
+  shortSessionRequests: economy.shortSessionRequests,
+}
+
+/** The hindsight-best schedule of whole batches under the default floor, ÷ the same model with no batch; undefined where the run is not a tool loop of one call per turn. */
+function bestRatio(conversation: Conversation): { ratio: number; batchAt: readonly number[] } | undefined {
+  const bodies = buildAnthropicRequests(conversation, { maxTokens: 4096, clientCache: 'none', stream: false }).map(
+    (request) => JSON.stringify(request.body),
+  )
+  try {
+    const loop = toolLoopOf(bodies)
+    const best = bestSchedule(loop, floor)
+    return { ratio: best.billed / scheduleCost(loop, floor, []), batchAt: best.batchAt }
+  } catch (error) {
+    if (error instanceof NotAToolLoop) return undefined
+    throw error
+  }
+}
+
+const figure = (ledger: LedgerFigures | undefined, name: string): number => ledger?.[name] ?? 0
+const rows: string[] = []
+for (const cacheWrites of cacheWriteReadings) {
+  const totals = { careful: 0, through: 0, cost: 0, saving: 0, rewrite: 0, saved: 0 }
+  let worst = 0
+  for (const conversation of conversations) {
+    const common = { window: Number(values.window), minCacheableTokens: 1024, maxTokens: 4096, stream: false }
+    // "Careful direct": the agent marking its own cache (rolling), straight to the same fake upstream.
+    const careful = await replayConversation(conversation, {
+      ...common,
+      clientCache: 'rolling',
+      cacheWrites,
+      variants: [{ label: 'direct', direct: true }],
+    })
+    const through = await replayConversation(conversation, {
+      ...common,
+      clientCache,
+      cacheWrites,
+      variants: [{ label: 'ctxgate' }],
+    })
+    const direct = careful.summaries['direct']!.billedEquivalentInput
+    const billed = through.summaries['ctxgate']!.billedEquivalentInput
+    const ledger = through.ledgers?.['ctxgate']
+    const run = [figure(ledger, 'predicted_cost'), figure(ledger, 'predicted_saving')]
+    const came = [figure(ledger, 'realized_rewrite'), figure(ledger, 'realized_saved')]
+    totals.careful += direct
+    totals.through += billed
+    totals.cost += run[0]!
+    totals.saving += run[1]!
+    totals.rewrite += came[0]!
+    totals.saved += came[1]!
+    worst = Math.max(worst, billed / direct)
+    rows.push(
+      `| ${cacheWrites} | ${runName(through).slice(0, 60)} | ${thousands(direct)} | ${thousands(billed)} | ${(billed / direct).toFixed(3)} | ${thousands(run[0]!)} | ${thousands(run[1]!)} | ${thousands(came[0]!)} | ${thousands(came[1]!)} |`,
+    )
+  }
+  rows.push(
+    `| ${cacheWrites} | **all runs** (worst run ${worst.toFixed(3)}) | ${thousands(totals.careful)} | ${thousands(totals.through)} | **${(totals.through / totals.careful).toFixed(3)}** | ${thousands(totals.cost)} | ${thousands(totals.saving)} | ${thousands(totals.rewrite)} | ${thousands(totals.saved)} |`,
+  )
+}
+const best = conversations.map((conversation) => {
+  const found = bestRatio(conversation)
+  return `| ${conversation.id.slice(0, 60)} | ${found ? found.ratio.toFixed(3) : '— (not one call per turn)'} | ${found ? found.batchAt.join(', ') || 'none' : ''} |`
+})
+process.stdout.write(
+  [
+    `Client cache marks through ctxgate: ${clientCache}; careful direct: rolling marks, no ctxgate; window ${thousands(Number(values.window))}.`,
+    '',
+    '| cache writes | run | careful direct | through ctxgate | ÷ careful direct | predicted cost | predicted saving | realized rewrite | realized saved |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+    '',
+    `Best schedule of whole batches with hindsight (src/replay/best-schedule.ts; floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens, not before request ${floor.shortSessionRequests}), ÷ the same model with no batch:`,
+    '',
+    '| run | best ÷ no batch | batches at requests |',
+    '| --- | ---: | --- |',
+    ...best,
+    '',
+  ].join('\n'),
+)

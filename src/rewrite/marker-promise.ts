@@ -1,0 +1,60 @@
+/**
+ * The cache marker a batch relies on, as a promise between requests: which result the previous
+ * request kept its marker ahead of, whether that still holds, and where this request's goes.
+ */
+import { isCold } from './economy/cache-timing.ts'
+import { nextEditResult } from './next-edit.ts'
+import { clearedNote } from './notes.ts'
+import type { PipelineInput } from './pipeline.ts'
+import { noDecisions, type FrozenDecisions } from './types.ts'
+
+/**
+ * Where the previous request kept its cache marker (the message of that result): new edits start
+ * there or later. No such promise when the cache went cold (everything is written again anyway), or
+ * when the result is gone. A first batch that would add the note is held too: it may go without it.
+ */
+export function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
+  const id = input.memory?.nextEditResult
+  if (id === undefined || isCold(gapMs, '5m')) return undefined
+  const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))
+  return index >= 0 ? index : undefined
+}
+
+/** The result the previous request kept its marker ahead of is already edited: its entry no longer helps a batch now. */
+export function promiseSpent(input: PipelineInput, gapMs: number | undefined): boolean {
+  const id = input.memory?.nextEditResult
+  const results = (input.memory?.decisions ?? noDecisions).results as Readonly<Record<string, unknown>>
+  return id !== undefined && !isCold(gapMs, '5m') && Object.hasOwn(results, id)
+}
+
+/**
+ * The result a cache marker goes just ahead of. The one the previous request kept stays while it is
+ * still sent whole and the cache is warm: its entry was written when that block was fresh (under the
+ * strict cache-write reading a marker inside what was read writes nothing, docs/economy.md). Otherwise
+ * the oldest result a batch would start at, after `decisions`.
+ */
+export function nextEditOf(
+  input: PipelineInput,
+  decisions: FrozenDecisions,
+  gapMs: number | undefined,
+): string | undefined {
+  const kept = input.memory?.nextEditResult
+  const results = decisions.results as Readonly<Record<string, unknown>>
+  if (
+    kept !== undefined &&
+    gapMs !== undefined &&
+    !isCold(gapMs, '5m') &&
+    !Object.hasOwn(results, kept) &&
+    input.view.messages.some((message) => message.toolResults.some((result) => result.id === kept))
+  )
+    return kept
+  return nextEditResult({
+    view: input.view,
+    decisions,
+    replacementTokens: input.estimator.text(clearedNote),
+    // Eager folding edits, below budget, only outputs large enough to fold: the next edit is the next of those.
+    ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
+    excludeTools: input.economy?.policy.excludeTools ?? [],
+    ...(input.reachBack ? { prices: input.reachBack } : {}),
+  })
+}
