@@ -69,6 +69,9 @@ async function sendThrough(
     window: options.window,
     minCacheableTokens: options.minCacheableTokens,
     logLimit: 1,
+    // Replay's --window bounds the prompt alone, as every replay table so far was measured; the
+    // reply's room is a replay setting (--max-tokens), not what the agent asked for.
+    replyRoomInWindow: false,
   })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url
