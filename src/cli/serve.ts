@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
+import { budgetWarnings } from '../config/budget-warnings.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
 import { registerProcessMetrics } from '../metrics/process-metrics.ts'
@@ -11,6 +12,7 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   const originalParent = process.ppid
   const config = loadConfig({ env, flags })
   const logger = createLogger(config.log.level)
+  for (const warning of budgetWarnings(config)) logger.warn({ code: 'CTXGATE_BUDGET_ABOVE_WINDOW' }, warning)
   const app = await buildApp({ config, logger })
   registerProcessMetrics(app.registry)
   let metricsServer: FastifyInstance | undefined

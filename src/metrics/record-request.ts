@@ -2,9 +2,11 @@ import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import type { Accounting } from '../model-call/prepared.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
+import { dropLoopWatchFor } from './drop-loop.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
+import { sessionDigest } from '../live/live-event.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 
 /** Everything one request leaves behind for metrics and session totals. */
@@ -33,6 +35,8 @@ export interface RecordDeps {
   readonly sessions: SessionTotalsStore
   /** The configured price table (`economy.prices`); without it, Anthropic's multipliers and no dollars. */
   readonly prices?: readonly ModelPrices[]
+  /** Where the warning that a session keeps dropping whole rounds goes. */
+  readonly logger?: { warn(object: object, message: string): void }
 }
 
 export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
@@ -83,6 +87,8 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
     if (report.droppedMessages > 0) metrics.edits.inc({ provider, edit: 'drop' }, report.droppedMessages)
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
+  if (report?.newBatch && report.droppedMessages > 0 && accounting?.sessionId)
+    warnOfDropLoop(deps, provider, accounting.sessionId)
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
   const cacheMiss = cacheMissSummary(record.usage, accounting)
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
@@ -92,6 +98,17 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): void {
   if (avoided) metrics.refusalsAvoided.inc({ provider, model })
   if (accounting?.sessionId)
     recordSession(deps.sessions, { ...accounting, sessionId: accounting.sessionId }, record.usage, { avoided, prices })
+}
+
+/** A session that keeps needing whole rounds dropped: a warning line and a metric, at growing intervals. */
+function warnOfDropLoop(deps: RecordDeps, provider: string, sessionId: string): void {
+  const count = dropLoopWatchFor(deps.metrics).note(sessionId)
+  if (count === undefined) return
+  deps.metrics.dropLoops.inc({ provider })
+  deps.logger?.warn(
+    { code: 'CTXGATE_DROP_LOOP', session: sessionDigest(sessionId), drops: count },
+    `one session has needed whole old rounds dropped on ${count} requests: the agent may be looping`,
+  )
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
