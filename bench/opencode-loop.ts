@@ -66,12 +66,13 @@ function freePort(): Promise<number> {
   })
 }
 
+const entry = (match: string): string =>
+  `  - { match: "${match}", window: ${window}, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }`
+
 /** ctxgate from source, with the bench's window for both models (and a relative budget). */
 async function startCtxgate(mockUrl: string, folder: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   const config = join(folder, 'ctxgate.yaml')
-  const entry = (match: string): string =>
-    `  - { match: "${match}", window: ${window}, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }`
   writeFileSync(config, `models:\n${entry('claude-sonnet-4-5*')}\n${entry('gpt-5*')}\n`)
   const args = ['--import', 'tsx', 'src/cli.ts', '--config', config, '--port', String(port), '--log-level', 'warn']
   const child = spawn(process.execPath, [...args, '--anthropic-url', mockUrl, '--openai-url', mockUrl], {

@@ -45,7 +45,7 @@ export function parseAgent(name: string): Agent {
 export function latestRecording(agent: Agent, env: Env = process.env): FoundRecording {
   const where = folders(env)[agent]
   if (agent === 'opencode') return { path: existing(where), session: 'latest' }
-  const newest = sessionFiles(agent, where).sort((a, b) => b.mtime - a.mtime)[0]
+  const newest = sessionFiles(agent, where).toSorted((a, b) => b.mtime - a.mtime)[0]
   if (!newest) throw new ImportError(where, `no ${agent} session found here`)
   return { path: newest.path }
 }

@@ -1,8 +1,9 @@
 import type { RecordedUsage } from '../conversation.ts'
 
+const known = (value: number | undefined): string => (value === undefined ? '?' : value.toLocaleString('en-US'))
+
 /** The report's line for what the agent's own log says it used, beside the replayed figures. */
 export function recordedUsageNote(recorded: RecordedUsage): string {
-  const known = (value: number | undefined): string => (value === undefined ? '?' : value.toLocaleString('en-US'))
   const parts = [
     ...(recorded.requests === undefined ? [] : [`${known(recorded.requests)} requests`]),
     `input ${known(recorded.inputTokens)}`,
