@@ -73,6 +73,39 @@ describe('Codex exec --json', () => {
   })
 })
 
+describe('Codex exec --json plans', () => {
+  it('counts each start and update of the plan as an update_plan call, and not its completion', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxgate-exec-plan-'))
+    const plan = (type: string, done: boolean) => ({
+      type,
+      item: { id: 'item_1', type: 'todo_list', items: [{ text: 'write tests', completed: done }] },
+    })
+    const lines = [
+      { type: 'thread.started', thread_id: 't1' },
+      { type: 'turn.started' },
+      plan('item.started', false),
+      {
+        type: 'item.completed',
+        item: { id: 'item_2', type: 'command_execution', command: 'ls', aggregated_output: 'a', exit_code: 0 },
+      },
+      plan('item.updated', true),
+      { type: 'item.completed', item: { id: 'item_3', type: 'agent_message', text: 'done' } },
+      plan('item.completed', true),
+      { type: 'turn.completed', usage: { input_tokens: 10, cached_input_tokens: 0, output_tokens: 2 } },
+    ]
+    writeFileSync(join(dir, 'run.jsonl'), lines.map((line) => JSON.stringify(line)).join('\n'))
+    const { conversations } = loadRecording(join(dir, 'run.jsonl'), { uncompacted: false })
+    const conversation = conversations[0] as Conversation
+    // Two plan calls and one command, then the answer: four requests.
+    expect(requestCount(conversation)).toBe(4)
+    expect(toolUses(conversation).map((block) => (block as { name: string }).name)).toEqual([
+      'update_plan',
+      'exec_command',
+      'update_plan',
+    ])
+  })
+})
+
 describe('opencode', () => {
   it('reads the export: one request per step, tool parts as call and result', async () => {
     const { format, conversation } = await load('opencode-export.json')

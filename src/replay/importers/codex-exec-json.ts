@@ -36,8 +36,11 @@ export function importCodexExecJson(
   const kinds = new Map<string, number>()
   for (const line of lines) {
     if (line['type'] === 'turn.completed') turns.push(line)
-    if (line['type'] !== 'item.completed') continue
     const item = (line['item'] as Json | undefined) ?? {}
+    // The plan is one item Codex starts and updates, one update_plan call each; its completion is not a call.
+    const planCall =
+      item['type'] === 'todo_list' && (line['type'] === 'item.started' || line['type'] === 'item.updated')
+    if (!planCall && (line['type'] !== 'item.completed' || item['type'] === 'todo_list')) continue
     const kind = String(item['type'])
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
     appendExecItem(messages, item)
@@ -73,7 +76,9 @@ export function importCodexExecJson(
 }
 
 function appendExecItem(messages: Message[], item: Json): void {
-  const id = String(item['id'] ?? `item_${messages.length}`)
+  // A plan item is called again on each update: each call needs an id of its own.
+  const base = String(item['id'] ?? 'item')
+  const id = item['type'] === 'todo_list' ? `${base}_${messages.length}` : base
   const call = (name: string, input: unknown, output: string): void => {
     appendMessage(messages, { role: 'assistant', content: [{ type: 'tool_use', id, name, input }] })
     appendMessage(messages, { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] })
