@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError } from './errors.ts'
 import { demo } from './cli/demo.ts'
@@ -10,6 +11,7 @@ import { explainParseError } from './cli/suggest-option.ts'
 import { ImportError } from './replay/importers/import-error.ts'
 
 const usage = `Usage: ctxgate [serve] [options]      start the proxy (default)
+       ctxgate --version              print the version
        ctxgate mock [options]         start the fake upstream (tests, demos)
        ctxgate replay FILE... [opts]  measure recorded agent runs with and without ctxgate
        ctxgate demo                   replay a bundled synthetic agent run and compare
@@ -69,7 +71,17 @@ const commands: Record<string, Command> = {
   demo: { options: { ...help }, run: () => demo() },
 }
 
+/** The version in package.json, one folder up from src/cli.ts and from dist/cli.js alike. */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }
+  return manifest.version ?? 'unknown'
+}
+
 async function main(argv: string[]): Promise<void> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    process.stdout.write(`ctxgate ${version()}\n`)
+    return
+  }
   const named = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined
   const command = commands[named ?? 'serve']
   if (!command) {

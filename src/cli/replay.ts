@@ -2,7 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { ClientCache } from '../replay/build-requests.ts'
 import { toJsonl, type Conversation } from '../replay/conversation.ts'
-import { loadRecording, type RecordingFormat } from '../replay/importers/load-recording.ts'
+import {
+  latestRecording,
+  parseAgent,
+  recordingById,
+  type FoundRecording,
+} from '../replay/importers/default-locations.ts'
+import { loadRecordingFile, type RecordingFormat } from '../replay/importers/load-recording.ts'
 import { renderHtml } from '../replay/report/html.ts'
 import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
 import { renderTextReport } from '../replay/report/text.ts'
@@ -18,9 +24,16 @@ import {
 } from '../replay/run-replay.ts'
 
 export const replayUsage = `Usage: ctxgate replay FILE... [options]
+       ctxgate replay --latest AGENT | --session ID [--from AGENT] [options]
 
 Replays recorded agent runs request by request, straight to a fake upstream and through ctxgate,
-both with prompt-cache simulation, and reports what each cost.
+both with prompt-cache simulation, and reports what each cost. FILE is a Claude Code, Codex
+(rollout .jsonl/.jsonl.zst or exec --json), opencode (export or opencode.db), Gemini CLI,
+OpenHands, mini-swe-agent or ctxgate JSONL recording.
+
+  --latest AGENT           the newest session in AGENT's own folder (claude-code, codex, opencode, gemini-cli)
+  --session ID             that session, looked up in the agents' own folders
+  --from AGENT             look only in AGENT's folder for --session
 
   --window TOKENS          context window of the fake upstream (default 200000)
   --model NAME             model name to send (default: each recording's own)
@@ -33,7 +46,7 @@ both with prompt-cache simulation, and reports what each cost.
   --min-cacheable TOKENS   shortest cacheable prefix of the fake upstream (default 1024)
   --strategy FILE          a ctxgate config to compare; repeat to compare several (default: built-in)
   --uncompacted            undo recorded compactions (keep the history, drop the summary)
-  --prompt FILE            prompt file of a Claude Code stream-json log
+  --prompt FILE            prompt file of a Claude Code stream-json or Codex exec --json log
   --verbose                also show examples of needed-but-hidden strings
   --json                   print the report as JSON
   --markdown               print the totals as a Markdown table
@@ -42,6 +55,9 @@ both with prompt-cache simulation, and reports what each cost.
 `
 
 export const replayOptions = {
+  latest: { type: 'string' },
+  session: { type: 'string' },
+  from: { type: 'string' },
   window: { type: 'string' },
   model: { type: 'string' },
   budget: { type: 'string' },
@@ -76,13 +92,18 @@ export async function replay(
   write: (text: string) => void = (text) => process.stdout.write(text),
   inform: (text: string) => void = (text) => process.stderr.write(text),
 ): Promise<ReplayReport | undefined> {
-  if (files.length === 0) throw new UsageError('replay needs at least one recording file')
-  const recordings = files.map((file) =>
-    loadRecording(file, {
-      uncompacted: values.uncompacted === true,
-      ...(values.prompt ? { promptFile: values.prompt } : {}),
-    }),
-  )
+  const found: FoundRecording[] = [...files.map((path) => ({ path })), ...foundRecordings(values)]
+  if (found.length === 0)
+    throw new UsageError('replay needs at least one recording file (or --latest AGENT, or --session ID)')
+  const recordings: { readonly format: RecordingFormat; readonly conversations: readonly Conversation[] }[] = []
+  for (const recording of found)
+    recordings.push(
+      await loadRecordingFile(recording.path, {
+        uncompacted: values.uncompacted === true,
+        ...(values.prompt ? { promptFile: values.prompt } : {}),
+        ...(recording.session ? { session: recording.session } : {}),
+      }),
+    )
   const conversations: Conversation[] = recordings.flatMap((recording) => recording.conversations)
 
   if (values.export !== undefined) {
@@ -187,6 +208,17 @@ export function cacheWritesFlag(raw: string | undefined): CacheWrites {
   if (raw === undefined) return 'literal'
   if ((cacheWriteReadings as readonly string[]).includes(raw)) return raw as CacheWrites
   throw new UsageError(`--cache-writes must be ${cacheWriteReadings.join(' or ')}, got ${JSON.stringify(raw)}`)
+}
+
+/** Recordings named by --latest or --session, found in the agents' default folders. */
+function foundRecordings(values: Values): FoundRecording[] {
+  const from = values.from === undefined ? undefined : parseAgent(values.from)
+  if (from && values.session === undefined && values.latest === undefined)
+    throw new UsageError('--from names where --session looks; give --session ID too')
+  return [
+    ...(values.latest === undefined ? [] : [latestRecording(parseAgent(values.latest))]),
+    ...(values.session === undefined ? [] : [recordingById(values.session, from)]),
+  ]
 }
 
 function replayOptionsFrom(values: Values): ReplayOptions {

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { buildApp } from '../app.ts'
+import { budgetWarnings } from '../config/budget-warnings.ts'
 import { loadConfig } from '../config/load-config.ts'
 import { createLogger } from '../log/logger.ts'
 import { registerProcessMetrics } from '../metrics/process-metrics.ts'
@@ -13,6 +14,7 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   const config = loadConfig({ env, flags })
   const telemetrySettings = loadTelemetrySettings(env)
   const logger = createLogger(config.log.level)
+  for (const warning of budgetWarnings(config)) logger.warn({ code: 'CTXGATE_BUDGET_ABOVE_WINDOW' }, warning)
   // The SDK loads only when export is on: a start without it (and --help) does not pay for its modules.
   const telemetry = telemetrySettings
     ? (await import('../telemetry/start-telemetry.ts')).startTelemetry(telemetrySettings, config, logger)

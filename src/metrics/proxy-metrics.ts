@@ -218,6 +218,12 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'cause'] as const,
       registers,
     }),
+    dropLoops: new Counter({
+      name: 'ctxgate_session_drop_loop_warnings_total',
+      help: 'Warnings that one session keeps needing whole old rounds or turns dropped (the agent may be looping).',
+      labelNames: ['provider'] as const,
+      registers,
+    }),
     contextTooLong: new Counter({
       name: 'ctxgate_context_too_long_total',
       help: 'Requests ctxgate answered itself because even one round could not fit.',

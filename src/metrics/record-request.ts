@@ -4,11 +4,13 @@ import type { Accounting } from '../model-call/prepared.ts'
 import type { DeadWrite, DeadWriteTracker } from '../model-call/dead-writes.ts'
 import type { Refetch } from '../rewrite/refetch.ts'
 import { cacheMissAgreement } from './cache-miss-agreement.ts'
+import { dropLoopWatchFor } from './drop-loop.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
 import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
 import { ledgerTurn, recordLedger, type LedgerTurn } from './record-ledger.ts'
+import { sessionDigest } from '../live/live-event.ts'
 import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
@@ -58,6 +60,8 @@ export interface RecordDeps {
   /** Follows each session's cache writes to count the ones never read (dead writes). */
   readonly deadWrites?: DeadWriteTracker
   readonly now?: () => number
+  /** Where the warning that a session keeps dropping whole rounds goes. */
+  readonly logger?: { warn(object: object, message: string): void }
 }
 
 /** Counts the request; returns what the client would have been billed without ctxgate, when its rule is known. */
@@ -109,6 +113,8 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
     if (report.droppedMessages > 0) metrics.edits.inc({ provider, edit: 'drop' }, report.droppedMessages)
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
+  if (report?.newBatch && report.droppedMessages > 0 && accounting?.sessionId)
+    warnOfDropLoop(deps, provider, accounting.sessionId)
   if (accounting?.prefixBreak) metrics.prefixBreaks.inc({ provider, cause: accounting.prefixBreak })
   const cacheMiss = cacheMissSummary(record.usage, accounting)
   if (cacheMiss) metrics.cacheMissDiagnosed.inc({ provider, reason: cacheMiss.reason, agrees: cacheMiss.agrees })
@@ -207,6 +213,17 @@ function toolLabel(name: string): string {
   if (!/^[A-Za-z0-9_.-]{1,40}$/.test(name) || toolLabels.size >= maxToolLabels) return 'other'
   toolLabels.add(name)
   return name
+}
+
+/** A session that keeps needing whole rounds dropped: a warning line and a metric, at growing intervals. */
+function warnOfDropLoop(deps: RecordDeps, provider: string, sessionId: string): void {
+  const count = dropLoopWatchFor(deps.metrics).note(sessionId)
+  if (count === undefined) return
+  deps.metrics.dropLoops.inc({ provider })
+  deps.logger?.warn(
+    { code: 'CTXGATE_DROP_LOOP', session: sessionDigest(sessionId), drops: count },
+    `one session has needed whole old rounds dropped on ${count} requests: the agent may be looping`,
+  )
 }
 
 /** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */

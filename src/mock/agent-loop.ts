@@ -15,6 +15,8 @@ export interface ShellTool {
 export interface LoopMessage {
   readonly toolResults: number
   readonly text: string
+  /** The ids of the calls its tool results answer (the mock's own ids carry the step number). */
+  readonly resultIds?: readonly string[]
 }
 
 export type AgentReply =
@@ -91,14 +93,40 @@ function propertiesOf(schema: unknown): Json {
   return typeof properties === 'object' && properties !== null ? (properties as Json) : {}
 }
 
-/** Tool results since the latest mock summary, plus the steps that summary says were done. */
+/**
+ * Steps done: tool results since the latest mock summary plus the steps that summary says were
+ * done, or the newest step id the agent echoed back in a result's call id, whichever is more. The
+ * ids survive a proxy dropping whole old rounds; the summary survives the client compacting.
+ */
 export function countStepsDone(messages: readonly LoopMessage[]): number {
   let done = 0
+  let newestId = 0
   for (const message of messages) {
     const marked = stepsFromSummary(message.text)
     done = marked === undefined ? done + message.toolResults : marked + message.toolResults
+    for (const id of message.resultIds ?? []) newestId = Math.max(newestId, stepOfCallId(id) ?? 0)
   }
-  return done
+  return Math.max(done, newestId)
+}
+
+/** The mock's call ids: `<prefix>_mock_s<step>_<sequence>`, so a result names the step it answers. */
+export function mockCallId(prefix: string, step: number, sequence: number): string {
+  return `${prefix}_mock_s${step}_${sequence}`
+}
+
+export function stepOfCallId(id: string): number | undefined {
+  const match = /_mock_s(\d+)_\d+$/.exec(id)
+  return match ? Number(match[1]) : undefined
+}
+
+/**
+ * The newest step the conversation narrates ("Step 7 of 40: …"). A client that compacts by
+ * quoting the whole conversation as text into one request (opencode) keeps no call ids, only this.
+ */
+export function newestNarratedStep(text: string): number {
+  let newest = 0
+  for (const match of text.matchAll(/Step (\d+) of \d+:/g)) newest = Math.max(newest, Number(match[1]))
+  return newest
 }
 
 function stepsFromSummary(text: string): number | undefined {
@@ -108,11 +136,16 @@ function stepsFromSummary(text: string): number | undefined {
   return match ? Number(match[1]) : undefined
 }
 
-/** Phrases agent harnesses use when they ask the model to summarize the conversation so far. */
+/**
+ * Phrases agent harnesses use when they ask the model to summarize the conversation so far:
+ * Claude Code's, Codex's ("CONTEXT CHECKPOINT COMPACTION") and opencode's summarization agent.
+ */
 const summaryRequestPatterns = [
   /create a detailed summary of the conversation/i,
   /summar(?:y|ize|ise) (?:of )?(?:the|this) (?:conversation|session)/i,
   /tasked with summari[sz]ing conversations/i,
+  /performing a CONTEXT CHECKPOINT COMPACTION/,
+  /you are a context summarization agent/i,
 ]
 
 export function isSummaryRequest(text: string): boolean {

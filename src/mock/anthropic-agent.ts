@@ -1,4 +1,12 @@
-import { countStepsDone, isSummaryRequest, planAgentReply, shellToolFrom, type ShellTool } from './agent-loop.ts'
+import {
+  countStepsDone,
+  isSummaryRequest,
+  mockCallId,
+  newestNarratedStep,
+  planAgentReply,
+  shellToolFrom,
+  type ShellTool,
+} from './agent-loop.ts'
 
 type Json = Record<string, unknown>
 
@@ -29,26 +37,31 @@ function systemText(request: Json): string {
 
 /**
  * The content of the agent loop's next reply to a Messages request, or undefined when the request
- * offers no shell-like tool (then the mock answers as usual).
+ * neither offers a shell-like tool nor asks for a summary (then the mock answers as usual).
  */
 export function anthropicAgentContent(request: Json, steps: number, sequence: number): Json[] | undefined {
   const tool = shellToolOf(request)
-  if (!tool) return undefined
   const messages = (request['messages'] as Json[]).map(blocksOf)
-  const done = countStepsDone(
+  const lastUser = messages.length > 0 ? textOf(messages[messages.length - 1] as Json[]) : ''
+  const summaryRequested = isSummaryRequest(lastUser) || isSummaryRequest(systemText(request))
+  if (!tool && !summaryRequested) return undefined
+  const results = (blocks: Json[]) => blocks.filter((block) => block['type'] === 'tool_result')
+  let done = countStepsDone(
     messages.map((blocks) => ({
-      toolResults: blocks.filter((block) => block['type'] === 'tool_result').length,
+      toolResults: results(blocks).length,
       text: textOf(blocks),
+      resultIds: results(blocks).map((block) => String(block['tool_use_id'])),
     })),
   )
-  const lastUser = messages.length > 0 ? textOf(messages[messages.length - 1] as Json[]) : ''
-  const reply = planAgentReply(steps, done, isSummaryRequest(lastUser) || isSummaryRequest(systemText(request)))
-  if (reply.kind !== 'tool') return [{ type: 'text', text: reply.text }]
+  if (summaryRequested) done = Math.max(done, newestNarratedStep(messages.map(textOf).join('\n')))
+  const reply = planAgentReply(steps, done, summaryRequested)
+  if (reply.kind !== 'tool' || !tool)
+    return [{ type: 'text', text: reply.kind === 'tool' ? reply.narration : reply.text }]
   return [
     { type: 'text', text: reply.narration },
     {
       type: 'tool_use',
-      id: `toolu_mock_${sequence}`,
+      id: mockCallId('toolu', reply.step, sequence),
       name: tool.name,
       input: tool.argumentsFor(reply.command, reply.description),
     },

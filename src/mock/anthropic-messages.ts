@@ -188,6 +188,7 @@ export function countAnthropicRequest(
   body: unknown,
   options: MockOptions,
   cache: AnthropicPromptCache | undefined,
+  maxTokens = 0,
 ): AnthropicUsageCounted {
   const request = validate(body)
   const blocks = promptBlocks(request)
@@ -196,6 +197,11 @@ export function countAnthropicRequest(
   const window = options.windowFor(model)
   const total = perRequestTokens + blocks.reduce((sum, block) => sum + block.tokens, 0)
   if (total > window) throw new InvalidRequest(`prompt is too long: ${total} tokens > ${window} maximum`)
+  // The prompt and the reply share the window: the API refuses a max_tokens that does not fit.
+  if (total + maxTokens > window)
+    throw new InvalidRequest(
+      `input length and \`max_tokens\` exceed context limit: ${total} + ${maxTokens} > ${window}, decrease input length or \`max_tokens\` and try again`,
+    )
   const usage = cache
     ? cache.use(model, blocks, options.minCacheableFor(model))
     : { inputTokens: total, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, totalTokens: total }
@@ -301,7 +307,8 @@ export function anthropicMessages(
   let counted: AnthropicUsageCounted
   try {
     checkGenerationFields(body)
-    counted = countAnthropicRequest(body, options, cache)
+    const replyRoom = options.replyRoomInWindow === false ? 0 : Number((body as Json)['max_tokens'])
+    counted = countAnthropicRequest(body, options, cache, replyRoom)
   } catch (error) {
     if (error instanceof InvalidRequest) return anthropicError(400, 'invalid_request_error', error.message)
     throw error

@@ -1,4 +1,12 @@
-import { countStepsDone, isSummaryRequest, planAgentReply, shellToolFrom, type ShellTool } from './agent-loop.ts'
+import {
+  countStepsDone,
+  isSummaryRequest,
+  mockCallId,
+  newestNarratedStep,
+  planAgentReply,
+  shellToolFrom,
+  type ShellTool,
+} from './agent-loop.ts'
 
 type Json = Record<string, unknown>
 
@@ -27,28 +35,35 @@ function textOf(content: unknown): string {
 }
 
 /**
- * The agent loop's next reply to a Chat Completions request, or undefined when the request offers
- * no shell-like function (then the mock answers as usual).
+ * The agent loop's next reply to a Chat Completions request, or undefined when the request neither
+ * offers a shell-like function nor asks for a summary (then the mock answers as usual).
  */
 export function openaiChatAgentReply(request: Json, steps: number, sequence: number): ChatReply | undefined {
   const tool = shellToolOf(request)
-  if (!tool) return undefined
   const messages = request['messages'] as Json[]
-  const done = countStepsDone(
-    messages.map((message) => ({ toolResults: message['role'] === 'tool' ? 1 : 0, text: textOf(message['content']) })),
-  )
   const last = messages[messages.length - 1]
   const system = messages
     .filter((message) => message['role'] === 'system' || message['role'] === 'developer')
     .map((message) => textOf(message['content']))
     .join('\n')
   const asked = last?.['role'] === 'user' && isSummaryRequest(textOf(last['content']))
-  const reply = planAgentReply(steps, done, asked || isSummaryRequest(system))
-  if (reply.kind !== 'tool') return { text: reply.text }
+  const summaryRequested = asked || isSummaryRequest(system)
+  if (!tool && !summaryRequested) return undefined
+  let done = countStepsDone(
+    messages.map((message) => ({
+      toolResults: message['role'] === 'tool' ? 1 : 0,
+      text: textOf(message['content']),
+      resultIds: message['role'] === 'tool' ? [String(message['tool_call_id'])] : [],
+    })),
+  )
+  if (summaryRequested)
+    done = Math.max(done, newestNarratedStep(messages.map((message) => textOf(message['content'])).join('\n')))
+  const reply = planAgentReply(steps, done, summaryRequested)
+  if (reply.kind !== 'tool' || !tool) return { text: reply.kind === 'tool' ? reply.narration : reply.text }
   return {
     text: reply.narration,
     toolCall: {
-      id: `call_mock_${sequence}`,
+      id: mockCallId('call', reply.step, sequence),
       name: tool.name,
       arguments: JSON.stringify(tool.argumentsFor(reply.command, reply.description)),
     },

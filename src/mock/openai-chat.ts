@@ -102,6 +102,16 @@ export function openaiChat(
       'messages',
     )
   }
+  const completionLimit =
+    options.replyRoomInWindow === false ? 0 : Number(request['max_completion_tokens'] ?? request['max_tokens'] ?? 0)
+  if (completionLimit > 0 && promptTokens + completionLimit > window)
+    return openaiError(
+      400,
+      'invalid_request_error',
+      `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + completionLimit} tokens (${promptTokens} in the messages, ${completionLimit} in the completion). Please reduce the length of the messages or completion.`,
+      'context_length_exceeded',
+      'messages',
+    )
   const scope = `${model}\u0000${String(request['prompt_cache_key'] ?? '')}\u0000${JSON.stringify(tools)}`
   const cachedTokens = cache.use(
     scope,

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { WebSocketServer, type RawData, type WebSocket } from 'ws'
 import { faultFromHeader, type Fault, type FaultQueue } from './faults.ts'
 import { answerResponses, isRefusal, type ResponsesTurnInput } from './openai-responses.ts'
+import type { MockUsage } from './types.ts'
 
 type Json = Record<string, unknown>
 
@@ -12,6 +13,8 @@ export interface ResponsesSocketContext {
   readonly faults: FaultQueue
   /** Logs one `response.create` like an HTTP request and returns its sequence number and record. */
   readonly record: (handshake: IncomingMessage, body: string) => { sequence: number; finished: () => void }
+  /** Adds an answered turn's usage to the mock's ledger, as the HTTP route does. */
+  readonly recordUsage?: (usage: MockUsage) => void
 }
 
 const socketPaths = new Set(['/v1/responses', '/responses'])
@@ -100,6 +103,7 @@ async function answerMessage(
     await send(ws, JSON.stringify({ type: 'error', status: turn.status, error: turn.error }))
     return undefined
   }
+  context.recordUsage?.(turn.usage)
   const completed = await streamEvents(ws, turn.events, fault, dripDelay(fault, handshake))
   if (!completed) return undefined
   finished()

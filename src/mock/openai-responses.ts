@@ -1,6 +1,17 @@
+import {
+  countStepsDone,
+  isSummaryRequest,
+  mockCallId,
+  newestNarratedStep,
+  planAgentReply,
+  shellToolFrom,
+  stepOfCallId,
+  stepsDoneMarker,
+  type ShellTool,
+} from './agent-loop.ts'
 import { countTextTokens, imageTokens } from './token-count.ts'
 import type { OpenAIPromptCache } from './prompt-cache.ts'
-import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+import type { MockAnswer, MockOptions, MockReplyKind, MockUsage } from './types.ts'
 
 type Json = Record<string, unknown>
 
@@ -35,6 +46,8 @@ export interface ResponsesTurn {
   readonly events: readonly Json[]
   /** History plus this request's input, then the response's output: what `previous_response_id` continues. */
   readonly conversation: readonly unknown[]
+  /** What the answer billed, for the mock's usage ledger (cached tokens are part of OpenAI's input count). */
+  readonly usage: MockUsage
 }
 
 export interface ResponsesRefusal {
@@ -57,7 +70,9 @@ export function answerResponses(input: ResponsesTurnInput): ResponsesTurn | Resp
   const headTokens = countTextTokens(String(request['instructions'] ?? '')) + countTextTokens(JSON.stringify(tools))
   const inputTokens = 3 + headTokens + itemTokens.reduce((sum, value) => sum + value, 0)
   const window = options.windowFor(model)
-  if (inputTokens > window)
+  // The input and max_output_tokens share the window; the API words both overflows the same way.
+  const replyRoom = options.replyRoomInWindow === false ? 0 : Number(request['max_output_tokens'] ?? 0)
+  if (inputTokens + replyRoom > window)
     return refusal(
       'Your input exceeds the context window of this model. Please adjust your input and try again.',
       'context_length_exceeded',
@@ -96,7 +111,14 @@ export function answerResponses(input: ResponsesTurnInput): ResponsesTurn | Resp
       total_tokens: inputTokens + outputTokens,
     },
   }
-  return { response, events: eventsFor(response, output), conversation: [...items, ...output] }
+  const usage: MockUsage = {
+    inputTokens: inputTokens - cachedTokens,
+    cacheReadTokens: cachedTokens,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens,
+  }
+  return { response, events: eventsFor(response, output), conversation: [...items, ...output], usage }
 }
 
 export function isRefusal(value: ResponsesTurn | ResponsesRefusal): value is ResponsesRefusal {
@@ -134,8 +156,11 @@ function contentTokens(content: unknown): number {
   }, 0)
 }
 
-/** A function tool an agent runs shell commands with: Codex's `exec_command {cmd}` or a `shell` tool. */
-function shellTool(tools: readonly Json[]): { name: string; argumentsFor: (command: string) => unknown } | undefined {
+/**
+ * A function tool an agent runs shell commands with: Codex's `exec_command {cmd}`, a `shell` tool,
+ * or any other the shared loop knows (opencode's `bash {command, description}`).
+ */
+function shellTool(tools: readonly Json[]): ShellTool | undefined {
   for (const tool of tools) {
     if (tool['type'] !== 'function' || typeof tool['name'] !== 'string') continue
     const properties = ((tool['parameters'] as Json | undefined)?.['properties'] ?? {}) as Json
@@ -146,51 +171,95 @@ function shellTool(tools: readonly Json[]): { name: string; argumentsFor: (comma
       return { name: tool['name'], argumentsFor: (cmd) => ({ command: asList ? ['bash', '-lc', cmd] : cmd }) }
     }
   }
+  for (const tool of tools)
+    if (tool['type'] === 'function' && typeof tool['name'] === 'string') {
+      const found = shellToolFrom(tool['name'], tool['parameters'])
+      if (found) return found
+    }
   return undefined
 }
 
-/** Tool calls made since the newest user message: how far the current agent turn has gone. */
-function stepsSinceUserMessage(items: readonly unknown[]): number {
-  let steps = 0
-  for (let index = items.length - 1; index >= 0; index--) {
-    const item = items[index] as Json | null
-    if (item?.['type'] === 'function_call') steps++
-    const isMessage = item?.['type'] === 'message' || (item?.['type'] === undefined && item?.['role'] !== undefined)
-    if (isMessage && item?.['role'] === 'user') break
+function isUserMessage(item: Json | null): boolean {
+  const isMessage = item?.['type'] === 'message' || (item?.['type'] === undefined && item?.['role'] !== undefined)
+  return isMessage && item?.['role'] === 'user'
+}
+
+/**
+ * How far the current agent turn has gone: tool calls answered since the newest user message, or
+ * the steps a mock summary in that message says were done (Codex puts its compaction summary in
+ * a user message), or the newest step id echoed in an answered call id, whichever is more.
+ */
+function stepsDoneThisTurn(items: readonly unknown[]): number {
+  let done = 0
+  let newestId = 0
+  for (const raw of items) {
+    const item = raw as Json | null
+    if (isUserMessage(item)) {
+      const text = JSON.stringify(item?.['content'] ?? '')
+      const marked = text.includes(stepsDoneMarker) ? countStepsDone([{ toolResults: 0, text }]) : undefined
+      done = marked ?? 0
+      if (marked === undefined) newestId = 0
+    }
+    if (item?.['type'] === 'function_call_output') {
+      done++
+      newestId = Math.max(newestId, stepOfCallId(String(item['call_id'] ?? '')) ?? 0)
+    }
   }
-  return steps
+  return Math.max(done, newestId)
+}
+
+function lastUserText(items: readonly unknown[]): string {
+  const item = items.findLast((entry) => isUserMessage(entry as Json | null)) as Json | undefined
+  return item ? JSON.stringify(item['content'] ?? '') : ''
 }
 
 function outputFor(input: ResponsesTurnInput, items: readonly unknown[], tools: readonly Json[]): Json[] {
   const { sequence } = input
   const shell = shellTool(tools)
-  const steps = stepsSinceUserMessage(items)
+  const steps = stepsDoneThisTurn(items)
+  const instructions = String(input.request['instructions'] ?? '')
+  if (input.agentSteps > 0 && (isSummaryRequest(lastUserText(items)) || isSummaryRequest(instructions))) {
+    const narrated = newestNarratedStep(items.map((item) => JSON.stringify(item)).join('\n'))
+    const summary = planAgentReply(input.agentSteps, Math.max(steps, narrated), true)
+    return [assistantMessage(sequence, summary.kind === 'tool' ? summary.narration : summary.text)]
+  }
   if (shell && steps < input.agentSteps) {
     const command = agentCommands[steps % agentCommands.length] as string
-    return [functionCall(sequence, shell.name, JSON.stringify(shell.argumentsFor(command)))]
+    return [
+      functionCall(
+        mockCallId('call', steps + 1, sequence),
+        sequence,
+        shell.name,
+        JSON.stringify(shell.argumentsFor(command, `Step ${steps + 1} of ${input.agentSteps}: run ${command}`)),
+      ),
+    ]
   }
   const firstTool = tools.find((tool) => tool['type'] === 'function' && typeof tool['name'] === 'string')
   if (input.replyKind === 'tool_use' && firstTool)
-    return [functionCall(sequence, String(firstTool['name']), JSON.stringify({ step: sequence }))]
+    return [
+      functionCall(`call_mock_${sequence}`, sequence, String(firstTool['name']), JSON.stringify({ step: sequence })),
+    ]
   const text = shell
     ? `Done: ran ${steps} commands. ${input.options.replyText(sequence)}`
     : input.options.replyText(sequence)
-  return [
-    {
-      type: 'message',
-      id: `msg_mock_${sequence}`,
-      status: 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
-    },
-  ]
+  return [assistantMessage(sequence, text)]
 }
 
-function functionCall(sequence: number, name: string, args: string): Json {
+function assistantMessage(sequence: number, text: string): Json {
+  return {
+    type: 'message',
+    id: `msg_mock_${sequence}`,
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  }
+}
+
+function functionCall(callId: string, sequence: number, name: string, args: string): Json {
   return {
     type: 'function_call',
     id: `fc_mock_${sequence}`,
-    call_id: `call_mock_${sequence}`,
+    call_id: callId,
     name,
     arguments: args,
     status: 'completed',
@@ -270,6 +339,6 @@ export function openaiResponses(body: unknown, context: Omit<ResponsesTurnInput,
     }
   const turn = answerResponses({ ...context, request: body as Json })
   if (isRefusal(turn)) return { status: turn.status, json: { error: turn.error } }
-  if ((body as Json)['stream'] !== true) return { status: 200, json: turn.response }
-  return { status: 200, sse: responsesSseFrames(turn.events) }
+  if ((body as Json)['stream'] !== true) return { status: 200, json: turn.response, usage: turn.usage }
+  return { status: 200, sse: responsesSseFrames(turn.events), usage: turn.usage }
 }

@@ -27,6 +27,8 @@ export interface MockServerOptions {
   readonly agentSteps?: number
   /** How a marker inside the prefix just read is taken (default `literal`: it writes an entry). */
   readonly cacheWrites?: CacheWrites
+  /** Refuse a request whose prompt plus max_tokens exceeds the window, as the APIs do (default true). */
+  readonly replyRoomInWindow?: boolean
 }
 
 export interface RecordedRequest {
@@ -70,6 +72,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     minCacheableFor: () => options.minCacheableTokens ?? 1_024,
     replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
     ...(options.agentSteps !== undefined ? { agentSteps: options.agentSteps } : {}),
+    ...(options.replyRoomInWindow !== undefined ? { replyRoomInWindow: options.replyRoomInWindow } : {}),
   }
   let sequence = 0
   const responsesTurn = { options: mockOptions, cache: openaiCache, agentSteps: options.agentSteps ?? 0 }
@@ -130,12 +133,15 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       if (requests.length > logLimit) requests.splice(0, requests.length - logLimit)
       return { sequence: record.sequence, finished: () => void (record.finished = true) }
     },
+    recordUsage: (answered) => usage.record(answered),
   })
 
   const handle = async (record: RecordedRequest, request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = record.url.split('?')[0] ?? '/'
     // Echo answers on any prefix, so passthrough tests can see what ctxgate sent.
     if (/^(\/v1)?\/_mock\/echo/.test(path)) return echo(record, response)
+    // The compose file's healthcheck and process managers ask here, as they do ctxgate.
+    if (path === '/healthz') return send(response, { status: 200, json: { status: 'ok' } }, record)
     if (path.startsWith('/_mock/')) return admin(path, record, response)
     const provider: Provider =
       path.startsWith('/v1/messages') || request.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai'
@@ -227,7 +233,14 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     openaiCache.clear()
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve))
+  await new Promise<void>((resolve, reject) => {
+    // A taken port is an 'error' event, not an exception: hand it to the caller to explain.
+    server.once('error', reject)
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
@@ -246,7 +259,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
 }
 
 function isAdminPath(url: string): boolean {
-  return url.startsWith('/_mock/') && !url.startsWith('/_mock/echo')
+  return (url.startsWith('/_mock/') && !url.startsWith('/_mock/echo')) || url === '/healthz'
 }
 
 function echo(record: RecordedRequest, response: ServerResponse): Promise<void> {

@@ -26,6 +26,8 @@ export interface MockOptions {
   /** Shortest prefix the Anthropic cache will store. */
   readonly minCacheableFor: (model: string) => number
   readonly replyText: (sequence: number) => string
+  /** Whether max_tokens must fit the window beside the prompt, as the APIs require (default true). */
+  readonly replyRoomInWindow?: boolean
   /** When set, a request offering a shell-like tool gets an agent loop of this many tool calls. */
   readonly agentSteps?: number
 }

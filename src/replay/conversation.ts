@@ -29,6 +29,8 @@ export interface ToolDefinition {
 
 /** What the recording itself says the run cost, when it says (Claude Code's final `result`). */
 export interface RecordedUsage {
+  /** Model requests the agent itself recorded, when its log counts them. */
+  readonly requests?: number
   readonly inputTokens?: number
   readonly cacheReadTokens?: number
   readonly cacheWriteTokens?: number

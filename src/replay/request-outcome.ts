@@ -20,7 +20,7 @@ export interface RequestOutcome {
   readonly ctxgateBatch?: boolean
 }
 
-const tooLong = /prompt is too long: (\d+) tokens > (\d+) maximum/
+const tooLong = /prompt is too long: (\d+) tokens > (\d+) maximum|exceed context limit: (\d+) \+ \d+ > (\d+)/
 
 /** Reads an Anthropic Messages answer, JSON or SSE, into an outcome. */
 export function readAnthropicAnswer(index: number, status: number, contentType: string, body: string): RequestOutcome {
@@ -31,7 +31,7 @@ export function readAnthropicAnswer(index: number, status: number, contentType: 
       index,
       status,
       refusedForLength: match !== null,
-      promptTokens: match ? Number(match[1]) : 0,
+      promptTokens: match ? Number(match[1] ?? match[3]) : 0,
       usage: zeroUsage,
       error: message,
     }

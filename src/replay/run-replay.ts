@@ -93,6 +93,9 @@ async function sendThrough(
     minCacheableTokens: options.minCacheableTokens,
     logLimit: 1,
     ...(options.cacheWrites ? { cacheWrites: options.cacheWrites } : {}),
+    // Replay's --window bounds the prompt alone, as every replay table so far was measured; the
+    // reply's room is a replay setting (--max-tokens), not what the agent asked for.
+    replyRoomInWindow: false,
   })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
   let baseUrl = mock.url

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
@@ -109,6 +109,11 @@ describe('ctxgate CLI', () => {
     const help = run(['--help'], {})
     expect(await help.exited).toBe(0)
     expect(help.output()).toContain('ctxgate mock')
+    const version = run(['--version'], {})
+    expect(await version.exited).toBe(0)
+    expect(version.output()).toBe(
+      `ctxgate ${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}\n`,
+    )
     const unknown = run(['--nope'], {})
     expect(await unknown.exited).toBe(2)
     expect(unknown.output()).toBe('ctxgate: unknown option --nope\n(ctxgate --help lists every option)\n')

@@ -269,11 +269,17 @@ describe('agent tool loop through ctxgate', () => {
     expect(totals.largestPromptTokens).toBeLessThanOrEqual(8_000)
     const direct = await request(`${stack.mock.url}/_mock/usage`)
     expect(await direct.body.json()).toEqual(totals)
-    // The same loop straight to the mock outgrows the window.
+    // The same loop straight to the mock outgrows the window (prompt and max_tokens share it).
     const straight = new Anthropic({ baseURL: stack.mock.url, apiKey: 'k', maxRetries: 0 })
     await expect(anthropicLoop(straight, (params) => straight.messages.create(params), false)).rejects.toMatchObject({
       status: 400,
-      error: { error: { message: expect.stringMatching(/^prompt is too long: \d+ tokens > 8000 maximum$/) } },
+      error: {
+        error: {
+          message: expect.stringMatching(
+            /^(prompt is too long: \d+ tokens > 8000 maximum|input length and `max_tokens` exceed context limit: \d+ \+ \d+ > 8000, .*)$/,
+          ),
+        },
+      },
     })
   })
 })

@@ -4,6 +4,9 @@ import { modelRoutes, providerForPassthrough, providers, wireFormats } from '../
 describe('upstreamPath', () => {
   it.each([
     ['anthropic', '', '/v1/messages?beta=true', '/v1/messages?beta=true'],
+    ['anthropic', '', '/messages', '/v1/messages'],
+    ['anthropic', '/proxy', '/messages/count_tokens?beta=true', '/proxy/v1/messages/count_tokens?beta=true'],
+    ['anthropic', '', '/messagesx', '/messagesx'],
     ['anthropic', '/proxy', '/v1/models', '/proxy/v1/models'],
     ['openai', '', '/v1/chat/completions', '/v1/chat/completions'],
     ['openai', '', '/chat/completions', '/v1/chat/completions'],

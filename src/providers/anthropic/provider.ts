@@ -4,15 +4,20 @@ import { anthropicTooLongWording, readAnthropicLengthRefusal } from './length-re
 import { anthropicMessagesAdapter } from './messages-adapter.ts'
 import { createAnthropicUsageReader } from './usage.ts'
 
+/** `/messages…` without the version: a client whose base URL has no `/v1` (opencode's Anthropic provider). */
+const unversionedMessages = /^\/messages(\/|\?|$)/
+
 export const anthropicProvider: Provider = {
   upstream: 'anthropic',
   errorShape: anthropicErrorShape,
-  upstreamPath: (basePath, requestTarget) => `${basePath}${requestTarget}`,
+  upstreamPath: (basePath, requestTarget) =>
+    unversionedMessages.test(requestTarget) ? `${basePath}/v1${requestTarget}` : `${basePath}${requestTarget}`,
   // The Anthropic SDKs always send `anthropic-version`: paths both APIs share (`/v1/models`) are told apart by it.
   claimsPassthrough: (path, headers) =>
     headers['anthropic-version'] !== undefined ||
     headers['x-api-key'] !== undefined ||
     path.startsWith('/v1/messages') ||
+    unversionedMessages.test(path) ||
     path.startsWith('/v1/complete'),
   // ctxgate's betas join the client's, never replace them.
   headerMerges: { 'anthropic-beta': mergeCommaList },
@@ -24,7 +29,7 @@ export const anthropicFormats: readonly WireFormatDefinition[] = [
   {
     name: 'anthropic-messages',
     provider: anthropicProvider,
-    paths: ['/v1/messages'],
+    paths: ['/v1/messages', '/messages'],
     chat: {
       adapter: anthropicMessagesAdapter,
       usage: createAnthropicUsageReader,
@@ -32,7 +37,11 @@ export const anthropicFormats: readonly WireFormatDefinition[] = [
     },
     lengthRefusal: readAnthropicLengthRefusal,
   },
-  { name: 'anthropic-count-tokens', provider: anthropicProvider, paths: ['/v1/messages/count_tokens'] },
+  {
+    name: 'anthropic-count-tokens',
+    provider: anthropicProvider,
+    paths: ['/v1/messages/count_tokens', '/messages/count_tokens'],
+  },
 ]
 
 /** Both lists, each entry once, in first-seen order. */

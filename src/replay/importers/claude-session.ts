@@ -1,5 +1,6 @@
 import { appendMessage, textBlock, type Block, type Conversation, type Message } from '../conversation.ts'
 import { ImportError } from './import-error.ts'
+import { attachmentNote } from './attachment-note.ts'
 import { standInSystemPrompt, standInTools } from './stand-ins.ts'
 import { isSyntheticApiError, syntheticErrorNote } from './synthetic-error.ts'
 
@@ -65,7 +66,11 @@ export function importClaudeSession(
     model = built.model ?? model
     return built.messages
   })
-  const notes = ['system prompt and tool schemas are stand-ins (session files hold neither)']
+  const firstPrompt = segments[0]?.[0]?.content.find((block) => block.type === 'text')
+  const notes = [
+    'system prompt and tool schemas are stand-ins (session files hold neither)',
+    ...attachmentNote(firstPrompt?.type === 'text' ? firstPrompt.text : ''),
+  ]
   if (compactions > 0)
     notes.push(
       `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,

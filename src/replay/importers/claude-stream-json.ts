@@ -8,6 +8,7 @@ import {
   type RecordedUsage,
 } from '../conversation.ts'
 import { ImportError } from './import-error.ts'
+import { attachmentNote } from './attachment-note.ts'
 import { isSyntheticApiError, syntheticErrorNote } from './synthetic-error.ts'
 import { standInSystemPrompt, standInTools } from './stand-ins.ts'
 
@@ -45,7 +46,9 @@ export function importClaudeStreamJson(
       source,
       'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)',
     )
-  const segments: Message[][] = [[{ role: 'user', content: [textBlock(readFileSync(promptPath, 'utf8'))] }]]
+  const prompt = readFileSync(promptPath, 'utf8')
+  notes.push(...attachmentNote(prompt))
+  const segments: Message[][] = [[{ role: 'user', content: [textBlock(prompt)] }]]
   let messages = segments[0] as Message[]
   let pendingAssistant: { id: string; content: Block[] } | undefined
   let model = typeof init?.['model'] === 'string' ? init['model'] : 'claude-sonnet-4-5'

@@ -4,8 +4,17 @@ import { appendMessage, textBlock, type Message } from '../conversation.ts'
 
 type Json = Record<string, unknown>
 
+/** `{messages: [{role, content}, …]}`, each message an OpenAI chat message. */
 export function looksLikeMiniSweAgent(document: unknown): boolean {
-  return typeof document === 'object' && document !== null && Array.isArray((document as Json)['messages'])
+  if (typeof document !== 'object' || document === null) return false
+  const messages = (document as Json)['messages']
+  return (
+    Array.isArray(messages) &&
+    messages.length > 0 &&
+    (messages as unknown[]).every(
+      (message) => typeof message === 'object' && message !== null && typeof (message as Json)['role'] === 'string',
+    )
+  )
 }
 
 /**
