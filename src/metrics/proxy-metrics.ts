@@ -31,6 +31,7 @@ function defineProxyMetrics(registry: Registry, sessionCount: () => number) {
     ...requestMetrics(registers),
     ...tokenMetrics(registers),
     ...rewriteMetrics(registers),
+    ...billingMetrics(registers),
     ...refetchMetrics(registers),
     ...diagnosisMetrics(registers),
     ...storeMetrics(registers, sessionCount),
@@ -188,6 +189,12 @@ function rewriteMetrics(registers: Registry[]) {
       labelNames: ['provider', 'reason', 'figure'] as const,
       registers,
     }),
+  }
+}
+
+/** What requests cost as billed: tokens at their price multiples, and dollars. */
+function billingMetrics(registers: Registry[]) {
+  return {
     billedInputTokens: new Counter({
       name: 'ctxgate_billed_input_tokens_total',
       help: 'Prompt tokens as billed, in uncached-input equivalents (cache writes and reads at their price multiples), from upstream usage.',

@@ -79,7 +79,15 @@ export async function replayConversation(conversation: Conversation, options: Re
   const summaries: Record<string, RunSummary> = {}
   for (const [label, list] of Object.entries(outcomes))
     summaries[label] = summarize(list, label === directLabel ? undefined : direct)
-  return { id: conversation.id, source: conversation.source, notes: conversation.notes, outcomes, ledgers, summaries, hidden }
+  return {
+    id: conversation.id,
+    source: conversation.source,
+    notes: conversation.notes,
+    outcomes,
+    ledgers,
+    summaries,
+    hidden,
+  }
 }
 
 async function sendThrough(

@@ -207,9 +207,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
-      messageCount: view.messages.length,
-      prefixSignature: prefixSignature(view, view.messages.length),
-      model: view.model,
+      ...rememberedShape(input),
       ...(promise !== undefined ? { nextEditResult: promise } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
@@ -217,6 +215,16 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
         cacheTtl: stableTtl,
       }),
     },
+  }
+}
+
+/** What the next request compares itself with to tell a client's own history edit: count, signature, model. */
+function rememberedShape(input: PipelineInput): Pick<ConversationMemory, 'messageCount' | 'prefixSignature' | 'model'> {
+  const { view } = input
+  return {
+    messageCount: view.messages.length,
+    prefixSignature: prefixSignature(view, view.messages.length),
+    model: view.model,
   }
 }
 

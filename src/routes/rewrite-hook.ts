@@ -93,15 +93,8 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const hints = format.adapter.sessionHints(json, view)
   const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
   const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
-  const mark = deps.arms?.see(
-    identity.sessionId,
-    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
-    uneditedEstimate(view),
-  ) ?? { arm: 'treated' as const, clientCompacted: false }
-  const rule = clientRuleOf(clientFamily(firstHeader(incoming['user-agent'])))
-  const client = rule && { rule: rule.name, window: read.chat.limits.window, maxOutputTokens: view.maxOutputTokens }
-  const session = { sessionId: identity.sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind, client }
-  if (mark.arm === 'control') return controlForward(request, read.chat, session)
+  const session = sessionArmOf(request, read.chat, identity.sessionId, kind)
+  if (session.arm === 'control') return controlForward(request, read.chat, session)
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
   const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
@@ -113,12 +106,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
     deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
   )
   const compaction = compactionRequestOf(json)
-  const log = {
-    session: identity.sessionId,
-    turn: (state?.requests ?? 0) + 1,
-    ...economyLog(outcome),
-    ...(compaction ? { clientCompaction: compaction } : {}),
-  }
+  const log = requestLog(identity.sessionId, (state?.requests ?? 0) + 1, outcome, compaction)
   const accounting = accountingFor(view.model, session, outcome, compaction)
   if (outcome.kind === 'too-long')
     return {
@@ -253,6 +241,29 @@ function ledgerAccounting(rewritten: Rewritten | undefined): Pick<Accounting, 'l
       : {}),
     ...(saved && Object.keys(saved).length > 0 ? { ledgerSaved: saved } : {}),
   }
+}
+
+/** The request's log fields: session, turn, what the economy did, and a client compaction if it was one. */
+function requestLog(
+  session: string,
+  turn: number,
+  outcome: PipelineOutcome,
+  compaction: CompactingClient | undefined,
+): Record<string, unknown> {
+  return { session, turn, ...economyLog(outcome), ...(compaction ? { clientCompaction: compaction } : {}) }
+}
+
+/** The session's holdout arm (drawn once per session) and the client whose own compaction rule ctxgate knows. */
+function sessionArmOf(request: HookRequest, chat: ReadChat, sessionId: string, kind: string | undefined): SessionArm {
+  const { json, view } = chat
+  const mark = request.deps.arms?.see(
+    sessionId,
+    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
+    uneditedEstimate(view),
+  ) ?? { arm: 'treated' as const, clientCompacted: false }
+  const rule = clientRuleOf(clientFamily(firstHeader(request.incoming['user-agent'])))
+  const client = rule && { rule: rule.name, window: chat.limits.window, maxOutputTokens: view.maxOutputTokens }
+  return { sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind, client }
 }
 
 /** Who the request belongs to and which arm of the holdout that session is in. */
@@ -553,7 +564,10 @@ async function readChat(
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
   const text = parsed?.text ?? ''
-  return { kind: 'chat', chat: { json, view, limits, large, estimator, restoreNumbers: parsed?.restore ?? String, text } }
+  return {
+    kind: 'chat',
+    chat: { json, view, limits, large, estimator, restoreNumbers: parsed?.restore ?? String, text },
+  }
 }
 
 function parseJson(original: Buffer): (ParsedKeepingNumbers & { readonly text: string }) | undefined {

@@ -66,7 +66,9 @@ describe('the cache-priced economy through the pipeline', () => {
     const heavy = viewOf(rounds(40, 2_400), { headTokens: 60_000 })
     const outcome = run(heavy, session(40))
     expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
-    expect(outcome.batch?.oneTimeCost).toBeLessThan(0.2 * 60_000)
+    // Rewriting from the head would cost at least (1.25 − 0.1) × 60k; the batch leaves the head alone and also
+    // prices the results the agent may fetch again (clear-order.ts), so its cost stays far below that.
+    expect(outcome.batch?.oneTimeCost).toBeLessThan(0.5 * 60_000)
     expect(outcome.noteOn).toBe(false)
     expect(outcome.next.noteDeferred).toBe(true)
     // The next request re-applies the batch and still leaves the head as it was: no prefix break.
