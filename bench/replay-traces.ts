@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join, relative, sep } from 'node:path'
 import { replay } from '../src/cli/replay.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { billedEquivalentInput } from '../src/replay/billing.ts'
@@ -23,10 +23,14 @@ if (folder === undefined || !existsSync(folder) || !statSync(folder).isDirectory
   process.exit(2)
 }
 
-/** Recordings under the folder, sorted, found at any depth. */
+/**
+ * Recordings under the folder, sorted, found at any depth. A `raw/` folder holds sources the recordings
+ * were converted from (not recordings), and `long/` the long runs, which BENCHMARKS.md replays on their own.
+ */
 function recordingsUnder(directory: string): string[] {
   return readdirSync(directory, { recursive: true, encoding: 'utf8' })
     .filter((name) => /\.(jsonl|json)$/.test(name))
+    .filter((name) => !name.split(sep).some((part) => part === 'raw' || part === 'long'))
     .toSorted()
     .map((name) => join(directory, name))
 }
