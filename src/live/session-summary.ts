@@ -22,10 +22,15 @@ export const counterFields = [
   'refusalsAvoided',
   'compactionsAvoided',
   'refetches',
+  // Requests on which ctxgate had to drop whole old rounds or turns anew: many means the agent may be looping.
+  'roundDrops',
 ] as const
 
 export type CounterField = (typeof counterFields)[number]
 export type Counters = Readonly<Record<CounterField, number>>
+
+/** From this many requests with new whole-round drops on, the page warns that the session may be looping (as the log does). */
+export const loopWarningDrops = 20
 
 /** What the sessions list shows for one session. */
 export interface SessionSummary extends Counters {
@@ -89,6 +94,7 @@ export function countersOf(
       ? 1
       : 0,
     refetches: event.refetches ?? 0,
+    roundDrops: event.newBatch && event.dropped > 0 ? 1 : 0,
   }
 }
 
@@ -139,6 +145,7 @@ export function addEvent(
     refusalsAvoided: base.refusalsAvoided + added.refusalsAvoided,
     compactionsAvoided: base.compactionsAvoided + added.compactionsAvoided,
     refetches: base.refetches + added.refetches,
+    roundDrops: base.roundDrops + added.roundDrops,
     session: event.session,
     client: event.client,
     model: event.model,

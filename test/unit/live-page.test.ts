@@ -7,7 +7,13 @@ import { LoginThrottle } from '../../src/live/login-throttle.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
-import { addEvent, compactPointOf, counterFields, type SessionSummary } from '../../src/live/session-summary.ts'
+import {
+  addEvent,
+  compactPointOf,
+  counterFields,
+  loopWarningDrops,
+  type SessionSummary,
+} from '../../src/live/session-summary.ts'
 import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
 import { billedEquivalentInput } from '../../src/replay/billing.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
@@ -248,6 +254,18 @@ describe('session summaries', () => {
         expect(summary?.lastSeen).toBe(events.length - 1)
       }),
     )
+  })
+
+  it('counts the requests that dropped whole rounds anew, so the page can warn of a looping session', () => {
+    let summary: SessionSummary | undefined
+    // A frozen drop re-applied on later requests is not a new one; only new batches with drops count.
+    for (let index = 0; index < loopWarningDrops; index++) {
+      summary = addEvent(summary, event({ dropped: 12, newBatch: true }))
+      summary = addEvent(summary, event({ dropped: 12, newBatch: false }))
+    }
+    summary = addEvent(summary, event({ cleared: 3, newBatch: true }))
+    expect(summary.roundDrops).toBe(loopWarningDrops)
+    expect(summary.requests).toBe(2 * loopWarningDrops + 1)
   })
 
   it('scales the unedited estimate by ctxgate’s before ÷ after', () => {

@@ -171,6 +171,13 @@
     cells.forEach(function (text, index) {
       var cell = element('td', text)
       if (index === 2) cell.className = 'mono'
+      // Same threshold as the CTXGATE_DROP_LOOP log line (session-summary.ts loopWarningDrops).
+      if (index === 2 && (s.roundDrops || 0) >= 20) {
+        var warning = element('span', ' ⚠ looping?', 'loop-warning')
+        warning.title =
+          'ctxgate dropped whole old rounds on ' + s.roundDrops + ' requests of this session: the agent may be looping'
+        cell.append(warning)
+      }
       if (index === 4) cell.dataset.lastSeen = String(s.lastSeen)
       row.append(cell)
     })
