@@ -17,7 +17,7 @@ type Env = NodeJS.ProcessEnv
 
 /**
  * Where each agent keeps its sessions by default: Codex under $CODEX_HOME/sessions, opencode in
- * $XDG_DATA_HOME/opencode/opencode.db, Gemini CLI under ~/.gemini/tmp/PROJECT/chats, Claude Code
+ * $XDG_DATA_HOME/opencode/opencode.db, Gemini CLI under ~/.gemini/tmp/<project>/chats, Claude Code
  * under $CLAUDE_CONFIG_DIR/projects (each agent's own docs; see docs/clients/).
  */
 function folders(env: Env): Record<Agent, string> {

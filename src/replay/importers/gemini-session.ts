@@ -59,7 +59,7 @@ export function geminiMessages(records: readonly Json[]): { metadata: Json; mess
 }
 
 /**
- * A Gemini CLI session (~/.gemini/tmp/PROJECT/chats/session-*.jsonl): user messages, and gemini
+ * A Gemini CLI session (~/.gemini/tmp/<project>/chats/session-*.jsonl): user messages, and gemini
  * messages whose `toolCalls[] {id, name, args, result}` hold each call and its result. Each gemini
  * message is one request; its `tokens` are what the API reported for it.
  */
