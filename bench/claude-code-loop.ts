@@ -11,11 +11,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
+import { freePort, untilHealthy } from './peers.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { isSummaryRequest } from '../src/mock/agent-loop.ts'
 import { startMockServer, type MockServer, type RecordedRequest } from '../src/mock/server.ts'
@@ -72,15 +72,6 @@ function findClaude(): string | undefined {
   return probe.status === 0 ? candidate : undefined
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
 /** ctxgate as a user runs it: the CLI from source, pointed at the mock. */
 async function startCtxgate(mockUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
@@ -90,16 +81,8 @@ async function startCtxgate(mockUrl: string): Promise<{ url: string; child: Chil
     { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
   )
   const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const ready = await request(`${url}/healthz`).then(
-      (response) => response.body.text().then(() => response.statusCode === 200),
-      () => false,
-    )
-    if (ready) return { url, child }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  child.kill()
-  throw new Error('ctxgate did not start within 20 s')
+  await untilHealthy(url, child, 20)
+  return { url, child }
 }
 
 function runClaude(

@@ -12,11 +12,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { request } from 'undici'
+import { freePort, untilHealthy } from './peers.ts'
 import { isSummaryRequest } from '../src/mock/agent-loop.ts'
 import { startMockServer, type RecordedRequest } from '../src/mock/server.ts'
 import type { UsageTotals } from '../src/mock/usage-ledger.ts'
@@ -57,15 +56,6 @@ function findOpencode(): string | undefined {
   return spawnSync(candidate, ['--version'], { encoding: 'utf8' }).status === 0 ? candidate : undefined
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
 const entry = (match: string): string =>
   `  - { match: "${match}", window: ${window}, budget: 0.9, minCacheableTokens: 1024, thinkingBoundToPrefix: false }`
 
@@ -80,16 +70,8 @@ async function startCtxgate(mockUrl: string, folder: string): Promise<{ url: str
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const ready = await request(`${url}/healthz`).then(
-      (response) => response.body.text().then(() => response.statusCode === 200),
-      () => false,
-    )
-    if (ready) return { url, child }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  child.kill()
-  throw new Error('ctxgate did not start within 60 s')
+  await untilHealthy(url, child, 60)
+  return { url, child }
 }
 
 /** opencode.json for one run: the provider's base URL, the window and output limit, no sharing or updates. */

@@ -9,6 +9,7 @@ import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { request } from 'undici'
 
 export interface Target {
   readonly name: string
@@ -33,6 +34,20 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port))
     })
   })
+}
+
+/** Waits for a ctxgate child to answer /healthz; kills it and throws after `seconds`. */
+export async function untilHealthy(url: string, child: ChildProcess, seconds: number): Promise<void> {
+  for (let attempt = 0; attempt < seconds * 10; attempt++) {
+    const ready = await request(`${url}/healthz`).then(
+      (response) => response.body.text().then(() => response.statusCode === 200),
+      () => false,
+    )
+    if (ready) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  child.kill()
+  throw new Error(`ctxgate did not start within ${seconds} s`)
 }
 
 async function waitForPort(port: number, timeoutMs = 15_000): Promise<boolean> {
