@@ -10,7 +10,7 @@
  * CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000 makes it compact on its own before the mock's window.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -75,10 +75,22 @@ function findClaude(): string | undefined {
 /** ctxgate as a user runs it: the CLI from source, pointed at the mock. */
 async function startCtxgate(mockUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
+  // For looking into a run: ctxgate's request log (info level), written where the variable says.
+  const logFile = process.env['CTXGATE_BENCH_LOG']
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', '--anthropic-url', mockUrl, '--port', String(port), '--log-level', 'warn'],
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    [
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      '--anthropic-url',
+      mockUrl,
+      '--port',
+      String(port),
+      '--log-level',
+      logFile ? 'info' : 'warn',
+    ],
+    { cwd: root, stdio: ['ignore', logFile ? openSync(logFile, 'w') : 'ignore', 'inherit'] },
   )
   const url = `http://127.0.0.1:${port}`
   await untilHealthy(url, child, 20)
@@ -223,10 +235,11 @@ function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: numbe
     shortSessionRequests: economy.shortSessionRequests,
   }
   const ratio = (billed: number): string => (directBilled ? `${(billed / directBilled).toFixed(3)}×` : '-')
+  const best = bestSchedule(loops.note, floor)
   const rows: [string, number][] = [
     [
       `default floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens`,
-      bestSchedule(loops.note, floor).billed,
+      best.billed,
     ],
     ['default floor, cleared results left empty', bestSchedule(loops.empty, floor).billed],
     ['start at 50,000 tokens', bestSchedule(loops.note, { ...floor, startTokens: 50_000 }).billed],
@@ -234,6 +247,8 @@ function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: numbe
     ['newest 1 round whole', bestSchedule(loops.note, { ...floor, keepNewestRounds: 1 }).billed],
   ]
   return [
+    `The best schedule under the default floor batches at requests ${best.batchAt.join(', ') || 'none'}.`,
+    '',
     `| best batch schedule with hindsight, ${loops.note.rounds.length} rounds | billed-equivalent input | × direct |`,
     '|---|---:|---:|',
     `| ctxgate's own schedule, as run | ${thousands(Math.round(ctxgateBilled))} | ${ratio(ctxgateBilled)} |`,

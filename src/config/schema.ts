@@ -46,6 +46,8 @@ const economySchema = z.strictObject({
   shortSessionRequests: z.number().int().min(0),
   /** Below budget, results the agent needs again more often than this per request stay whole (docs/quality.md). */
   maxNeedHazard: z.number().min(0).max(1),
+  /** A below-budget batch must pay back within the remaining length the session reaches with probability 1 − this (docs/economy.md). */
+  forecastQuantile: z.number().gt(0).lt(1),
 })
 
 const modelSchema = z.strictObject({

@@ -146,6 +146,13 @@ export function refetchChance(hazard: number, requests: number): number {
  * (consecutive calling messages are one round, as the economy counts them).
  */
 export function resultHazards(messages: readonly MessageView[]): Map<string, number> {
+  const hazards = new Map<string, number>()
+  for (const [id, { risk, age }] of resultRiskAges(messages)) hazards.set(id, hazardOf(risk, age))
+  return hazards
+}
+
+/** Each tool result's risk class and its age in tool rounds (the newest round is age 0). */
+export function resultRiskAges(messages: readonly MessageView[]): Map<string, { risk: ClearRisk; age: number }> {
   const risks = clearRisks(callsOfView(messages))
   const roundOf = new Map<string, number>()
   let rounds = 0
@@ -159,9 +166,19 @@ export function resultHazards(messages: readonly MessageView[]): Map<string, num
     previousCalled = true
     for (const id of message.toolCallIds) roundOf.set(id, rounds - 1)
   }
-  const hazards = new Map<string, number>()
-  for (const [id, risk] of risks) hazards.set(id, hazardOf(risk, rounds - 1 - (roundOf.get(id) ?? 0)))
-  return hazards
+  const ages = new Map<string, { risk: ClearRisk; age: number }>()
+  for (const [id, risk] of risks) ages.set(id, { risk, age: rounds - 1 - (roundOf.get(id) ?? 0) })
+  return ages
+}
+
+/**
+ * Chance the agent fetches a cleared result again within `requests` requests, its age advancing a
+ * round per request (the hazard falls with age: a constant young rate over a long horizon overstates it).
+ */
+export function refetchChanceOver(risk: ClearRisk, age: number, requests: number): number {
+  let kept = 1
+  for (let step = 1; step <= Math.max(0, Math.floor(requests)); step++) kept *= 1 - hazardOf(risk, age + step)
+  return 1 - kept
 }
 
 /** Results in clearing order: by class (superseded, output, read, editing), oldest first within one. */

@@ -451,7 +451,8 @@ function refetchSummary(refetches: readonly Refetch[]): { count: number; tokens:
 /** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
 function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
   if (config.rewrite.economy !== 'cache-priced') return {}
-  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard } = config.economy
+  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard, forecastQuantile } =
+    config.economy
   const policy = {
     ...defaultEconomyPolicy,
     startTokens,
@@ -459,6 +460,7 @@ function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: E
     excludeTools,
     shortSessionRequests,
     maxNeedHazard,
+    forecastQuantile,
   }
   return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
 }

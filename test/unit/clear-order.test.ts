@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { clearOrder, clearRisks, hazardOf, refetchChance, type ToolCall } from '../../src/rewrite/clear-order.ts'
+import {
+  clearOrder,
+  clearRisks,
+  hazardOf,
+  refetchChance,
+  refetchChanceOver,
+  type ToolCall,
+} from '../../src/rewrite/clear-order.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { noDecisions, type ChatView, type MessageView } from '../../src/rewrite/types.ts'
@@ -115,5 +122,10 @@ describe('the clearing order', () => {
     expect(hazardOf('read', 15)).toBeLessThan(hazardOf('editing', 15))
     expect(refetchChance(0.1, 0)).toBe(0)
     expect(refetchChance(0.1, 10)).toBeCloseTo(1 - 0.9 ** 10)
+    // Over a horizon the result ages: its hazard falls band by band, below the young rate held constant.
+    expect(refetchChanceOver('read', 0, 0)).toBe(0)
+    expect(refetchChanceOver('read', 0, 5)).toBeCloseTo(1 - (1 - hazardOf('read', 1)) ** 5, 10)
+    expect(refetchChanceOver('read', 5, 100)).toBeLessThan(refetchChance(hazardOf('read', 5), 100))
+    expect(refetchChanceOver('read', 5, 100)).toBeGreaterThan(refetchChanceOver('read', 30, 100))
   })
 })

@@ -219,6 +219,45 @@ describe('break-even decision', () => {
     expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache', oneTimeCost: 0, paybackRequests: 0 })
   })
 
+  it('prices the re-fetches a batch may cause into its payback, not into its timing', () => {
+    // Every old result is a command the agent ran again later (superseded), each 8 rounds old or more.
+    const base = conversation(40, 2_400)
+    const risky: ConversationCost = {
+      ...base,
+      messages: base.messages.map((message) => ({
+        ...message,
+        results: message.results.map((result) => ({
+          ...result,
+          hazard: 0.0099,
+          riskAge: { risk: 'superseded' as const, age: 39 - result.round },
+        })),
+      })),
+    }
+    const decide = (conversationCost: ConversationCost, remaining: number) =>
+      decideBatch({
+        conversation: conversationCost,
+        cadence: { ...steady, conservativeRemaining: remaining, expectedRemaining: remaining },
+        prices: anthropicMultipliers,
+        policy,
+      })
+    const plain = decide(base, 150)
+    const priced = decide(risky, 150)
+    if (plain.kind !== 'batch' || priced.kind !== 'batch') throw new Error('expected batches')
+    // The rewrite is the same; the expected re-fetches lengthen the payback and shrink the net saving.
+    expect(priced.oneTimeCost).toBeCloseTo(plain.oneTimeCost, 6)
+    expect(priced.paybackRequests).toBeGreaterThan(plain.paybackRequests)
+    expect(priced.predictedNetSaving).toBeLessThan(plain.predictedNetSaving)
+    // A long horizon raises the chance of a re-fetch, but waiting would clear the same results: still a batch now.
+    expect(priced.reason).toBe('pays_back')
+    // The longer the session is expected to run, the likelier a re-fetch: the payback grows with the horizon.
+    const short = [decide(base, 10), decide(risky, 10)]
+    if (short[0]?.kind !== 'batch' || short[1]?.kind !== 'batch') throw new Error('expected batches')
+    expect(short[1].paybackRequests - short[0].paybackRequests).toBeGreaterThan(0)
+    expect(short[1].paybackRequests - short[0].paybackRequests).toBeLessThan(
+      priced.paybackRequests - plain.paybackRequests,
+    )
+  })
+
   it('over budget, batches whatever the price, and never touches excluded tools', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400, { budget: 100_000 }),

@@ -3,7 +3,7 @@
  * because the request is over budget, because the batch pays for its cache rewrite over the path
  * ahead, or because the cache has expired and the rewrite is free — or that waiting is cheaper.
  */
-import { belowBudgetMaxHazard, refetchChance } from '../clear-order.ts'
+import { belowBudgetMaxHazard, refetchChance, refetchChanceOver } from '../clear-order.ts'
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
 import { pricePath } from './path-cost.ts'
@@ -33,13 +33,15 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const remaining = Math.min(policy.horizonCap, Math.floor(input.cadence.conservativeRemaining))
   const editPoint = (batch[0] as ResultCost).message
   const tokensRemoved = batch.reduce((sum, result) => sum + result.tokens - result.replacementTokens, 0)
-  // A result the agent fetches again comes back whole at the tail, written once more: the batch pays for that.
-  const refetched = batch.reduce((sum, result) => sum + refetchChance(result.hazard ?? 0, remaining) * result.tokens, 0)
   const protectedTail = protectedTailTokens(conversation, policy.keepRecentRounds)
   const carry = carryPrice(input)
+  const write = writePrice(input.prices, conversation.cacheTtl)
+  // A result the agent fetches again comes back whole at the tail: written once more, then carried
+  // through the protected rounds until a later batch takes it again. The batch pays for that.
+  const refetchCost = expectedRefetchTokens(batch, remaining) * (write + carry * policy.keepRecentRounds)
   const path = pricePath({
     size,
-    sizeAfter: size - tokensRemoved + refetched,
+    sizeAfter: size - tokensRemoved,
     keptPrefix: keptPrefixOf(conversation, editPoint),
     protectedTail,
     laterProtectedTail: laterTail(protectedTail, conversation, policy.keepRecentRounds, input.cadence.growthPerRequest),
@@ -48,12 +50,12 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
     remaining,
     budget: conversation.budget,
     read: input.prices.cacheRead,
-    write: writePrice(input.prices, conversation.cacheTtl),
+    write,
     coldNow: cold,
     coldLater: conversation.cacheTtl === '1h' ? input.cadence.pausesOver1h : input.cadence.pausesOver5m,
   })
   const savingPerRequest = tokensRemoved * carry * Math.min(1, Math.max(0, input.realization ?? 1))
-  const account = batchAccountOf(path.oneTimeCost, savingPerRequest, remaining)
+  const account = batchAccountOf(path.oneTimeCost, savingPerRequest, remaining, refetchCost)
   const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved, ...account } as const
   if (overBudget) return { ...base, reason: 'over_budget' }
   if (account.paybackRequests > remaining) return { kind: 'none', reason: 'no_payback_in_time' }
@@ -63,16 +65,33 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   return { ...base, reason: cold ? 'cold_cache' : 'pays_back' }
 }
 
-/** What a batch is predicted to cost once and save on each later request, and over the conservative forecast. */
-export function batchAccountOf(oneTimeCost: number, savingPerRequest: number, horizon: number) {
+/**
+ * What a batch is predicted to cost once (its rewrite, and the expected re-fetches of what it clears)
+ * and to save on each later request, and over the conservative forecast.
+ */
+export function batchAccountOf(oneTimeCost: number, savingPerRequest: number, horizon: number, refetchCost = 0) {
+  const cost = oneTimeCost + refetchCost
   return {
     oneTimeCost,
     savingPerRequest,
-    // Requests after this one until the saving has paid the rewrite back.
-    paybackRequests: oneTimeCost <= 0 ? 0 : savingPerRequest > 0 ? oneTimeCost / savingPerRequest : Infinity,
+    // Requests after this one until the saving has paid the rewrite and the re-fetches back.
+    paybackRequests: cost <= 0 ? 0 : savingPerRequest > 0 ? cost / savingPerRequest : Infinity,
     horizon,
-    predictedNetSaving: savingPerRequest * horizon - oneTimeCost,
+    predictedNetSaving: savingPerRequest * horizon - cost,
   }
+}
+
+/** Tokens of the batch the agent is expected to fetch again within `requests` requests. */
+function expectedRefetchTokens(batch: readonly ResultCost[], requests: number): number {
+  return batch.reduce(
+    (sum, result) =>
+      sum +
+      result.tokens *
+        (result.riskAge
+          ? refetchChanceOver(result.riskAge.risk, result.riskAge.age, requests)
+          : refetchChance(result.hazard ?? 0, requests)),
+    0,
+  )
 }
 
 /** Price of carrying one token on a later request: a read, or a write when a pause lets the entry expire. */

@@ -3,7 +3,7 @@
  * them (times the calibration factor), results already frozen counted at their replacement's size
  * and left out of any new batch, each result with its tool name and the round it answers.
  */
-import { callsOfView, resultHazards } from '../clear-order.ts'
+import { callsOfView, hazardOf, resultRiskAges } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
 import { clearedNoteFor, foldSummary } from '../notes.ts'
 import { frozenDropKeepFrom, frozenResults } from '../frozen.ts'
@@ -33,7 +33,7 @@ export function describeView(input: DescribeInput): ConversationCost {
   const calls = new Map(callsOfView(view.messages).map((call) => [call.id, call]))
   const clearedTokens = (id: string): number => estimator.text(clearedNoteFor(calls.get(id)))
   const droppedUntil = frozenDropKeepFrom(input.decisions, view) ?? 1
-  const hazards = resultHazards(view.messages)
+  const riskAges = resultRiskAges(view.messages)
   const messages: MessageCost[] = view.messages.map((message, index) => {
     // A frozen drop stays: those messages are not sent, so they neither cost nor can be cleared.
     if (index >= 1 && index < droppedUntil) return { tokens: 0, results: [] }
@@ -48,6 +48,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         continue
       }
       const call = rounds.callOf.get(result.id)
+      const riskAge = riskAges.get(result.id)
       results.push({
         id: result.id,
         message: index,
@@ -55,7 +56,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         replacementTokens: clearedTokens(result.id) * factor,
         tool: call?.tool ?? '',
         round: call?.round ?? Math.max(0, rounds.roundAt[index] ?? 0),
-        ...(hazards.has(result.id) ? { hazard: hazards.get(result.id) as number } : {}),
+        ...(riskAge ? { hazard: hazardOf(riskAge.risk, riskAge.age), riskAge } : {}),
       })
     }
     return { tokens: tokens * factor, results }

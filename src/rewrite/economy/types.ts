@@ -1,4 +1,4 @@
-import { belowBudgetMaxHazard } from '../clear-order.ts'
+import { belowBudgetMaxHazard, type ClearRisk } from '../clear-order.ts'
 
 /**
  * The provider-neutral description the economy decides on: token counts and positions only, built
@@ -19,6 +19,8 @@ export interface ResultCost {
   readonly round: number
   /** Chance per request the agent needs it again once cleared (clear-order.ts); absent: as rarely as any output. */
   readonly hazard?: number
+  /** Its risk class and age in tool rounds, which the chance of a re-fetch over the horizon follows. */
+  readonly riskAge?: { readonly risk: ClearRisk; readonly age: number }
 }
 
 export interface MessageCost {
