@@ -20,8 +20,8 @@ import { loadConfig } from '../src/config/load-config.ts'
 import { isSummaryRequest } from '../src/mock/agent-loop.ts'
 import { startMockServer, type MockServer, type RecordedRequest } from '../src/mock/server.ts'
 import type { UsageTotals } from '../src/mock/usage-ledger.ts'
-import { bestSchedule, type ScheduleFloor, type ToolLoop } from '../src/replay/best-schedule.ts'
-import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
+import { bestSchedule, scheduleCost, type ScheduleFloor, type ToolLoop } from '../src/replay/best-schedule.ts'
+import { batchRequestsOf, NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
 
 const { values } = parseArgs({
   options: {
@@ -63,7 +63,7 @@ interface RunResult {
     readonly refetchTokens: number
   }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
-  readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
+  readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop; readonly batchAt: readonly number[] }
 }
 
 function findClaude(): string | undefined {
@@ -216,7 +216,7 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
 function loopsOf(chats: readonly RecordedRequest[]): Pick<RunResult, 'loops'> {
   const bodies = chats.filter((record) => record.status === 200).map((record) => record.body)
   try {
-    return { loops: { note: toolLoopOf(bodies), empty: toolLoopOf(bodies, '') } }
+    return { loops: { note: toolLoopOf(bodies), empty: toolLoopOf(bodies, ''), batchAt: batchRequestsOf(bodies) } }
   } catch (error) {
     if (error instanceof NotAToolLoop) return {}
     throw error
@@ -246,14 +246,35 @@ function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: numbe
     ['newest 2 rounds whole', bestSchedule(loops.note, { ...floor, keepNewestRounds: 2 }).billed],
     ['newest 1 round whole', bestSchedule(loops.note, { ...floor, keepNewestRounds: 1 }).billed],
   ]
+  const own = ownScheduleCost(loops, floor)
   return [
     `The best schedule under the default floor batches at requests ${best.batchAt.join(', ') || 'none'}.`,
+    `ctxgate batched at requests ${loops.batchAt.join(', ') || 'none'}.`,
     '',
     `| best batch schedule with hindsight, ${loops.note.rounds.length} rounds | billed-equivalent input | × direct |`,
     '|---|---:|---:|',
-    `| ctxgate's own schedule, as run | ${thousands(Math.round(ctxgateBilled))} | ${ratio(ctxgateBilled)} |`,
+    `| ctxgate's own schedule, as run (billed by the mock) | ${thousands(Math.round(ctxgateBilled))} | ${ratio(ctxgateBilled)} |`,
+    `| ctxgate's batch times as whole batches (priced like the rows below) | ${thousands(Math.round(own.billed))} | ${ratio(own.billed)} |`,
     ...rows.map(([name, billed]) => `| ${name} | ${thousands(Math.round(billed))} | ${ratio(billed)} |`),
   ].join('\n')
+}
+
+/**
+ * ctxgate's own batch times priced by the same model as the best schedule (each a whole batch), so
+ * the two compare like for like: the mock bills what was really sent, which the model only approximates.
+ * A batch the floor does not allow there (ctxgate's over-budget ones, before the start point) is left out.
+ */
+function ownScheduleCost(loops: NonNullable<RunResult['loops']>, floor: ScheduleFloor): { billed: number } {
+  let batchAt = [...loops.batchAt]
+  for (;;) {
+    try {
+      return { billed: scheduleCost(loops.note, floor, batchAt) }
+    } catch (error) {
+      const refused = error instanceof RangeError ? /request (\d+)/.exec(error.message)?.[1] : undefined
+      if (refused === undefined) throw error
+      batchAt = batchAt.filter((request) => request !== Number(refused))
+    }
+  }
 }
 
 function table(results: readonly RunResult[]): string {

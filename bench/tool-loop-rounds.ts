@@ -11,6 +11,20 @@ type Json = Record<string, unknown>
 
 export class NotAToolLoop extends Error {}
 
+/** Requests (1-based) whose body replaced more tool results than the one before: where ctxgate made a batch. */
+export function batchRequestsOf(bodies: readonly string[]): number[] {
+  const batches: number[] = []
+  let replaced = 0
+  for (const [index, body] of bodies.entries()) {
+    const count = toolResults(withoutCacheControl(JSON.parse(body)) as Json).filter((block) =>
+      replacedByCtxgate(block['content']),
+    ).length
+    if (count > replaced) batches.push(index + 1)
+    replaced = count
+  }
+  return batches
+}
+
 const replacedByCtxgate = (content: unknown): boolean =>
   typeof content === 'string' && (content === clearedNote || content.startsWith('[ctxgate folded'))
 
