@@ -233,6 +233,7 @@ function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: numbe
     keepNewestRounds: economy.keepRecentRounds,
     startTokens: economy.startTokens,
     shortSessionRequests: economy.shortSessionRequests,
+    maxNeedHazard: economy.maxNeedHazard,
   }
   const ratio = (billed: number): string => (directBilled ? `${(billed / directBilled).toFixed(3)}×` : '-')
   const best = bestSchedule(loops.note, floor)

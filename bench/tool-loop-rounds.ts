@@ -68,8 +68,16 @@ export function toolLoopOf(bodies: readonly string[], placeholder: string = clea
       result: wholeTokens.messages[call + 1] as number,
       // A result no larger than the note is left as it is.
       clearedResult: Math.min(clearedTokens.messages[call + 1] as number, wholeTokens.messages[call + 1] as number),
+      ...toolCallOf(messages[call] as Json),
     })
   return { head: wholeTokens.head + (wholeTokens.messages[0] as number), rounds }
+}
+
+/** The round's call, so the floor's need hazard can be judged on it. */
+function toolCallOf(message: Json): { tool?: { id: string; name: string; input: unknown } } {
+  const content = Array.isArray(message['content']) ? (message['content'] as Json[]) : []
+  const use = content.find((block) => block['type'] === 'tool_use')
+  return use ? { tool: { id: String(use['id']), name: String(use['name']), input: use['input'] } } : {}
 }
 
 function messagesOf(request: Json): Json[] {

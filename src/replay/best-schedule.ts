@@ -12,6 +12,7 @@
  * it clears) and writes everything after. Clearing all that is eligible is never worse than clearing
  * part: the edit point is the same, and whatever is left whole costs more now and later.
  */
+import { clearRisks, hazardOf, type ToolCall } from '../rewrite/clear-order.ts'
 import { anthropicMultipliers, type ModelPrices } from '../rewrite/economy/prices.ts'
 
 /** One tool round, in the upstream's token count: the call (assistant turn) and its result (user turn). */
@@ -20,6 +21,8 @@ export interface LoopRound {
   readonly result: number
   /** The result turn once its output is replaced by the cleared note (a result no larger than the note stays). */
   readonly clearedResult: number
+  /** The call itself, so the floor's need hazard can be judged as ctxgate judges it (clear-order.ts). */
+  readonly tool?: ToolCall
 }
 
 export interface ToolLoop {
@@ -35,6 +38,8 @@ export interface ScheduleFloor {
   readonly startTokens: number
   /** No batch in a request numbered below this (1-based), as ctxgate counts a session's requests. */
   readonly shortSessionRequests: number
+  /** A result the agent needs again more often than this per request stays whole (rounds that name their call). */
+  readonly maxNeedHazard?: number
 }
 
 export interface Schedule {
@@ -44,6 +49,9 @@ export interface Schedule {
   readonly batchAt: readonly number[]
 }
 
+/** Which rounds are cleared (true) when a request is sent. */
+type Cleared = readonly boolean[]
+
 /** Prices the run with batches at the given requests; throws on a batch the floor does not allow. */
 export function scheduleCost(
   loop: ToolLoop,
@@ -51,14 +59,13 @@ export function scheduleCost(
   batchAt: readonly number[],
   prices: ModelPrices = anthropicMultipliers,
 ): number {
-  const costs = new LoopCosts(loop, prices)
+  const costs = new LoopCosts(loop, floor, prices)
   let billed = 0
-  let cleared = 0
+  let cleared: Cleared = costs.none
   let previous = 0
   for (const request of batchAt) {
-    const next = costs.batchClears(request, cleared, floor)
-    if (request <= previous || next === undefined)
-      throw new RangeError(`the floor allows no batch at request ${request}`)
+    const next = request > previous ? costs.batchClears(request, cleared) : undefined
+    if (next === undefined) throw new RangeError(`the floor allows no batch at request ${request}`)
     billed += costs.plainRequests(previous + 1, request - 1, cleared) + costs.batchRequest(request, cleared, next)
     cleared = next
     previous = request
@@ -71,20 +78,20 @@ export function bestSchedule(
   floor: ScheduleFloor,
   prices: ModelPrices = anthropicMultipliers,
 ): Schedule {
-  const costs = new LoopCosts(loop, prices)
+  const costs = new LoopCosts(loop, floor, prices)
   const last = costs.requests
   // cheapest[t]: the cheapest bill of requests 1..t with a batch at t (t = 0: the start, no batch yet).
   const cheapest: number[] = [0]
-  const clearedAfter: number[] = [0]
+  const clearedAfter: Cleared[] = [costs.none]
   const cameFrom: number[] = [-1]
-  let best: Schedule = { billed: costs.plainRequests(1, last, 0), batchAt: [] }
+  let best: Schedule = { billed: costs.plainRequests(1, last, costs.none), batchAt: [] }
   for (let request = 1; request <= last; request++) {
     cheapest[request] = Number.POSITIVE_INFINITY
     for (let before = 0; before < request; before++) {
       const upTo = cheapest[before] as number
       if (!Number.isFinite(upTo)) continue
-      const cleared = clearedAfter[before] as number
-      const next = costs.batchClears(request, cleared, floor)
+      const cleared = clearedAfter[before] as Cleared
+      const next = costs.batchClears(request, cleared)
       if (next === undefined) continue
       const bill =
         upTo + costs.plainRequests(before + 1, request - 1, cleared) + costs.batchRequest(request, cleared, next)
@@ -96,7 +103,7 @@ export function bestSchedule(
     }
     const reached = cheapest[request] as number
     if (!Number.isFinite(reached)) continue
-    const total = reached + costs.plainRequests(request + 1, last, clearedAfter[request] as number)
+    const total = reached + costs.plainRequests(request + 1, last, clearedAfter[request] as Cleared)
     if (total < best.billed) best = { billed: total, batchAt: pathTo(request, cameFrom) }
   }
   return best
@@ -108,63 +115,104 @@ function pathTo(request: number, cameFrom: readonly number[]): number[] {
   return path
 }
 
-/** Prices of single requests; `cleared` is how many of the oldest rounds are cleared when it is sent. */
+/** Prices of single requests, given which rounds are cleared when each is sent. */
 class LoopCosts {
   readonly requests: number
+  readonly none: Cleared
   readonly #loop: ToolLoop
+  readonly #floor: ScheduleFloor
   readonly #prices: ModelPrices
-  /** wholeUpTo[k]: head plus rounds 1..k whole; clearedUpTo[k]: head plus rounds 1..k cleared. */
+  /** wholeUpTo[k]: head plus rounds 1..k whole (the conversation as the client sends it). */
   readonly #wholeUpTo: number[]
-  readonly #clearedUpTo: number[]
+  /** Hazards by request: the DP asks for the same request's many times. */
+  readonly #hazards = new Map<number, Map<number, number>>()
 
-  constructor(loop: ToolLoop, prices: ModelPrices) {
+  constructor(loop: ToolLoop, floor: ScheduleFloor, prices: ModelPrices) {
     this.#loop = loop
+    this.#floor = floor
     this.#prices = prices
     this.requests = loop.rounds.length + 1
+    this.none = loop.rounds.map(() => false)
     this.#wholeUpTo = [loop.head]
-    this.#clearedUpTo = [loop.head]
-    for (const [index, round] of loop.rounds.entries()) {
+    for (const [index, round] of loop.rounds.entries())
       this.#wholeUpTo.push((this.#wholeUpTo[index] as number) + round.call + round.result)
-      this.#clearedUpTo.push((this.#clearedUpTo[index] as number) + round.call + round.clearedResult)
-    }
   }
 
-  /** Tokens of request t (rounds 1..t-1) with the oldest `cleared` rounds cleared. */
-  size(request: number, cleared: number): number {
-    const rounds = request - 1
-    const done = Math.min(cleared, rounds)
-    return (this.#clearedUpTo[done] as number) + (this.#wholeUpTo[rounds] as number) - (this.#wholeUpTo[done] as number)
+  /** Tokens of request t (rounds 1..t-1), the cleared ones at their note's size. */
+  size(request: number, cleared: Cleared): number {
+    let size = this.#loop.head
+    for (let round = 0; round < request - 1; round++) size += this.#roundTokens(round, cleared)
+    return size
   }
 
   /** Requests from..to with no batch: each reads the one before and writes what is new. */
-  plainRequests(from: number, to: number, cleared: number): number {
+  plainRequests(from: number, to: number, cleared: Cleared): number {
+    if (to < from) return 0
     let billed = 0
+    let previous = from === 1 ? 0 : this.size(from - 1, cleared)
     for (let request = from; request <= to; request++) {
-      const read = request === 1 ? 0 : this.size(request - 1, cleared)
-      billed += this.#prices.cacheRead * read + this.#prices.cacheWrite5m * (this.size(request, cleared) - read)
+      const size = request === 1 ? this.#loop.head : previous + this.#roundTokens(request - 2, cleared)
+      billed += this.#prices.cacheRead * previous + this.#prices.cacheWrite5m * (size - previous)
+      previous = size
     }
     return billed
   }
 
-  /** How many rounds are cleared after a batch at `request`, or undefined when the floor forbids one. */
-  batchClears(request: number, cleared: number, floor: ScheduleFloor): number | undefined {
-    const next = request - 1 - floor.keepNewestRounds
-    if (next <= cleared || request < floor.shortSessionRequests) return undefined
+  /**
+   * What is cleared after a batch at `request`, or undefined when the floor forbids one there or it
+   * would clear nothing new: every round older than the protected ones that the floor lets go, and
+   * whatever earlier batches cleared (an edit stays).
+   */
+  batchClears(request: number, cleared: Cleared): Cleared | undefined {
+    const floor = this.#floor
+    if (request < floor.shortSessionRequests) return undefined
     // Measured on the conversation as the client sends it, like ctxgate and the provider's own trigger.
-    return this.size(request, 0) >= floor.startTokens ? next : undefined
+    if ((this.#wholeUpTo[request - 1] as number) < floor.startTokens) return undefined
+    const oldest = request - 1 - floor.keepNewestRounds
+    const hazards = this.#hazardsAt(request)
+    let added = false
+    const next = cleared.map((already, round) => {
+      if (already || round >= oldest || !this.#shrinks(round)) return already
+      const hazard = hazards?.get(round)
+      if (hazard !== undefined && hazard > (floor.maxNeedHazard as number)) return false
+      added = true
+      return true
+    })
+    return added ? next : undefined
   }
 
-  /** A batch reads up to its edit point (the first result it actually shrinks) and writes the rest. */
-  batchRequest(request: number, cleared: number, next: number): number {
-    let first = cleared
-    while (first < next && !this.#shrinks(first)) first++
-    if (first === next) return this.plainRequests(request, request, next)
-    const read = (this.#clearedUpTo[first] as number) + (this.#loop.rounds[first] as LoopRound).call
+  /** A batch reads up to its edit point (the first result it newly shrinks) and writes the rest. */
+  batchRequest(request: number, cleared: Cleared, next: Cleared): number {
+    const first = next.findIndex((now, round) => now && !cleared[round])
+    if (first < 0) return this.plainRequests(request, request, next)
+    const read = this.size(first + 1, cleared) + (this.#loop.rounds[first] as LoopRound).call
     return this.#prices.cacheRead * read + this.#prices.cacheWrite5m * (this.size(request, next) - read)
+  }
+
+  #roundTokens(round: number, cleared: Cleared): number {
+    const { call, result, clearedResult } = this.#loop.rounds[round] as LoopRound
+    return call + (cleared[round] ? clearedResult : result)
   }
 
   #shrinks(round: number): boolean {
     const { result, clearedResult } = this.#loop.rounds[round] as LoopRound
     return clearedResult < result
+  }
+
+  /** Each round's need hazard as a request sees it (its class from the calls so far, its age); undefined without a floor on it. */
+  #hazardsAt(request: number): Map<number, number> | undefined {
+    if (this.#floor.maxNeedHazard === undefined) return undefined
+    const known = this.#hazards.get(request)
+    if (known) return known
+    const seen = this.#loop.rounds.slice(0, request - 1)
+    const calls = seen.flatMap((round) => (round.tool ? [round.tool] : []))
+    const risks = clearRisks(calls)
+    const hazards = new Map<number, number>()
+    for (const [index, round] of seen.entries()) {
+      const risk = round.tool ? risks.get(round.tool.id) : undefined
+      if (risk !== undefined) hazards.set(index, hazardOf(risk, seen.length - 1 - index))
+    }
+    this.#hazards.set(request, hazards)
+    return hazards
   }
 }

@@ -91,3 +91,31 @@ describe('bestSchedule', () => {
     )
   })
 })
+
+describe('the quality floor on what a batch may clear', () => {
+  // Rounds 1 and 3 read one file (3 re-reads it whole, so 1 becomes superseded); 2 and 4 run a command.
+  const call = (id: string, name: string, input: unknown) => ({ id, name, input })
+  const calls = [
+    call('a', 'Read', { file_path: 'src/app.ts' }),
+    call('b', 'Bash', { command: 'ls' }),
+    call('c', 'Read', { file_path: 'src/app.ts' }),
+    call('d', 'Bash', { command: 'pwd' }),
+  ]
+  const named: ToolLoop = { ...loop, rounds: loop.rounds.map((round, index) => ({ ...round, tool: calls[index] })) }
+  const floor: ScheduleFloor = { ...keepOne, maxNeedHazard: 0.01 }
+
+  it('leaves a read the agent may still quote whole, and clears it once a later read supersedes it', () => {
+    // At request 3 round 1 is the only read of its file (hazard 4.85% > 1%): nothing the floor lets go.
+    expect(() => scheduleCost(named, floor, [3])).toThrow(RangeError)
+    // At request 5 round 1 is superseded and round 2 is command output: both go; round 3, a fresh read, stays.
+    // Requests 1-4 as before (600.5); request 5 reads head + call 1 (110) and writes 100 + 15 + 15 + 110 + 110 - 110.
+    expect(scheduleCost(named, floor, [5])).toBeCloseTo(600.5 + 11 + 1.25 * 240, 6)
+    expect(scheduleCost(named, floor, [5])).toBeGreaterThan(scheduleCost(loop, keepOne, [5]))
+    // Without the floor the same batch times are allowed everywhere.
+    expect(scheduleCost(named, keepOne, [3, 5])).toBeCloseTo(scheduleCost(loop, keepOne, [3, 5]), 6)
+  })
+
+  it('never finds a cheaper schedule than the unconstrained floor', () => {
+    expect(bestSchedule(named, floor).billed).toBeGreaterThanOrEqual(bestSchedule(named, keepOne).billed - 1e-9)
+  })
+})
