@@ -34,6 +34,7 @@ const floor: ScheduleFloor = {
   keepNewestRounds: economy.keepRecentRounds,
   startTokens: economy.startTokens,
   shortSessionRequests: economy.shortSessionRequests,
+  maxNeedHazard: economy.maxNeedHazard,
 }
 
 /**
