@@ -2,7 +2,10 @@
  * Claude Code in a long tool loop against the mock, straight and through ctxgate, side by side:
  * requests, billed-equivalent input, cache-read share, whether Claude Code compacted, wall time.
  *
- *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate]
+ *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate] [--learn N]
+ *
+ * --learn N then runs N more sessions one after another through one ctxgate (sessions finish after
+ * 1.5 s idle there), so each learns how long this kind of session runs from the ones before it.
  *
  * Needs the `claude` binary (CLAUDE_BIN, or on PATH); it is not a dependency of this repo, so the
  * script says so and exits 0 without it. Claude Code runs its Bash tool for real, in a temp folder,
@@ -29,10 +32,13 @@ const { values } = parseArgs({
     window: { type: 'string', default: '200000' },
     model: { type: 'string', default: 'claude-sonnet-4-5' },
     only: { type: 'string' },
+    learn: { type: 'string', default: '1' },
     'timeout-s': { type: 'string', default: '1800' },
   },
 })
 const steps = Number(values.steps)
+/** Idle time after which the learning runs' ctxgate counts a session as finished. */
+const learningIdleMs = 1_500
 const window = Number(values.window)
 const model = values.model
 const timeoutMs = Number(values['timeout-s']) * 1000
@@ -73,7 +79,10 @@ function findClaude(): string | undefined {
 }
 
 /** ctxgate as a user runs it: the CLI from source, pointed at the mock. */
-async function startCtxgate(mockUrl: string): Promise<{ url: string; child: ChildProcess }> {
+async function startCtxgate(
+  mockUrl: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   // For looking into a run: ctxgate's request log (info level), written where the variable says.
   const logFile = process.env['CTXGATE_BENCH_LOG']
@@ -90,7 +99,7 @@ async function startCtxgate(mockUrl: string): Promise<{ url: string; child: Chil
       '--log-level',
       logFile ? 'info' : 'warn',
     ],
-    { cwd: root, stdio: ['ignore', logFile ? openSync(logFile, 'w') : 'ignore', 'inherit'] },
+    { cwd: root, env, stdio: ['ignore', logFile ? openSync(logFile, 'w') : 'ignore', 'inherit'] },
   )
   const url = `http://127.0.0.1:${port}`
   await untilHealthy(url, child, 20)
@@ -335,7 +344,50 @@ if (directRun && ctxgateRun) {
   const measured = 1 - ctxgateRun.usage.billedEquivalentInput / directRun.usage.billedEquivalentInput
   process.stdout.write(`measured: billed-equivalent input ${pct(measured)} lower through ctxgate than direct\n\n`)
 }
+const learning = Number(values.learn)
+if (learning > 1) process.stdout.write(`${await learningTable(claude, learning, directRun)}\n\n`)
 for (const result of results) {
   process.stdout.write(`${result.label}: final answer: ${JSON.stringify(result.resultText)}\n`)
   if (result.stderrTail) process.stdout.write(`${result.label}: stderr: ${result.stderrTail}\n`)
+}
+
+/**
+ * Sessions run one after another through one ctxgate, each billed on its own: the first knows
+ * nothing of how long such sessions run, the later ones have the finished ones before them.
+ */
+async function learningTable(claude: string, sessions: number, direct: RunResult | undefined): Promise<string> {
+  const folder = mkdtempSync(join(tmpdir(), 'ctxgate-claude-learn-'))
+  const config = join(folder, 'learn.yaml')
+  writeFileSync(config, `sessions:\n  idleTtlMs: ${learningIdleMs}\n`)
+  const mock = await startMockServer({ agentSteps: steps, window, logLimit: 100_000 })
+  const proxy = await startCtxgate(mock.url, { ...process.env, CTXGATE_CONFIG: config })
+  const rows: string[] = []
+  try {
+    for (let session = 1; session <= sessions; session++) {
+      const billedBefore = mock.usage.totals().billedEquivalentInput
+      const seenBefore = mock.requests.length
+      process.stderr.write(`running Claude Code through one ctxgate, session ${session} of ${sessions}…\n`)
+      await runClaude(claude, proxy.url)
+      const billed = mock.usage.totals().billedEquivalentInput - billedBefore
+      const bodies = mock.requests
+        .slice(seenBefore)
+        .filter((record) => record.url.startsWith('/v1/messages') && !record.url.includes('count_tokens'))
+        .filter((record) => record.status === 200)
+        .map((record) => record.body)
+      const ratio = direct ? `${(billed / direct.usage.billedEquivalentInput).toFixed(3)}×` : '-'
+      rows.push(`| ${session} | ${thousands(billed)} | ${ratio} | ${batchRequestsOf(bodies).join(', ') || 'none'} |`)
+      await new Promise((resolve) => setTimeout(resolve, learningIdleMs + 500))
+    }
+  } finally {
+    proxy.child.kill('SIGTERM')
+    await mock.close()
+    rmSync(folder, { recursive: true, force: true })
+  }
+  return [
+    `Sessions one after another through one ctxgate (a session finishes after ${learningIdleMs / 1000} s idle; × direct: the direct run above):`,
+    '',
+    '| session | billed-equivalent input | × direct | ctxgate batched at requests |',
+    '|---:|---:|---:|---|',
+    ...rows,
+  ].join('\n')
 }
