@@ -1,0 +1,70 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
+import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
+
+const longText = fc.string({ minLength: 130, maxLength: 400 })
+const message = fc.record({
+  role: fc.constantFrom('user', 'assistant'),
+  content: fc.oneof(longText, fc.array(fc.record({ type: fc.constant('text'), text: longText }), { maxLength: 3 })),
+})
+const body = fc.record({
+  model: fc.string(),
+  max_tokens: fc.integer(),
+  messages: fc.array(message, { maxLength: 6 }),
+  tools: fc.array(fc.jsonValue(), { maxLength: 3 }),
+})
+
+describe('parsing that reuses re-sent history', () => {
+  it('gives what JSON.parse gives, key order and whitespace included, for any object body', () => {
+    fc.assert(
+      fc.property(body, fc.constantFrom(undefined, 2), (value, indent) => {
+        const text = JSON.stringify(value, null, indent)
+        const parsed = parseReusingElements(text)
+        // A body with a literal a double cannot hold is declined, so the caller keeps its digits.
+        if (parsed === undefined) return
+        expect(parsed.value).toStrictEqual(JSON.parse(text))
+        expect(Object.keys(parsed.value)).toEqual(Object.keys(JSON.parse(text) as object))
+      }),
+    )
+  })
+
+  it('prevents one request from changing another: a re-sent message comes back as the same frozen value', () => {
+    const first = { role: 'user', content: 'a re-sent tool result '.repeat(20) }
+    const one = parseReusingElements(JSON.stringify({ model: 'm', messages: [first] }))
+    const two = parseReusingElements(
+      JSON.stringify({ model: 'other', messages: [first, { role: 'user', content: 'x' }] }),
+    )
+    const sharedOne = (one?.value['messages'] as unknown[] | undefined)?.[0]
+    expect(sharedOne).toBeDefined()
+    expect((two?.value['messages'] as unknown[] | undefined)?.[0]).toBe(sharedOne)
+    expect(Object.isFrozen(sharedOne)).toBe(true)
+    expect(() => {
+      ;(sharedOne as Record<string, unknown>)['content'] = 'changed'
+    }).toThrow(TypeError)
+  })
+
+  it('prevents losing digits: a literal a double cannot hold is declined, and parseKeepingNumbers keeps it', () => {
+    const text = `{"model":"m","messages":[{"role":"user","content":"${'y'.repeat(200)}","n":9007199254740993}]}`
+    expect(parseReusingElements(text)).toBeUndefined()
+    const kept = parseKeepingNumbers(text)
+    expect(kept.restore(JSON.stringify(kept.value))).toContain('9007199254740993')
+    expect(parseReusingElements('{"a":1e400}')).toBeUndefined()
+  })
+
+  it('prevents accepting bad JSON: what JSON.parse refuses still throws or is declined', () => {
+    for (const bad of [
+      '{"a":1,}',
+      '{"a":[1,]}',
+      '{"a" 1}',
+      '{"a":"x"',
+      `{"m":[${JSON.stringify('z'.repeat(300))},]}`,
+      '{"a":tru}',
+    ])
+      expect(() => {
+        if (parseReusingElements(bad) === undefined) JSON.parse(bad)
+      }).toThrow(SyntaxError)
+    expect(parseReusingElements('{"__proto__":{"polluted":1}}')).toBeUndefined()
+    expect(parseReusingElements('[1,2]')).toBeUndefined()
+  })
+})
