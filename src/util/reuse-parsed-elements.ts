@@ -85,7 +85,7 @@ function reused(slice: string): unknown {
     memo.delete(key)
     memoChars -= known.text.length
   }
-  memo.set(key, { text: slice, value })
+  memo.set(detached(key), { text: detached(slice), value })
   memoChars += slice.length
   for (const [oldest, entry] of memo) {
     if (memoChars <= memoMaxChars) break
@@ -93,6 +93,11 @@ function reused(slice: string): unknown {
     memoChars -= entry.text.length
   }
   return value
+}
+
+/** A copy of a slice that does not keep the whole body alive (V8 makes a slice point into its parent string). */
+function detached(slice: string): string {
+  return ` ${slice}`.slice(1)
 }
 
 /** Length and both ends: elements that differ mostly differ there (ids, indexes, a closing field). */

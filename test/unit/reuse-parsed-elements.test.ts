@@ -1,7 +1,9 @@
 import fc from 'fast-check'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
-import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
+import { parseReusingElements, reuseMemoChars } from '../../src/util/reuse-parsed-elements.ts'
 
 const longText = fc.string({ minLength: 130, maxLength: 400 })
 const message = fc.record({
@@ -66,5 +68,29 @@ describe('parsing that reuses re-sent history', () => {
       }).toThrow(SyntaxError)
     expect(parseReusingElements('{"__proto__":{"polluted":1}}')).toBeUndefined()
     expect(parseReusingElements('[1,2]')).toBeUndefined()
+  })
+})
+
+/** A full collection, so retained memory can be read (the flag set at run time, as vitest's workers start without it). */
+function collect(): void {
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
+}
+
+describe('the parse memo', () => {
+  it('prevents holding whole bodies: what it keeps does not pin the bodies it was cut from', () => {
+    collect()
+    const before = process.memoryUsage().heapUsed
+    for (let body = 0; body < 40; body++) {
+      const message = { role: 'user', content: `body ${body} `.padEnd(600, 'm') }
+      // 2.5 MB of text (too long for the memo) around one short message that the memo keeps.
+      parseReusingElements(
+        JSON.stringify({ model: 'm', messages: [message], filler: `${body}`.padEnd(2_500_000, 'f') }),
+      )
+    }
+    collect()
+    expect(reuseMemoChars()).toBeLessThan(16 * 1024 * 1024)
+    // Pinned, the 40 bodies would hold 100 MB.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20_000_000)
   })
 })
