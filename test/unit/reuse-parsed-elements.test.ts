@@ -81,12 +81,10 @@ describe('the parse memo', () => {
   it('prevents holding whole bodies: what it keeps does not pin the bodies it was cut from', () => {
     collect()
     const before = process.memoryUsage().heapUsed
-    for (let body = 0; body < 40; body++) {
-      const message = { role: 'user', content: `body ${body} `.padEnd(600, 'm') }
+    for (let round = 0; round < 40; round++) {
+      const kept = { role: 'user', content: `body ${round} `.padEnd(600, 'm') }
       // 2.5 MB of text (too long for the memo) around one short message that the memo keeps.
-      parseReusingElements(
-        JSON.stringify({ model: 'm', messages: [message], filler: `${body}`.padEnd(2_500_000, 'f') }),
-      )
+      parseReusingElements(JSON.stringify({ model: 'm', messages: [kept], filler: `${round}`.padEnd(2_500_000, 'f') }))
     }
     collect()
     expect(reuseMemoChars()).toBeLessThan(16 * 1024 * 1024)
