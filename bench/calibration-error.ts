@@ -24,7 +24,7 @@ import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
 import { Calibration } from '../src/rewrite/calibration.ts'
 import { TokenEstimator } from '../src/rewrite/estimate.ts'
-import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
+import { createRewriteHook } from '../src/forward/rewrite-hook/hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
 import { howToGetTraces } from './public-traces.ts'
 import { truthCounter, type TruthName } from './token-truth.ts'
@@ -124,7 +124,7 @@ async function measure(files: readonly string[], calibration: Calibration, truth
             estimate,
             actual,
           })
-          await prepared.onUsage?.(usage)
+          await prepared.followUp?.recordUsage(usage)
           answered = true
         }
       }

@@ -19,7 +19,8 @@ async function hookFrom(root: string, extension: string) {
   const { createLogger } = await load('log/logger')
   const { Calibration } = await load('rewrite/calibration')
   const { TokenEstimator } = await load('rewrite/estimate')
-  const { createRewriteHook } = await load('routes/rewrite-hook')
+  // Builds before the forwarding pipeline's split kept the hook in routes/.
+  const { createRewriteHook } = await load('forward/rewrite-hook/hook').catch(() => load('routes/rewrite-hook'))
   const { MemorySessionStore } = await load('session/memory-store')
   const config = loadConfig({})
   return createRewriteHook({

@@ -5,7 +5,7 @@ import { createLogger } from '../src/log/logger.ts'
 import type { PrepareBody } from '../src/model-call/prepared.ts'
 import { Calibration } from '../src/rewrite/calibration.ts'
 import { TokenEstimator } from '../src/rewrite/estimate.ts'
-import { createRewriteHook } from '../src/routes/rewrite-hook.ts'
+import { createRewriteHook } from '../src/forward/rewrite-hook/hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
 
 export function anthropicHook(window: number, rewrite: Partial<Config['rewrite']> = {}): PrepareBody {

@@ -6,17 +6,14 @@ import { trackConnections } from './connection-drain.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
 import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
-import { compareArms } from './session/holdout-compare.ts'
 import { VirtualClients } from './session/client-counterfactual.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
-import { registerLiveRoutes } from './live/live-routes.ts'
 import type { PrepareBody } from './model-call/prepared.ts'
 import type { WireFormat } from './providers/provider-contract.ts'
-import type { ForwardDeps } from './routes/forward-types.ts'
-import { createRewriteHook } from './routes/rewrite-hook.ts'
-import { holdoutSessions, registerAdminRoutes } from './routes/admin.ts'
-import { adminHostCheck } from './security/host-check.ts'
+import type { ForwardDeps } from './forward/forward-types.ts'
+import { createRewriteHook } from './forward/rewrite-hook/hook.ts'
+import { holdoutSessions } from './app/admin-routes.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
 import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
@@ -24,7 +21,7 @@ import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
 import { clientErrorAnswerer } from './app/client-errors.ts'
-import { registerProxyRoutes } from './app/proxy-routes.ts'
+import { registerOwnRoutes, registerRoutes, type RouteDeps } from './app/routes.ts'
 import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { HistoryBudget } from './websocket/history-budget.ts'
@@ -113,26 +110,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHistoryMetrics(registry, historyBudget)
   const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
   registerPreparationMetrics(registry, sockets.preparation)
-  registerHealth(server, store, lifecycle.isReady)
-  const hostCheck = adminHostCheck(config)
-  const registerAdmin = (target: FastifyInstance): void => {
-    if (hostCheck) target.addHook('onRequest', hostCheck)
-    registerAdminRoutes(target, {
-      registry,
-      sessions,
-      token: config.metrics.token,
-      finishedAfterMs: config.sessions.idleTtlMs,
-    })
-    registerLiveRoutes(target, {
-      recorder: live,
-      token: config.metrics.token,
-      limits: config.live,
-      registry,
-      holdout: async () => compareArms(await sessions.list(holdoutSessions), Date.now(), config.sessions.idleTtlMs),
-    })
+  const routes: RouteDeps = {
+    config,
+    registry,
+    sessions,
+    live,
+    store,
+    isReady: lifecycle.isReady,
+    forward: forwardDeps,
+    prepareFor,
   }
-  if (config.metrics.port === null) registerAdmin(server)
-  await registerProxyRoutes(server, { config, forward: forwardDeps, prepareFor })
+  const registerAdmin = (target: FastifyInstance): void => registerOwnRoutes(target, routes)
+  await registerRoutes(server, routes)
   const endInFlight = async (waitMs = 1_000): Promise<{ streams: number; sockets: number }> => {
     const streams = openStreams.cutAll()
     return { streams, sockets: await sockets.closeAll(waitMs) }
@@ -143,7 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 function createServer(config: Readonly<Config>, logger: Logger): FastifyInstance {
   return Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // ctxgate writes its own single line per request (routes/forward.ts).
+    // ctxgate writes its own single line per request (forward/forward.ts).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.server.bodyLimitBytes,
     exposeHeadRoutes: false,
@@ -167,23 +156,6 @@ function registerLifecycle(server: FastifyInstance, release: () => Promise<void>
   })
   server.addHook('onClose', release)
   return { isReady: () => !closing }
-}
-
-function registerHealth(server: FastifyInstance, store: SessionStore, isReady: () => boolean): void {
-  server.get('/healthz', async () => ({ status: 'ok' }))
-  server.get('/readyz', async (_request, reply) => {
-    if (!isReady()) return reply.code(503).send({ status: 'shutting down' })
-    // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
-    const circuit = store.circuitState?.()
-    const repaired = store.repairedKeys?.()
-    return {
-      status: 'ready',
-      store: store.kind,
-      storeReachable: store.healthy(),
-      ...(circuit ? { circuit } : {}),
-      ...(repaired ? { storeKeysRepaired: repaired } : {}),
-    }
-  })
 }
 
 /** Node checks request deadlines on an interval (30 s by default): check often enough for short limits too. */

@@ -44,6 +44,21 @@ export interface Accounting {
   readonly refetches?: readonly Refetch[]
 }
 
+/**
+ * The rewrite engine's side of one request's answer: the usage it reports (read and recorded for
+ * calibration) and, when the upstream refused the request for its length, a smaller one to send once.
+ */
+export interface AnswerFollowUp {
+  /** A reader of this format's usage, fresh for one answer. */
+  usageReader(): UsageReader
+  /** Records the usage the upstream reported (calibration), before the client has the whole answer; never rejects. */
+  recordUsage(usage: Usage): Promise<void>
+  /** A length refusal of this request may be re-planned (never a refit's, never a server-managed request's). */
+  readonly replannable: boolean
+  /** The smaller request to send once instead (with the refusal's numbers when it named them), or none. */
+  replan(refusal: LengthRefusal): Promise<Prepared | undefined>
+}
+
 /** A request body ready to send, with what the response path needs to know about it. */
 export interface Prepared {
   readonly body: Buffer
@@ -51,15 +66,11 @@ export interface Prepared {
   readonly headers?: Readonly<Record<string, string>>
   /** Fields for the request's log line (the rewrite report). */
   readonly log?: Readonly<Record<string, unknown>>
-  /** Reads usage from this format's answers. */
-  readonly usageReader?: () => UsageReader
-  /** Called with the upstream's reported usage (calibration), before the client has the whole answer. */
-  readonly onUsage?: (usage: Usage) => Promise<void> | void
+  /** What the response path asks of the rewrite engine about this request's answer. */
+  readonly followUp?: AnswerFollowUp
   readonly accounting?: Accounting
   /** ctxgate asked the stream for usage the client did not ask for: the format's filter hides it again. */
   readonly hideUsageChunk?: boolean
-  /** The upstream refused the request for its length (with its numbers when it named them): a smaller request to send once instead. */
-  readonly refit?: (refusal: LengthRefusal) => Promise<Prepared | undefined>
 }
 
 export type PrepareResult =

@@ -16,8 +16,8 @@ export interface RelayOptions {
   readonly response: ServerResponse
   readonly errorShape: ErrorShape
   readonly extraHeaders?: HeaderMap
-  /** Sees a copy of each SSE event (usage, stop reason); errors in it are contained. */
-  readonly onEvent?: (event: EventSourceMessage) => void
+  /** Reads the answer's usage on the way and records it once. */
+  readonly usage?: RelayedUsage
   /** Rewrites what the client gets of an event stream (the tap still sees the upstream's bytes). */
   readonly filter?: ChunkFilter
   /** Read a plain (not event-stream, not compressed) body up to this many bytes for its usage. */
@@ -28,14 +28,22 @@ export interface RelayOptions {
    * the usage waits. Otherwise bytes go straight out and settling happens at the end.
    */
   readonly settleFirst?: boolean
-  /** Records what the answer reported; called once, before the client has the whole answer (a plain body's copy passed in). */
-  readonly settle?: (plainBody: Buffer | undefined) => Promise<void>
-  /** True once the stream has carried its final usage. */
-  readonly usageComplete?: () => boolean
   /** Aborts the upstream request; called when the client goes away. */
   readonly abortUpstream: () => void
   /** Where an event stream registers itself, so a shutdown past its grace can end it with an error event. */
   readonly openStreams?: OpenStreams
+}
+
+/** The answer's usage as the relay sees it; its methods never throw (observing must never break the answer). */
+export interface RelayedUsage {
+  /** Sees a copy of each SSE event (usage, stop reason). */
+  onEvent(event: EventSourceMessage): void
+  /** True once the stream has carried its final usage. */
+  complete(): boolean
+  /** It has been recorded. */
+  readonly settled: boolean
+  /** Records what the answer reported, at most once, before the client has the whole answer (a plain body's copy passed in). */
+  settle(plainBody?: Buffer): Promise<void>
 }
 
 /**
@@ -45,7 +53,7 @@ export interface RelayOptions {
 export async function relayResponse(options: RelayOptions): Promise<RelayResult> {
   const { reply, response } = options
   const writer = new ClientWriter(response, options.abortUpstream)
-  const settle = new SettleOnce(options.settle)
+  const usage = options.usage
   try {
     if (isEventStream(reply.headers['content-type'])) {
       const filter = options.filter
@@ -53,37 +61,12 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
       // A filtered stream is shorter than the upstream said.
       if (filter) delete headers['content-length']
       response.writeHead(reply.status, headers)
-      return await relayEventStream(writer, options, settle, filter)
+      return await relayEventStream(writer, options, usage, filter)
     }
     response.writeHead(reply.status, { ...clientResponseHeaders(reply.headers), ...options.extraHeaders })
-    return await relayPlainBody(writer, options, settle)
+    return await relayPlainBody(writer, options, usage)
   } finally {
     writer.release()
-  }
-}
-
-/** Calls the relay's `settle` at most once; accounting must never break the answer. */
-class SettleOnce {
-  readonly #settle: RelayOptions['settle']
-  #done: boolean
-
-  constructor(settle: RelayOptions['settle']) {
-    this.#settle = settle
-    this.#done = settle === undefined
-  }
-
-  get done(): boolean {
-    return this.#done
-  }
-
-  async run(copy?: Buffer): Promise<void> {
-    if (this.#done) return
-    this.#done = true
-    try {
-      await this.#settle?.(copy)
-    } catch {
-      // Accounting must never break the answer.
-    }
   }
 }
 
@@ -103,10 +86,10 @@ async function forEachChunk(
 async function relayEventStream(
   writer: ClientWriter,
   options: RelayOptions,
-  settle: SettleOnce,
+  usage: RelayedUsage | undefined,
   filter: ChunkFilter | undefined,
 ): Promise<RelayResult> {
-  const tap = createSseTap(guard(options.onEvent))
+  const tap = createSseTap(usage && ((event) => usage.onEvent(event)))
   const hold = options.settleFirst === true
   const unregister = options.openStreams?.add(() => {
     const message =
@@ -118,21 +101,21 @@ async function relayEventStream(
     await forEachChunk(options.reply, writer, async (chunk) => {
       tap.push(chunk)
       // With a shared store, the chunk that completes the usage goes out only after it is recorded.
-      if (hold && !settle.done && options.usageComplete?.()) await settle.run()
+      if (hold && usage && !usage.settled && usage.complete()) await usage.settle()
       await writer.send(filter ? filter.push(chunk) : chunk)
     })
   } catch (error) {
     if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
-    return endStreamAfterFailure(writer, options, settle, tap, error)
+    return endStreamAfterFailure(writer, options, usage, tap, error)
   } finally {
     unregister?.()
   }
   if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
   writer.release()
   tap.end()
-  if (hold) await settle.run()
+  if (hold) await usage?.settle()
   if (writer.clientGone) return writer.result('client_closed', true, tap.eventCount)
-  if (!hold) await settle.run()
+  if (!hold) await usage?.settle()
   if (filter) await writer.send(filter.end())
   writer.response.end()
   return writer.result('complete', true, tap.eventCount)
@@ -142,12 +125,12 @@ async function relayEventStream(
 async function endStreamAfterFailure(
   writer: ClientWriter,
   options: RelayOptions,
-  settle: SettleOnce,
+  usage: RelayedUsage | undefined,
   tap: SseTap,
   error: unknown,
 ): Promise<RelayResult> {
   writer.release()
-  await settle.run()
+  await usage?.settle()
   if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', true, tap.eventCount)
   const failure = classifyUpstreamError(error).label
   const frame =
@@ -160,7 +143,11 @@ async function endStreamAfterFailure(
   return { ...writer.result('upstream_failed', true, tap.eventCount), errorEventSent: true, failure }
 }
 
-async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settle: SettleOnce): Promise<RelayResult> {
+async function relayPlainBody(
+  writer: ClientWriter,
+  options: RelayOptions,
+  usage: RelayedUsage | undefined,
+): Promise<RelayResult> {
   const encoding = firstHeader(options.reply.headers['content-encoding'])
   const readable = encoding === undefined || encoding === 'identity'
   // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
@@ -169,7 +156,7 @@ async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settl
     await forEachChunk(options.reply, writer, (chunk) => copy.write(chunk))
   } catch (error) {
     writer.release()
-    await settle.run()
+    await usage?.settle()
     if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', false, 0)
     // A JSON body cut short cannot be repaired; ending the socket (after what arrived) makes the client see the cut.
     await copy.flushHeld()
@@ -177,10 +164,10 @@ async function relayPlainBody(writer: ClientWriter, options: RelayOptions, settl
     return { ...writer.result('upstream_failed', false, 0), failure: classifyUpstreamError(error).label }
   }
   writer.release()
-  if (copy.hold) await settle.run(copy.body())
+  if (copy.hold) await usage?.settle(copy.body())
   if (writer.clientGone) return writer.result('client_closed', false, 0)
   await copy.flushHeld()
-  if (!copy.hold) await settle.run(copy.body())
+  if (!copy.hold) await usage?.settle(copy.body())
   writer.response.end()
   return writer.result('complete', false, 0)
 }
@@ -239,15 +226,4 @@ function endConnection(response: ServerResponse): void {
 function isEventStream(contentType: string | string[] | undefined): boolean {
   const value = firstHeader(contentType)
   return value !== undefined && value.toLowerCase().startsWith('text/event-stream')
-}
-
-function guard(onEvent: RelayOptions['onEvent']): ((event: EventSourceMessage) => void) | undefined {
-  if (!onEvent) return undefined
-  return (event) => {
-    try {
-      onEvent(event)
-    } catch {
-      // Observing a stream must never break it.
-    }
-  }
 }

@@ -149,7 +149,7 @@ export class ResponsesSocket {
     turn.sentAs ??= 'as-sent'
     turn.sentAt = performance.now()
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
-    if (turn.prepared?.refit) turn.held = []
+    if (turn.prepared?.followUp?.replannable) turn.held = []
     relay.toUpstream(send, false)
   }
 
@@ -188,7 +188,7 @@ export class ResponsesSocket {
         return undefined
       }
       turn.prepared = result.prepared
-      turn.usage = result.prepared.usageReader?.()
+      turn.usage = result.prepared.followUp?.usageReader()
       // Unchanged: the client's own message goes on, previous_response_id and all.
       if (result.prepared.body === body || result.prepared.body.equals(body)) return original
       turn.sentAs = 'full-input'
@@ -235,7 +235,7 @@ export class ResponsesSocket {
     turn.refitting = refused
     let smaller: Prepared | undefined
     try {
-      smaller = await turn.prepared?.refit?.(refusal)
+      smaller = await turn.prepared?.followUp?.replan(refusal)
     } catch {
       smaller = undefined
     }
@@ -245,7 +245,7 @@ export class ResponsesSocket {
     turn.prepared = smaller
     turn.log = smaller.log
     turn.accounting = smaller.accounting ?? turn.accounting
-    turn.usage = smaller.usageReader?.()
+    turn.usage = smaller.followUp?.usageReader()
     turn.refitted = true
     turn.dropUntilCreated = true
     turn.sentAs = 'full-input'

@@ -65,7 +65,7 @@ export class SocketTurn {
     this.#done = true
     this.#finish()
     const usage = ending.usage ?? this.usage?.result()
-    if (usage && ending.status === 200) void Promise.resolve(this.prepared?.onUsage?.(usage)).catch(() => undefined)
+    if (usage && ending.status === 200) void this.prepared?.followUp?.recordUsage(usage)
     const now = performance.now()
     const record = {
       route: socketRoute,

@@ -6,7 +6,7 @@ import { Calibration } from '../../src/rewrite/calibration.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import type { WireFormat } from '../../src/providers/provider-contract.ts'
 import type { PrepareResult } from '../../src/model-call/prepared.ts'
-import { createRewriteHook } from '../../src/routes/rewrite-hook.ts'
+import { createRewriteHook } from '../../src/forward/rewrite-hook/hook.ts'
 import { MemorySessionStore } from '../../src/session/memory-store.ts'
 import type { Json } from './conversations.ts'
 

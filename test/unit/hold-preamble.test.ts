@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { readResponsesEventRefusal, responsesPreamble } from '../../src/providers/openai/length-refusal.ts'
-import { readPastPreamble } from '../../src/routes/hold-preamble.ts'
+import { readPastPreamble } from '../../src/forward/hold-preamble.ts'
 import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
 
 const reader = { preamble: responsesPreamble, read: readResponsesEventRefusal }

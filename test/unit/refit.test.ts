@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Prepared } from '../../src/model-call/prepared.ts'
-import { refitIfTooLong } from '../../src/routes/refit.ts'
+import { createAnthropicUsageReader } from '../../src/providers/anthropic/usage.ts'
+import { refitIfTooLong } from '../../src/forward/refit.ts'
 import type { UpstreamCall, UpstreamReply } from '../../src/upstream/send-with-retries.ts'
 
 const refusal = Buffer.from('{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}')
@@ -14,8 +15,13 @@ describe('the refit after a length refusal', () => {
   it('prevents a failing re-plan from becoming a 500: the upstream refusal goes to the client as it was', async () => {
     const prepared: Prepared = {
       body: Buffer.from('{}'),
-      refit: async () => {
-        throw new Error('re-plan failed')
+      followUp: {
+        usageReader: () => createAnthropicUsageReader(),
+        recordUsage: async () => undefined,
+        replannable: true,
+        replan: async () => {
+          throw new Error('re-plan failed')
+        },
       },
     }
     const result = await refitIfTooLong(reply(), prepared, {} as UpstreamCall, () => ({}))

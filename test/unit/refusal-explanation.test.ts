@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { explainPromptRoom, type PromptRoom } from '../../src/routes/refusal-explanation.ts'
+import { explainPromptRoom, type PromptRoom } from '../../src/forward/rewrite-hook/refusal-explanation.ts'
 
 const claudeAt64k: PromptRoom = {
   window: 64_000,

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
-import { describeRequest, ownResponseHeaders, responseHeadersWanted } from '../../src/routes/response-headers.ts'
+import { describeRequest, ownResponseHeaders, responseHeadersWanted } from '../../src/forward/response-headers.ts'
 
 const report = (overrides: Partial<RewriteReport> = {}): RewriteReport => ({
   estimatedBefore: 30_000,

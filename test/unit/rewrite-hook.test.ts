@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { clearedNote, systemNote } from '../../src/rewrite/notes.ts'
 import { anthropicBody, buildMessages, output, type Json, type Step } from '../helpers/conversations.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
-import { planCalibrated } from '../../src/routes/rewrite-hook.ts'
+import { planCalibrated } from '../../src/forward/rewrite-hook/calibrated-plan.ts'
 import type { PipelineOutcome } from '../../src/rewrite/pipeline.ts'
 
 const round = (size: number, kind: Step['outputKind'] = 'prose', calls = 1): Step => ({
@@ -229,9 +229,10 @@ describe('the rewrite hook on Anthropic Messages', () => {
     const rewrite = createRewriter('anthropic-messages', 200_000)
     const body = anthropicBody(buildMessages(Array.from({ length: 8 }, () => round(6_000))))
     const first = await rewrite(body)
-    if (first.kind !== 'forward' || !first.prepared.refit) throw new Error('expected a refittable request')
+    if (first.kind !== 'forward' || !first.prepared.followUp?.replannable)
+      throw new Error('expected a refittable request')
     // A limit the request is over, so the refit is smaller than what was refused (else none is sent).
-    const refit = await first.prepared.refit({ actualTokens: 20_000, limit: 10_000 })
+    const refit = await first.prepared.followUp.replan({ actualTokens: 20_000, limit: 10_000 })
     expect(refit?.log?.['turn']).toBe(1)
     const next = await rewrite(body)
     expect(next.kind === 'forward' && next.prepared.log?.['turn']).toBe(2)
@@ -261,7 +262,7 @@ describe('the rewrite hook on Anthropic Messages', () => {
     const before = reportOf(first)
     if (first.kind !== 'forward') throw new Error('expected forward')
     const estimated = Number(before['estimatedAfter'])
-    first.prepared.onUsage?.({
+    first.prepared.followUp?.recordUsage({
       inputTokens: estimated * 3,
       cacheReadTokens: 0,
       cacheWrite5mTokens: 0,

@@ -32,7 +32,8 @@ export async function sendWithRefit(
 ): Promise<SentRequest> {
   try {
     const reply = await sendWithRetries(call)
-    if (!prepared?.refit) return { kind: 'replied', reply, prepared, refitted: false, earlierAttempts: 0 }
+    if (!prepared?.followUp?.replannable)
+      return { kind: 'replied', reply, prepared, refitted: false, earlierAttempts: 0 }
     const refitted = await refitIfRefused(reply, prepared, call, readers)
     const replaced = refitted.prepared !== prepared
     return {

@@ -1,10 +1,9 @@
-import type { Prepared } from '../model-call/prepared.ts'
-import { promptTokensOf, type Usage, type UsageReader } from '../model-call/usage.ts'
+import { promptTokensOf } from '../model-call/usage.ts'
 import { relayResponse } from '../stream/relay-response.ts'
 import type { Cancellation } from '../upstream/cancellation.ts'
 import type { HeaderMap } from '../upstream/hop-by-hop.ts'
-import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { firstHeader } from '../util/headers.ts'
+import { AnswerUsage } from './answer-usage.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
 import type { SentRequest } from './send-upstream.ts'
 
@@ -30,8 +29,7 @@ export async function relayAnswer({
 }: RelayAnswerInput): Promise<ForwardResult> {
   const { reply, prepared } = sent
   const replyAt = performance.now()
-  const usage = prepared?.usageReader?.()
-  const reported = usage ? new ReportedUsage(usage, reply, prepared) : undefined
+  const usage = prepared?.followUp ? new AnswerUsage(prepared.followUp, reply.status) : undefined
   const filter = prepared?.hideUsageChunk ? input.format?.hideRequestedUsage?.() : undefined
   // Tell the SDK not to multiply retries ctxgate already made.
   const extraHeaders = reply.exhausted ? { ...ownHeaders, 'x-should-retry': 'false' } : ownHeaders
@@ -40,20 +38,12 @@ export async function relayAnswer({
     response: input.reply.raw,
     errorShape: input.provider.errorShape,
     ...(extraHeaders ? { extraHeaders } : {}),
-    ...(usage && reported
-      ? {
-          onEvent: (event) => usage.onEvent(event),
-          plainUpTo: jsonCopyLimit,
-          settle: (plainBody) => reported.settle(plainBody),
-          usageComplete: () => usage.complete(),
-          settleFirst: deps.sharedState,
-        }
-      : {}),
+    ...(usage ? { usage, plainUpTo: jsonCopyLimit, settleFirst: deps.sharedState } : {}),
     ...(filter ? { filter } : {}),
     abortUpstream: () => cancellation.cancel(),
     ...(deps.openStreams ? { openStreams: deps.openStreams } : {}),
   })
-  const usageReported = reported?.usage
+  const usageReported = usage?.usage
   return {
     status: reply.status,
     outcome: relayed.outcome,
@@ -72,45 +62,10 @@ export async function relayAnswer({
     ttfbMs: reply.firstByteMs,
     streamed: isEventStream(reply.headers['content-type']),
     refitted: sent.refitted,
-    response: usage?.response?.(),
+    response: usage?.response(),
   }
 }
 
 function isEventStream(contentType: string | string[] | undefined): boolean {
   return (firstHeader(contentType) ?? '').toLowerCase().startsWith('text/event-stream')
-}
-
-/** The usage one answer reported, recorded (calibration) before the client has the whole answer. */
-class ReportedUsage {
-  readonly #reader: UsageReader
-  readonly #reply: UpstreamReply
-  readonly #prepared: Prepared | undefined
-  #usage: Usage | undefined
-
-  constructor(reader: UsageReader, reply: UpstreamReply, prepared: Prepared | undefined) {
-    this.#reader = reader
-    this.#reply = reply
-    this.#prepared = prepared
-  }
-
-  async settle(plainBody: Buffer | undefined): Promise<void> {
-    if (this.#reply.status !== 200) return
-    const usage = plainBody ? this.#fromJson(plainBody) : this.#reader.result()
-    if (!usage) return
-    this.#usage = usage
-    await this.#prepared?.onUsage?.(usage)
-  }
-
-  /** What the answer reported, once settled. */
-  get usage(): Usage | undefined {
-    return this.#usage
-  }
-
-  #fromJson(copy: Buffer): Usage | undefined {
-    try {
-      return this.#reader.fromJson(JSON.parse(copy.toString('utf8')))
-    } catch {
-      return undefined
-    }
-  }
 }

@@ -1,5 +1,5 @@
 import type { Prepared } from '../model-call/prepared.ts'
-import type { LengthRefusalParser } from '../providers/length-refusal.ts'
+import type { LengthRefusal, LengthRefusalParser } from '../providers/length-refusal.ts'
 import type { WireFormatDefinition } from '../providers/provider-contract.ts'
 import { sendWithRetries, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
 import { readPastPreamble } from './hold-preamble.ts'
@@ -21,7 +21,7 @@ export async function refitIfTooLong(
 ): Promise<{ reply: UpstreamReply; prepared: Prepared }> {
   const read = await readBounded(reply, errorBodyLimit)
   const asReply: UpstreamReply = { ...reply, firstChunk: read.body, rest: read.rest }
-  if (read.cut || !readRefusal || !prepared.refit) return { reply: asReply, prepared }
+  if (read.cut || !readRefusal || !prepared.followUp?.replannable) return { reply: asReply, prepared }
   const refusal = readRefusal(read.body)
   if (!refusal) return { reply: asReply, prepared }
   const smaller = await planSmaller(prepared, refusal)
@@ -75,7 +75,7 @@ export async function refitIfRefused(
   if (reply.status !== 200 || !streamRefusal || !isEventStream(reply.headers['content-type']))
     return { reply, prepared }
   const verdict = await readPastPreamble(reply, streamRefusal)
-  if (verdict.kind === 'relay' || !prepared.refit) return { reply: verdict.reply, prepared }
+  if (verdict.kind === 'relay' || !prepared.followUp?.replannable) return { reply: verdict.reply, prepared }
   const smaller = await planSmaller(prepared, verdict.refusal)
   if (!smaller) return { reply: verdict.reply, prepared }
   abandon(reply.rest)
@@ -93,12 +93,9 @@ function abandon(rest: AsyncIterator<Buffer>): void {
 }
 
 /** The smaller request, or none when re-planning fails: the upstream's own refusal then goes to the client (fail open). */
-async function planSmaller(
-  prepared: Prepared,
-  refusal: Parameters<NonNullable<Prepared['refit']>>[0],
-): Promise<Prepared | undefined> {
+async function planSmaller(prepared: Prepared, refusal: LengthRefusal): Promise<Prepared | undefined> {
   try {
-    return await prepared.refit?.(refusal)
+    return await prepared.followUp?.replan(refusal)
   } catch {
     return undefined
   }

@@ -1,0 +1,48 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Logger } from 'pino'
+import type { Config, ModelLimits } from '../../config/schema.ts'
+import type { ChatFormat } from '../../providers/provider-contract.ts'
+import type { Calibration } from '../../rewrite/calibration.ts'
+import type { TokenEstimator } from '../../rewrite/estimate.ts'
+import type { ChatView } from '../../rewrite/types.ts'
+import type { HoldoutArms } from '../../session/holdout-arm.ts'
+import type { ConversationState, SessionStore } from '../../session/session-store.ts'
+import type { Json } from '../../util/json.ts'
+
+export interface RewriteHookDeps {
+  readonly config: Readonly<Config>
+  readonly store: SessionStore
+  readonly calibration: Calibration
+  readonly estimator: TokenEstimator
+  readonly logger: Logger
+  readonly now?: () => number
+  /** Sessions' holdout arms; one per hook unless a test shares it. */
+  readonly arms?: HoldoutArms
+}
+
+/** One request through the hook; a refit is the same request planned again with what the upstream said. */
+export interface HookRequest {
+  readonly deps: RewriteHookDeps
+  readonly format: ChatFormat
+  readonly original: Buffer
+  readonly incoming: IncomingHttpHeaders
+  readonly isRefit: boolean
+  /** On a refit: the limit the upstream just named, planned with for this one request. */
+  readonly toldLimit?: number
+  /** On a refit: the conversation as it was before the refused request, which does not count as a turn. */
+  readonly memoryBefore?: { readonly state: ConversationState | undefined }
+}
+
+/** A chat request this hook can rewrite, parsed and viewed. */
+export interface ReadChat {
+  readonly json: Json
+  readonly view: ChatView
+  readonly limits: ModelLimits
+  readonly large: boolean
+  /** Counts this request's text: exactly where the model's tokenizer is public, else the estimate. */
+  readonly estimator: TokenEstimator
+  /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
+  readonly restoreNumbers: (serialized: string) => string
+  /** The body as the client wrote it, decoded. */
+  readonly text: string
+}

@@ -1,0 +1,136 @@
+import { promptBudget } from '../../config/model-limits.ts'
+import type { Config } from '../../config/schema.ts'
+import type { ChatAdapter } from '../../providers/adapter-contract.ts'
+import { limitFloorShare } from '../../rewrite/calibration.ts'
+import type { EditPointPrices } from '../../rewrite/economy/edit-point.ts'
+import { pricesFor, writePrice, type ModelPrices } from '../../rewrite/economy/prices.ts'
+import type { EconomySettings } from '../../rewrite/economy/request-decision.ts'
+import { defaultEconomyPolicy } from '../../rewrite/economy/types.ts'
+import { systemNote } from '../../rewrite/notes.ts'
+import type { PipelineInput } from '../../rewrite/pipeline.ts'
+import type { ChatView } from '../../rewrite/types.ts'
+import { firstHeader } from '../../util/headers.ts'
+import type { HookRequest, ReadChat } from './hook-request.ts'
+
+/** What the pipeline needs besides the conversation's memory, the calibration factor and the clock. */
+export function pipelineInput(
+  request: HookRequest,
+  chat: ReadChat,
+  scope: string,
+): Omit<PipelineInput, 'memory' | 'factor' | 'now'> {
+  const { deps, format } = request
+  const note = deps.config.rewrite.systemNote ? systemNote : undefined
+  const placement = notePlacement(deps.config, format.adapter)
+  const prices = pricesFor(deps.config.economy.prices, chat.view.model)
+  return {
+    view: chat.view,
+    limits: budgetLimits(request, chat, scope),
+    policy: deps.config.rewrite,
+    estimator: chat.estimator,
+    note:
+      note === undefined
+        ? undefined
+        : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
+    ...economyOf(deps.config, prices),
+    reachBack: reachBackOf(prices),
+  }
+}
+
+/** The window, the budget (lowered by the header) and what the upstream said its limit is. */
+function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): PipelineInput['limits'] {
+  const { view, limits } = chat
+  const headerBudget = budgetHeader(request)
+  // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.
+  const remembered = withinLimitBounds(request.deps.calibration.limit(view.model, scope), limits.window)
+  const told = request.toldLimit
+  const learnedLimit = told === undefined ? remembered : Math.min(told, remembered ?? told)
+  // The client asked the server to manage the context: no content edits of ctxgate's own, only breakpoints.
+  if (view.serverManaged) return { window: limits.window, budget: Number.POSITIVE_INFINITY }
+  return {
+    window: limits.window,
+    budget: promptBudget(limits, view.maxOutputTokens, headerBudget),
+    ...(learnedLimit === undefined ? {} : { learnedLimit }),
+  }
+}
+
+/**
+ * A remembered limit as recordLimit bounds one (between half the window and the window): one read
+ * from a shared store may have been written by anyone, and a limit of 1 would refuse every request.
+ */
+function withinLimitBounds(limit: number | undefined, window: number): number | undefined {
+  if (limit === undefined || !Number.isFinite(limit) || limit >= window) return undefined
+  return Math.max(Math.floor(window * limitFloorShare), Math.floor(limit))
+}
+
+/** The request's `x-ctxgate-budget`: a whole number of tokens in decimal digits; anything else (hex, exponents, negatives) is ignored. */
+export function budgetHeader(request: HookRequest): number | undefined {
+  const raw = firstHeader(request.incoming['x-ctxgate-budget'])
+  if (raw === undefined || !/^\s*\d{1,12}\s*$/.test(raw)) return undefined
+  const value = Number(raw)
+  return value > 0 ? value : undefined
+}
+
+/** Where and from when the note goes: `auto` puts it at the edit point where the wire format allows a message there. */
+export function notePlacement(
+  config: Readonly<Config>,
+  adapter: ChatAdapter,
+): { readonly at: 'head' | 'edit-point'; readonly from: 'first-edit' | 'first-request' } {
+  const setting = config.rewrite.systemNotePlacement
+  if (setting === 'first-request') return { at: 'head', from: 'first-request' }
+  return { at: setting === 'auto' && adapter.noteAtEditPoint === true ? 'edit-point' : 'head', from: 'first-edit' }
+}
+
+/** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
+function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
+  if (config.rewrite.economy !== 'cache-priced') return {}
+  const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard } = config.economy
+  const policy = {
+    ...defaultEconomyPolicy,
+    startTokens,
+    keepRecentRounds,
+    excludeTools,
+    shortSessionRequests,
+    maxNeedHazard,
+  }
+  return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+}
+
+/**
+ * Prices for whether a batch reaches back to a small old result, whatever the strategy: the model's
+ * read and 5-minute write prices over the longest horizon the economy prices, so only a result that
+ * could never pay for the rewrite it causes is left whole, and the verdict does not drift as a session grows.
+ */
+function reachBackOf(prices: ModelPrices): EditPointPrices {
+  return { read: prices.cacheRead, write: writePrice(prices, '5m'), requestsAhead: defaultEconomyPolicy.horizonCap }
+}
+
+/**
+ * Tokens the system note adds, as the adapter writes it (a block, a message, a paragraph; a string
+ * system prompt may become a list): measured on the request cut to its first message, so the planner
+ * never undercounts it. 0 when the body already carries it.
+ */
+function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at: 'head' | 'edit-point'): number {
+  const { json, view, estimator } = chat
+  const count = view.messages.length
+  const probe = (withNote: string | undefined): ChatView =>
+    adapter.view(
+      adapter.apply(json, view, {
+        edits: count > 1 ? [{ kind: 'drop-messages', from: 1, to: count, scope: 'turns', note: '' }] : [],
+        ...(withNote === undefined ? {} : { systemNote: withNote, systemNoteAt: at }),
+        sessionId: '',
+        minCacheableTokens: Number.POSITIVE_INFINITY,
+        thinkingBound: false,
+        firstEditedMessage: count > 0 ? 0 : -1,
+        estimator,
+      }).body,
+      estimator,
+    )
+  if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
+  // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
+  return Math.max(0, uneditedEstimate(probe(note)) - uneditedEstimate(probe(undefined)))
+}
+
+/** The client's whole prompt as estimated, before edits and without any factor. */
+export function uneditedEstimate(view: ChatView): number {
+  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+}
