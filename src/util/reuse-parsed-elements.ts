@@ -31,6 +31,9 @@ export function reuseMemoChars(): number {
  * a double would change. Throws JSON.parse's error for a member that is not valid JSON.
  */
 export function parseReusingElements(text: string): { readonly value: Record<string, unknown> } | undefined {
+  // A body this large would push out most of what the memo holds, and a few of them take turns
+  // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
+  if (text.length > memoMaxChars / 2) return undefined
   const members = topLevelMembers(text)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}

@@ -69,6 +69,10 @@ describe('parsing that reuses re-sent history', () => {
     expect(parseReusingElements('{"__proto__":{"polluted":1}}')).toBeUndefined()
     expect(parseReusingElements('[1,2]')).toBeUndefined()
   })
+
+  it('prevents thrashing the memo: a body larger than half of it is left to the plain parse', () => {
+    expect(parseReusingElements(JSON.stringify({ model: 'm', filler: 'f'.repeat(9 * 1024 * 1024) }))).toBeUndefined()
+  })
 })
 
 /** A full collection, so retained memory can be read (the flag set at run time, as vitest's workers start without it). */
