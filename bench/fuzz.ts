@@ -3,7 +3,8 @@
  * on every model route, long well-paired tool conversations that force rewriting, and WebSocket
  * sessions mixing hostile messages with well-paired continuations. Prints ctxgate-made 5xx, crashes
  * (the process gone or /healthz failing) and pairing breaks (the upstream refusing a tool pairing
- * the client had right). Usage: tsx bench/fuzz.ts [httpBodies=1500] [sockets=150] [seed=1]
+ * the client had right), and their totals on one line; exits 1 when any is above 0 (`npm run soak`
+ * runs it after the soak with smaller counts). Usage: tsx bench/fuzz.ts [httpBodies=1500] [sockets=150] [seed=1]
  */
 import fc from 'fast-check'
 import { request } from 'undici'
@@ -235,6 +236,12 @@ try {
     `| WebSocket sessions (${sockets.messages} messages) | ${sockets.sessions} | ${sockets.ctxgateErrors} | — | ${sockets.closes1011} | ${sockets.pairingBreaks} |`,
   )
   console.log(`crashes: ${alive ? 0 : 1} (process alive and /healthz 200 at the end: ${alive})`)
+  // The three counts `npm run soak` is judged on, in one line; any of them above 0 fails the run.
+  const ctxgate5xx = http.ctxgate5xx + sockets.ctxgateErrors + sockets.closes1011
+  const pairingBreaks = http.pairingBreaks + sockets.pairingBreaks
+  const crashes = alive ? 0 : 1
+  console.log(`fuzz totals: ctxgate 5xx ${ctxgate5xx}, crashes ${crashes}, pairing breaks ${pairingBreaks}`)
+  if (ctxgate5xx + crashes + pairingBreaks > 0) process.exitCode = 1
   console.log(
     `HTTP statuses: ${[...http.statuses]
       .toSorted(([a], [b]) => a - b)

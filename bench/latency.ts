@@ -6,12 +6,14 @@
  *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
  *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
- * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none] [sections=all|added]
+ * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none] [sections=all|added] [baseline-cli.js]
  * (peers=none leaves nginx and Portkey out: fewer processes on the two cores; sections=added runs only
- * the added-latency table, each row with ctxgate's added time as a multiple of the floor's). The Node floor — node:http
+ * the added-latency table, each row with ctxgate's added time as a multiple of the floor's; a baseline,
+ * another checkout's built dist/cli.js, runs rewriting on beside this build). The Node floor — node:http
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
+import { largeConversation, smallRequest } from './latency-bodies.ts'
 import { loadTool, runLoad } from './load.ts'
 import {
   cpuTimeMs,
@@ -36,6 +38,9 @@ const candidates = [
   await startNodeFloor(mock.url),
   await startCtxgate(mock.url, false),
   await startCtxgate(mock.url, true),
+  ...(process.argv[6]
+    ? [await startCtxgate(mock.url, true, { other: { cli: process.argv[6], label: 'baseline' } })]
+    : []),
 ]
 const proxies = candidates.filter(isTarget)
 for (const missing of candidates.filter((candidate) => !isTarget(candidate)))
@@ -45,32 +50,7 @@ const agents = new Map(
   targets.map((target) => [target.name, new Agent({ keepAliveTimeout: 30_000, connections: 128 })]),
 )
 
-function largeConversation(): unknown[] {
-  const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
-  for (let round = 0; round < 150; round++) {
-    const id = `toolu_${round}`
-    messages.push({
-      role: 'assistant',
-      content: [
-        { type: 'text', text: `Step ${round}.` },
-        { type: 'tool_use', id, name: 'read_file', input: { path: `src/billing/f${round}.ts` } },
-      ],
-    })
-    messages.push({
-      role: 'user',
-      content: [
-        {
-          type: 'tool_result',
-          tool_use_id: id,
-          content: `export const value${round} = ${round};\n`.repeat(40).slice(0, 1_900),
-        },
-      ],
-    })
-  }
-  return messages
-}
-
-const small = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'x'.repeat(2_000) }] }
+const small = smallRequest
 const large = {
   model: 'claude-sonnet-4-5',
   max_tokens: 64,

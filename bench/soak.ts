@@ -2,8 +2,10 @@
  * Soak: N concurrent streaming clients for a while, with faults injected upstream, through ctxgate on
  * loopback. Every request must end either complete or with a clear error (a provider-shaped error
  * body, or an error event in the stream); RSS and open handles must come back afterwards.
- * Usage: tsx bench/soak.ts [seconds=20] [concurrency=200]
+ * Then bounded fuzzing (bench/fuzz.ts, its own ctxgate process): 0 ctxgate 5xx, 0 crashes, 0 pairing breaks.
+ * Usage: tsx bench/soak.ts [seconds=20] [concurrency=200] [fuzzHttpBodies=600] [fuzzSockets=60] (0 bodies skips the fuzz)
  */
+import { spawnSync } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
 import { Registry } from 'prom-client'
 import { Agent, request } from 'undici'
@@ -119,3 +121,13 @@ console.log(
 await app.server.close()
 await mock.close()
 if (tally.unaccounted > 0) process.exitCode = 1
+
+const fuzzBodies = process.argv[4] ?? '600'
+if (fuzzBodies !== '0') {
+  console.log(`\nFuzz (bench/fuzz.ts ${fuzzBodies} bodies, ${process.argv[5] ?? '60'} WebSocket sessions):`)
+  const fuzz = spawnSync(process.execPath, ['--import', 'tsx', 'bench/fuzz.ts', fuzzBodies, process.argv[5] ?? '60'], {
+    stdio: 'inherit',
+    cwd: new URL('..', import.meta.url),
+  })
+  if (fuzz.status !== 0) process.exitCode = 1
+}

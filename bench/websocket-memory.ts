@@ -1,7 +1,8 @@
 /**
  * WebSocket history memory: N Responses sockets each send one large input, then continue it with
  * previous_response_id, and stay open. Prints ctxgate's RSS (idle, peak, with the sockets open) and
- * what it says it holds, for the default budget and a small one, in one run.
+ * what it says it holds, beside its configured budgets (websocket.maxHistoryBytes +
+ * websocket.maxPreparingBytes), for the defaults and smaller ones, in one run.
  * Usage: tsx bench/websocket-memory.ts [sockets=16] [inputMb=10]
  */
 import { readFileSync } from 'node:fs'
@@ -51,12 +52,25 @@ async function metric(url: string, name: string): Promise<number> {
 
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
 
-async function measure(budgetBytes: number | undefined): Promise<string> {
+async function measure(budgets: { history: number; preparing: number } | undefined): Promise<string> {
   const mock = await startMockProcess()
-  const configYaml = budgetBytes === undefined ? '' : `websocket:\n  maxHistoryBytes: ${budgetBytes}\n`
+  const configYaml =
+    budgets === undefined
+      ? ''
+      : `websocket:\n  maxHistoryBytes: ${budgets.history}\n  maxPreparingBytes: ${budgets.preparing}\n`
   const ctxgate = await startCtxgate(mock.url, true, { configYaml })
   try {
     const budget = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes_budget')
+    const preparing = await metric(ctxgate.url, 'ctxgate_websocket_preparing_bytes_budget')
+    let preparingPeak = 0
+    const preparingSampler = setInterval(
+      () =>
+        void metric(ctxgate.url, 'ctxgate_websocket_preparing_bytes').then(
+          (held) => (preparingPeak = Math.max(preparingPeak, held)),
+          () => undefined,
+        ),
+      100,
+    )
     const idle = rssMb(ctxgate.pid)
     let peak = idle
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(ctxgate.pid))), 50)
@@ -86,7 +100,9 @@ async function measure(budgetBytes: number | undefined): Promise<string> {
     )
     await new Promise((resolve) => setTimeout(resolve, 2_000))
     clearInterval(sampler)
+    clearInterval(preparingSampler)
     const open = rssMb(ctxgate.pid)
+    const pauses = await metric(ctxgate.url, 'ctxgate_websocket_reads_paused_total')
     const held = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes')
     const refused = await metric(ctxgate.url, 'ctxgate_websocket_history_refused_total')
     const live =
@@ -94,9 +110,10 @@ async function measure(budgetBytes: number | undefined): Promise<string> {
       (await metric(ctxgate.url, 'nodejs_external_memory_bytes'))
     for (const socket of sockets) socket.close()
 
+    const total = (budget + preparing) / 1024 / 1024
     return (
-      `| ${mb(budget)} MiB | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} | +${(open - idle).toFixed(0)} ` +
-      `| ${mb(held)} MiB | ${refused} | ${mb(live)} MiB |`
+      `| ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
+      `| +${(open - idle).toFixed(0)} (peak +${(peak - idle).toFixed(0)}) | ${mb(held)} MiB | ${refused} | ${mb(preparingPeak)} MiB | ${pauses} | ${mb(live)} MiB |`
     )
   } finally {
     await ctxgate.stop()
@@ -108,8 +125,8 @@ console.log(
   `${socketCount} WebSockets, each one response.create of ~${inputMb} MB (20 KB tool outputs), then one continuation`,
 )
 console.log(
-  '| budget | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | heap used + external |',
+  '| budget: history + preparing | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | preparing, peak sampled | reads paused | heap used + external |',
 )
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|')
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
 console.log(await measure(undefined))
-console.log(await measure(64 * 1024 * 1024))
+console.log(await measure({ history: 64 * 1024 * 1024, preparing: 16 * 1024 * 1024 }))

@@ -25,7 +25,7 @@ import { registerOwnRoutes, registerRoutes, type RouteDeps } from './app/routes.
 import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { HistoryBudget } from './websocket/history-budget.ts'
-import { registerHistoryMetrics } from './websocket/history-metrics.ts'
+import { registerHistoryMetrics, registerPreparationMetrics } from './websocket/history-metrics.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 import type { Telemetry } from './telemetry/telemetry.ts'
@@ -109,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)
   const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
+  registerPreparationMetrics(registry, sockets.preparation)
   const routes: RouteDeps = {
     config,
     registry,

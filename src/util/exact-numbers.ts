@@ -12,12 +12,20 @@ export interface ParsedKeepingNumbers {
   readonly restore: (serialized: string) => string
 }
 
+import { exactAsDouble } from './double-literal.ts'
+import { parseReusingElements } from './reuse-parsed-elements.ts'
+
+export { exactAsDouble } from './double-literal.ts'
+
 const unchanged = (serialized: string): string => serialized
 
 /** A cheap look for what could be a risky literal between `:`, `[` or `,` and `,`, `]` or `}`: long digit runs or an exponent. */
 const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d+)\s*(?:[,\]}]|$)/
 
 export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
+  // The common case, an object with no literal to keep aside: unchanged history is reused as parsed before.
+  const reused = parseReusingElements(text)
+  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged }
   if (!maybeRisky.test(text)) return { value: JSON.parse(text), kept: false, restore: unchanged }
   const literals: string[] = []
   const nonce = Math.random().toString(36).slice(2, 10)
@@ -73,28 +81,4 @@ function endOfNumber(text: string, start: number): number {
   let index = start + 1
   while (index < text.length && /[0-9.eE+-]/.test(text[index] as string)) index++
   return index
-}
-
-/** Whether a double holds the literal's value, so writing the double back names the same number. */
-export function exactAsDouble(literal: string): boolean {
-  const value = Number(literal)
-  if (!Number.isFinite(value)) return false
-  const written = significant(literal)
-  if (value === 0) return written.digits === ''
-  // Up to 15 significant digits always survive a double; beyond, compare with what the double writes back.
-  if (written.digits.length <= 15) return true
-  const back = significant(String(value))
-  return back.digits === written.digits && back.exponent === written.exponent
-}
-
-/** The significant digits without leading or trailing zeros, and the power of ten of the first one. */
-function significant(literal: string): { digits: string; exponent: number } {
-  const match = /^-?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal)
-  if (!match) return { digits: literal, exponent: 0 }
-  const whole = match[1] ?? ''
-  const fraction = match[2] ?? ''
-  const all = whole + fraction
-  const leading = all.length - all.replace(/^0+/, '').length
-  const digits = all.slice(leading).replace(/0+$/, '')
-  return { digits, exponent: whole.length - leading - 1 + Number(match[3] ?? 0) }
 }

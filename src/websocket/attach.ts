@@ -53,6 +53,8 @@ interface OpenSocket {
 }
 
 export interface AttachedWebSockets {
+  /** The large messages held before and during preparation, across sockets (for the metrics). */
+  readonly preparation: PreparationGate
   /**
    * The shutdown grace is over: every socket still open gets a close frame (1001), a response in
    * flight an error event first. Resolves once they closed, or after `waitMs`.
@@ -76,8 +78,13 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
   })
   server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
   const open = new Set<OpenSocket>()
-  // 16 MiB of messages in preparation at once: one 10 MB turn, or many small ones.
-  const preparationGate = new PreparationGate(16 * 1024 * 1024)
+  // Responses sockets stop reading while the large messages already received fill the preparation allowance.
+  const readers = new Set<WebSocket>()
+  const preparationGate = new PreparationGate(deps.config.websocket.maxPreparingBytes, (paused) => {
+    for (const reader of readers)
+      if (paused) reader.pause()
+      else reader.resume()
+  })
   let closing = false
   let sockets = 0
 
@@ -85,7 +92,17 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
     socket.on('error', () => socket.destroy())
     const refusal = refusalFor(request, deps, clientAllowed, closing)
     if (refusal) return refuseWithError(socket, upstreamOf(request), refusal.error, refusal.status)
-    const context = { request, socket, head, server, accepted, open, preparationGate, socketId: `ws${++sockets}` }
+    const context = {
+      request,
+      socket,
+      head,
+      server,
+      accepted,
+      open,
+      preparationGate,
+      readers,
+      socketId: `ws${++sockets}`,
+    }
     try {
       connectUpstream(deps, context)
     } catch (error) {
@@ -106,6 +123,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       void (entry.responses?.idle() ?? Promise.resolve()).then(() => entry.close(1001, 'ctxgate is shutting down'))
   })
   return {
+    preparation: preparationGate,
     async closeAll(waitMs) {
       const entries = [...open]
       for (const entry of entries) {
@@ -163,6 +181,8 @@ interface UpgradeContext {
   readonly accepted: WeakMap<IncomingMessage, { lines: string[]; protocol: string }>
   readonly open: Set<OpenSocket>
   readonly preparationGate: PreparationGate
+  /** The Responses sockets' client sides, paused together while the preparation allowance is full. */
+  readonly readers: Set<WebSocket>
   readonly socketId: string
 }
 
@@ -225,6 +245,10 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
     : undefined
   const relay = relayFrames(client, upstream, responses?.hooks)
   responses?.bind(relay)
+  if (responses) {
+    context.readers.add(client)
+    if (context.preparationGate.paused) client.pause()
+  }
   let closed!: () => void
   const entry: OpenSocket = { responses, close: relay.close, closed: new Promise((resolve) => (closed = resolve)) }
   context.open.add(entry)
@@ -232,6 +256,7 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
   client.once('close', (code: number) => {
     closed()
     context.open.delete(entry)
+    context.readers.delete(client)
     deps.logger.info(
       {
         reqId: context.socketId,

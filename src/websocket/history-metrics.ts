@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { HistoryBudget } from './history-budget.ts'
+import type { PreparationGate } from './preparation-gate.ts'
 
 /** The WebSocket histories' memory in Prometheus: held, the ceiling, and histories given up at it. */
 export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget): void {
@@ -31,6 +32,41 @@ export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget
       collect() {
         this.reset()
         this.inc(budget.refusals)
+      },
+    }),
+  )
+}
+
+/** The large client messages waiting for or in preparation: held, the allowance, and how often reading paused at it. */
+export function registerPreparationMetrics(registry: Registry, gate: PreparationGate): void {
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_websocket_preparing_bytes',
+      help: 'Bytes of large WebSocket client messages received and not yet prepared (waiting, or being parsed and rewritten).',
+      registers: [],
+      collect() {
+        this.set(gate.pending)
+      },
+    }),
+  )
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_websocket_preparing_bytes_budget',
+      help: 'The configured allowance for ctxgate_websocket_preparing_bytes (websocket.maxPreparingBytes).',
+      registers: [],
+      collect() {
+        this.set(gate.max)
+      },
+    }),
+  )
+  registry.registerMetric(
+    new Counter({
+      name: 'ctxgate_websocket_reads_paused_total',
+      help: 'Times every Responses socket stopped reading client messages because websocket.maxPreparingBytes was reached.',
+      registers: [],
+      collect() {
+        this.reset()
+        this.inc(gate.pauses)
       },
     }),
   )

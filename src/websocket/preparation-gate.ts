@@ -1,20 +1,43 @@
 /**
- * Bounds the client messages being parsed and prepared at once across every socket, by their size:
- * a large `response.create` costs several times its bytes while it is parsed, planned and rewritten,
- * so sixteen sockets sending 10 MB at once would otherwise all pay that together. A message larger
- * than the whole allowance still runs, alone.
+ * Bounds the large client messages held before and during their preparation, across every socket,
+ * by their size (`websocket.maxPreparingBytes`): a large `response.create` costs several times its
+ * bytes while it is parsed, planned and rewritten, so at most that many bytes are prepared at once,
+ * and while that many are waiting or in preparation every socket stops reading more (`onPressure`),
+ * so the messages queued here cannot grow without bound either. A message larger than the whole
+ * allowance still runs, alone.
  */
 export class PreparationGate {
-  readonly #maxBytes: number
+  readonly max: number
+  readonly #onPressure: (paused: boolean) => void
   #inFlight = 0
+  /** Bytes received and not yet prepared: waiting here, or in preparation. */
+  #pending = 0
+  #paused = false
+  #pauses = 0
   readonly #waiting: { bytes: number; start: () => void }[] = []
 
-  constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes
+  constructor(maxBytes: number, onPressure: (paused: boolean) => void = () => undefined) {
+    this.max = maxBytes
+    this.#onPressure = onPressure
   }
 
-  /** Resolves once `bytes` may be prepared; call the returned function when done. */
+  get pending(): number {
+    return this.#pending
+  }
+
+  /** How many times the sockets' reading was paused because the pending bytes reached the allowance. */
+  get pauses(): number {
+    return this.#pauses
+  }
+
+  get paused(): boolean {
+    return this.#paused
+  }
+
+  /** Resolves once `bytes` may be prepared; call the returned function when done (or when giving the place up). */
   async enter(bytes: number): Promise<() => void> {
+    this.#pending += bytes
+    this.#pressure()
     if (this.#waiting.length > 0 || !this.#fits(bytes))
       await new Promise<void>((start) => this.#waiting.push({ bytes, start }))
     else this.#inFlight += bytes
@@ -23,12 +46,14 @@ export class PreparationGate {
       if (left) return
       left = true
       this.#inFlight -= bytes
+      this.#pending -= bytes
       this.#admit()
+      this.#pressure()
     }
   }
 
   #fits(bytes: number): boolean {
-    return this.#inFlight === 0 || this.#inFlight + bytes <= this.#maxBytes
+    return this.#inFlight === 0 || this.#inFlight + bytes <= this.max
   }
 
   #admit(): void {
@@ -37,5 +62,13 @@ export class PreparationGate {
       this.#inFlight += next.bytes
       next.start()
     }
+  }
+
+  #pressure(): void {
+    const over = this.#pending >= this.max
+    if (over === this.#paused) return
+    this.#paused = over
+    if (over) this.#pauses++
+    this.#onPressure(over)
   }
 }

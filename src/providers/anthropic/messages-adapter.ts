@@ -35,7 +35,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
       throw new NotAChatRequest('not a Messages request')
-    const messages = (body['messages'] as unknown[]).map((message, index) => messageView(message, index, estimator))
+    const messages = (body['messages'] as unknown[]).map((message, index) => viewOnce(message, index, estimator))
     const headTokens = headTokensOf(body, estimator)
     const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
     const serverManaged = managesContext(body)
@@ -75,6 +75,23 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     }
     return { body: out, headers, tail: messages.length - 1, changed, breakpoints }
   },
+}
+
+/** Views of messages the parser shares across requests (frozen, so they cannot change under the view). */
+const sharedViews = new WeakMap<
+  object,
+  { readonly index: number; readonly estimator: TokenEstimator; readonly view: MessageView }
+>()
+
+/** A re-sent message at the same place, counted by the same estimator, has the view it had. */
+function viewOnce(message: unknown, index: number, estimator: TokenEstimator): MessageView {
+  if (typeof message !== 'object' || message === null || !Object.isFrozen(message))
+    return messageView(message, index, estimator)
+  const known = sharedViews.get(message)
+  if (known !== undefined && known.index === index && known.estimator === estimator) return known.view
+  const view = messageView(message, index, estimator)
+  sharedViews.set(message, { index, estimator, view })
+  return view
 }
 
 function messageView(message: unknown, index: number, estimator: TokenEstimator): MessageView {
@@ -396,10 +413,15 @@ function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefin
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
   body['messages'] = (body['messages'] as Json[]).map((message) => {
+    const blocks = blocksOf(message)
     const before = position
-    const blocks = blocksOf(message).map(mark)
-    const touched = [...positions.keys()].some((target) => target >= before && target < position)
-    return touched ? { ...message, content: blocks } : message
+    position += blocks.length
+    // Most messages hold no new marker: counted past without copying their blocks.
+    let touched = false
+    for (const target of positions.keys()) if (target >= before && target < position) touched = true
+    if (!touched) return message
+    position = before
+    return { ...message, content: blocks.map(mark) }
   })
 }
 

@@ -1,0 +1,72 @@
+/**
+ * CPU time of the request-side rewrite hook alone (parse, view, plan, apply, serialize), in one
+ * process, interleaved in batches beside a baseline build's hook: the latency bench's two bodies
+ * (2 KB, and 300 KB over 150 rounds) re-sent as one conversation, the way a client re-sends its
+ * history. CPU time (user + system) rather than wall time, so a busy machine moves both alike.
+ * Usage: tsx bench/hook-cpu.ts [requests=400] [baseline-dist-folder]
+ *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs)
+ */
+import { pathToFileURL } from 'node:url'
+import { resolve } from 'node:path'
+import { largeConversation, smallRequest } from './latency-bodies.ts'
+
+const requests = Number(process.argv[2] ?? 400)
+const baselineDist = process.argv[3]
+
+async function hookFrom(root: string, extension: string) {
+  const load = (path: string) => import(pathToFileURL(resolve(root, `${path}.${extension}`)).href)
+  const { loadConfig } = await load('config/load-config')
+  const { createLogger } = await load('log/logger')
+  const { Calibration } = await load('rewrite/calibration')
+  const { TokenEstimator } = await load('rewrite/estimate')
+  // Builds before the forwarding pipeline's split kept the hook in routes/.
+  const { createRewriteHook } = await load('forward/rewrite-hook/hook').catch(() => load('routes/rewrite-hook'))
+  const { MemorySessionStore } = await load('session/memory-store')
+  const config = loadConfig({})
+  return createRewriteHook({
+    config,
+    store: new MemorySessionStore(config.sessions),
+    calibration: new Calibration(),
+    estimator: new TokenEstimator(),
+    logger: createLogger('silent'),
+  })('anthropic-messages') as (body: Buffer, headers: Record<string, string>) => Promise<{ kind: string }>
+}
+
+const hooks: [string, Awaited<ReturnType<typeof hookFrom>>][] = [
+  ['this build', await hookFrom(new URL('../src', import.meta.url).pathname, 'ts')],
+]
+if (baselineDist) hooks.push(['baseline', await hookFrom(baselineDist, 'js')])
+const bodies = [
+  ['2 KB', Buffer.from(JSON.stringify(smallRequest))],
+  [
+    '300 KB / 150 rounds',
+    Buffer.from(
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        metadata: { user_id: 'bench-large' },
+        messages: largeConversation(),
+      }),
+    ),
+  ],
+] as const
+const headers = { 'user-agent': 'bench' }
+const batch = 20
+
+console.log('\n| request | build | CPU ms per request |\n|---|---|---:|')
+for (const [label, body] of bodies) {
+  // Each request arrives in its own buffer, as from a socket.
+  for (let warm = 0; warm < 50; warm++) for (const [, hook] of hooks) await hook(Buffer.from(body), headers)
+  const cpu = new Map(hooks.map(([name]) => [name, 0]))
+  for (let round = 0; round < requests / batch; round++)
+    for (const [name, hook] of hooks) {
+      const before = process.cpuUsage()
+      for (let index = 0; index < batch; index++) {
+        const result = await hook(Buffer.from(body), headers)
+        if (result.kind !== 'forward') throw new Error(`${name}: the hook refused the bench body`)
+      }
+      const spent = process.cpuUsage(before)
+      cpu.set(name, (cpu.get(name) ?? 0) + (spent.user + spent.system) / 1000)
+    }
+  for (const [name, total] of cpu) console.log(`| ${label} | ${name} | ${(total / requests).toFixed(3)} |`)
+}

@@ -1,0 +1,32 @@
+/** The bodies the latency benches send: a 2 KB request, and a 300 KB conversation of 150 tool rounds. */
+
+export const smallRequest = {
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
+}
+
+export function largeConversation(): unknown[] {
+  const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
+  for (let round = 0; round < 150; round++) {
+    const id = `toolu_${round}`
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Step ${round}.` },
+        { type: 'tool_use', id, name: 'read_file', input: { path: `src/billing/f${round}.ts` } },
+      ],
+    })
+    messages.push({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: id,
+          content: `export const value${round} = ${round};\n`.repeat(40).slice(0, 1_900),
+        },
+      ],
+    })
+  }
+  return messages
+}
