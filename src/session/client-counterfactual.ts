@@ -18,6 +18,8 @@ export interface VirtualClient {
   /** What ctxgate sent on the previous request (real tokens), and real tokens per estimated token of new content. */
   readonly lastSent: number
   readonly growthScale: number
+  /** What the real history grew by per request where the upstream counted it (a moving average). */
+  readonly measuredGrowth?: number
 }
 
 /** One served request, as ctxgate saw it. */
@@ -93,6 +95,7 @@ export function virtualRequest(
       lastEstimate: turn.estimatedBefore,
       lastSent: turn.sentTokens,
       growthScale: grown.growthScale,
+      ...(grown.measuredGrowth === undefined ? {} : { measuredGrowth: grown.measuredGrowth }),
     },
     billedTokens: billed,
     dollars,
@@ -107,7 +110,10 @@ export function virtualRequest(
  * estimate's wobble is never billed as a rewrite. A history under half its size (the real client
  * compacted) starts over.
  */
-function grownPrompt(previous: VirtualClient | undefined, turn: ServedTurn): { prompt: number; growthScale: number } {
+function grownPrompt(
+  previous: VirtualClient | undefined,
+  turn: ServedTurn,
+): { prompt: number; growthScale: number; measuredGrowth?: number } {
   const scale = turn.estimatedAfter > 0 ? turn.sentTokens / turn.estimatedAfter : 1
   const unedited = Math.max(turn.sentTokens, turn.estimatedBefore * scale)
   if (!previous || turn.estimatedBefore < previous.lastEstimate * 0.5)
@@ -118,8 +124,18 @@ function grownPrompt(previous: VirtualClient | undefined, turn: ServedTurn): { p
     return {
       prompt: previous.lastPrompt + measuredGrowth,
       growthScale: 0.7 * previous.growthScale + 0.3 * (measuredGrowth / estimatedGrowth),
+      measuredGrowth:
+        previous.measuredGrowth === undefined ? measuredGrowth : 0.7 * previous.measuredGrowth + 0.3 * measuredGrowth,
     }
-  return { prompt: previous.lastPrompt + estimatedGrowth * previous.growthScale, growthScale: previous.growthScale }
+  // A batch's own estimate of the history can come out a little smaller than the request before's
+  // (the cleared results are re-measured), which would read as no growth: a request grows at least
+  // as requests usually do.
+  const grown = Math.max(estimatedGrowth * previous.growthScale, previous.measuredGrowth ?? 0)
+  return {
+    prompt: previous.lastPrompt + grown,
+    growthScale: previous.growthScale,
+    ...(previous.measuredGrowth === undefined ? {} : { measuredGrowth: previous.measuredGrowth }),
+  }
 }
 
 function priced(

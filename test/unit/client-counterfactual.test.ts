@@ -119,6 +119,27 @@ describe('the client as it would have run without ctxgate', () => {
     expect(bill.client.lastEstimate).toBe(203_000)
   })
 
+  it('a batch whose estimate of the history comes out smaller still grows the client by a usual request', () => {
+    const turn = (before: number, sent: number, newBatch: boolean): ServedTurn => ({
+      rule: 'claude-code',
+      usage: usage(sent),
+      sentTokens: sent,
+      estimatedBefore: before,
+      estimatedAfter: sent,
+      window: 200_000,
+      maxOutputTokens: 32_000,
+      newBatch,
+    })
+    let client = virtualRequest(undefined, turn(50_000, 50_000, false), prices).client
+    // Three plain requests, each 7,000 more as the upstream counted.
+    for (const step of [1, 2, 3])
+      client = virtualRequest(client, turn(50_000 + step * 7_000, 50_000 + step * 7_000, false), prices).client
+    expect(client.lastPrompt).toBe(71_000)
+    // The batch re-measures the history 1,000 smaller than the request before: the client still grew.
+    const batched = virtualRequest(client, turn(70_000, 30_000, true), prices).client
+    expect(batched.lastPrompt).toBeGreaterThanOrEqual(71_000 + 6_000)
+  })
+
   it("the estimate's wobble is not billed as a rewrite: a prompt that reads smaller, then larger, writes only its growth", () => {
     const turn = (before: number, after: number, sent: number): ServedTurn => ({
       rule: 'claude-code',
