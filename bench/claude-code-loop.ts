@@ -3,6 +3,7 @@
  * requests, billed-equivalent input, cache-read share, whether Claude Code compacted, wall time.
  *
  *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate]
+ *     [--reread-every N]   (the mock's re-read loop: every N-th step reads again a file read many steps before)
  *
  * Needs the `claude` binary (CLAUDE_BIN, or on PATH); it is not a dependency of this repo, so the
  * script says so and exits 0 without it. Claude Code runs its Bash tool for real, in a temp folder,
@@ -30,8 +31,10 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'claude-sonnet-4-5' },
     only: { type: 'string' },
     'timeout-s': { type: 'string', default: '1800' },
+    'reread-every': { type: 'string' },
   },
 })
+const rereadEvery = values['reread-every'] === undefined ? undefined : Number(values['reread-every'])
 const steps = Number(values.steps)
 const window = Number(values.window)
 const model = values.model
@@ -61,6 +64,8 @@ interface RunResult {
     readonly compactionsAvoided: number
     readonly refetches: number
     readonly refetchTokens: number
+    /** The live page's "re-fetches" total, read off its snapshot. */
+    readonly livePageRefetches: number
   }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
   readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop }
@@ -142,11 +147,14 @@ async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
     compactionsAvoided: live.compactionsAvoided,
     refetches: sum('refetches'),
     refetchTokens: sum('refetchTokens'),
+    livePageRefetches: live.refetches,
   }
 }
 
 /** The live page's totals, read from the snapshot its event stream opens with (what the page sums). */
-async function livePageTotals(url: string): Promise<{ billed: number; unedited: number; compactionsAvoided: number }> {
+async function livePageTotals(
+  url: string,
+): Promise<{ billed: number; unedited: number; compactionsAvoided: number; refetches: number }> {
   const response = await request(`${url}/ctxgate/events`)
   let text = ''
   for await (const chunk of response.body) {
@@ -164,11 +172,17 @@ async function livePageTotals(url: string): Promise<{ billed: number; unedited: 
     billed: sum('billedTokens'),
     unedited: sum('uneditedBilledTokens'),
     compactionsAvoided: sum('compactionsAvoided'),
+    refetches: sum('refetches'),
   }
 }
 
 async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<RunResult> {
-  const mock: MockServer = await startMockServer({ agentSteps: steps, window, logLimit: 100_000 })
+  const mock: MockServer = await startMockServer({
+    agentSteps: steps,
+    window,
+    logLimit: 100_000,
+    ...(rereadEvery === undefined ? {} : { agentRereadEvery: rereadEvery }),
+  })
   const proxy = label === 'ctxgate' ? await startCtxgate(mock.url) : undefined
   try {
     process.stderr.write(`running Claude Code ${label} (${steps} steps, window ${window})…\n`)
@@ -264,9 +278,13 @@ function table(results: readonly RunResult[]): string {
     ['saved, as the live page says', (result) => (result.ctxgate ? pct(result.ctxgate.livePageSaved) : '-')],
     ['saved, as /ctxgate/sessions says', (result) => (result.ctxgate ? pct(result.ctxgate.sessionsSaved) : '-')],
     [
-      're-fetches of cleared results (ctxgate)',
+      're-fetches of cleared results, /ctxgate/sessions',
       (result) =>
         result.ctxgate ? `${result.ctxgate.refetches} (${thousands(result.ctxgate.refetchTokens)} tokens)` : '-',
+    ],
+    [
+      're-fetches, as the live page says',
+      (result) => (result.ctxgate ? String(result.ctxgate.livePageRefetches) : '-'),
     ],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
