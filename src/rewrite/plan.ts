@@ -1,6 +1,6 @@
-import { callsOfView, clearRanks, maxRank, type ToolCall } from './clear-order.ts'
+import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
-import { lastQuoted } from './quoted.ts'
+import { forcedOrder, inUseRank } from './quoted.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { TokenEstimator } from './estimate.ts'
@@ -66,9 +66,6 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
   }
   return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
 }
-
-/** Results the agent has quoted since it fetched them go after every class (quoted.ts). */
-const inUseRank = maxRank + 1
 
 class PlanState {
   readonly #input: PlanInput
@@ -188,14 +185,7 @@ class PlanState {
   editByRisk(target: number, fold: boolean): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
-    const rank = clearRanks(this.#input.view.messages)
-    const quoted = lastQuoted(this.#input.view.messages)
-    const rankOf = (result: ToolResultView): number => (quoted.has(result.id) ? inUseRank : (rank.get(result.id) ?? 1))
-    const inOrder = (results: ToolResultView[]): ToolResultView[] =>
-      results
-        .map((result, order) => ({ result, order, rank: rankOf(result), quoted: quoted.get(result.id) ?? 0 }))
-        .toSorted((a, b) => a.rank - b.rank || a.quoted - b.quoted || a.order - b.order)
-        .map((entry) => entry.result)
+    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages)
     // Folded results are already small: clearing them would break the prefix again for little.
     const clearable = (result: ToolResultView): boolean =>
       !this.#replacements.has(result.id) &&

@@ -4,6 +4,7 @@
  * shows those are the results it quotes again next (docs/quality.md, "Clearing ordered by risk"),
  * so when edits are forced they go last, the least recently quoted first.
  */
+import { clearRanks, maxRank } from './clear-order.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView } from './types.ts'
 
@@ -47,4 +48,27 @@ function inputStrings(value: unknown): string[] {
   if (Array.isArray(value)) return value.flatMap(inputStrings)
   if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(inputStrings)
   return []
+}
+
+/** Results the agent has quoted since it fetched them go after every clearing class. */
+export const inUseRank = maxRank + 1
+
+/**
+ * The order clearing takes when edits are forced: the classes of clear-order.ts, then the results
+ * in use; oldest first within a class, the least recently quoted first among those in use.
+ */
+export function forcedOrder(messages: readonly MessageView[]): {
+  readonly rankOf: (result: { readonly id: string }) => number
+  readonly inOrder: <T extends { readonly id: string }>(results: readonly T[]) => T[]
+} {
+  const ranks = clearRanks(messages)
+  const quoted = lastQuoted(messages)
+  const rankOf = (result: { readonly id: string }): number =>
+    quoted.has(result.id) ? inUseRank : (ranks.get(result.id) ?? 1)
+  const inOrder = <T extends { readonly id: string }>(results: readonly T[]): T[] =>
+    results
+      .map((result, order) => ({ result, order, rank: rankOf(result), quoted: quoted.get(result.id) ?? 0 }))
+      .toSorted((a, b) => a.rank - b.rank || a.quoted - b.quoted || a.order - b.order)
+      .map((entry) => entry.result)
+  return { rankOf, inOrder }
 }
