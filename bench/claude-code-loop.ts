@@ -2,10 +2,10 @@
  * Claude Code in a long tool loop against the mock, straight and through ctxgate, side by side:
  * requests, billed-equivalent input, cache-read share, whether Claude Code compacted, wall time.
  *
- *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate] [--learn N]
- *
- * --learn N then runs N more sessions one after another through one ctxgate (sessions finish after
- * 1.5 s idle there), so each learns how long this kind of session runs from the ones before it.
+ *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate]
+ *     [--reread-every N]   (the mock's re-read loop: every N-th step reads again a file read many steps before)
+ *     [--learn N]          (then N more sessions one after another through one ctxgate: sessions finish
+ *                           after 1.5 s idle there, so each learns how long such sessions run from those before)
  *
  * Needs the `claude` binary (CLAUDE_BIN, or on PATH); it is not a dependency of this repo, so the
  * script says so and exits 0 without it. Claude Code runs its Bash tool for real, in a temp folder,
@@ -34,8 +34,10 @@ const { values } = parseArgs({
     only: { type: 'string' },
     learn: { type: 'string', default: '1' },
     'timeout-s': { type: 'string', default: '1800' },
+    'reread-every': { type: 'string' },
   },
 })
+const rereadEvery = values['reread-every'] === undefined ? undefined : Number(values['reread-every'])
 const steps = Number(values.steps)
 /** Idle time after which the learning runs' ctxgate counts a session as finished. */
 const learningIdleMs = 1_500
@@ -67,6 +69,8 @@ interface RunResult {
     readonly compactionsAvoided: number
     readonly refetches: number
     readonly refetchTokens: number
+    /** The live page's "re-fetches" total, read off its snapshot. */
+    readonly livePageRefetches: number
   }
   /** The run's rounds as the mock counted them, with ctxgate's note and with an empty one (ctxgate runs only). */
   readonly loops?: { readonly note: ToolLoop; readonly empty: ToolLoop; readonly batchAt: readonly number[] }
@@ -163,11 +167,14 @@ async function ctxgateSession(url: string): Promise<RunResult['ctxgate']> {
     compactionsAvoided: live.compactionsAvoided,
     refetches: sum('refetches'),
     refetchTokens: sum('refetchTokens'),
+    livePageRefetches: live.refetches,
   }
 }
 
 /** The live page's totals, read from the snapshot its event stream opens with (what the page sums). */
-async function livePageTotals(url: string): Promise<{ billed: number; unedited: number; compactionsAvoided: number }> {
+async function livePageTotals(
+  url: string,
+): Promise<{ billed: number; unedited: number; compactionsAvoided: number; refetches: number }> {
   const response = await request(`${url}/ctxgate/events`)
   let text = ''
   for await (const chunk of response.body) {
@@ -185,11 +192,17 @@ async function livePageTotals(url: string): Promise<{ billed: number; unedited: 
     billed: sum('billedTokens'),
     unedited: sum('uneditedBilledTokens'),
     compactionsAvoided: sum('compactionsAvoided'),
+    refetches: sum('refetches'),
   }
 }
 
 async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<RunResult> {
-  const mock: MockServer = await startMockServer({ agentSteps: steps, window, logLimit: 100_000 })
+  const mock: MockServer = await startMockServer({
+    agentSteps: steps,
+    window,
+    logLimit: 100_000,
+    ...(rereadEvery === undefined ? {} : { agentRereadEvery: rereadEvery }),
+  })
   const proxy = label === 'ctxgate' ? await startCtxgate(mock.url) : undefined
   try {
     process.stderr.write(`running Claude Code ${label} (${steps} steps, window ${window})…\n`)
@@ -310,9 +323,13 @@ function table(results: readonly RunResult[]): string {
     ['saved, as the live page says', (result) => (result.ctxgate ? pct(result.ctxgate.livePageSaved) : '-')],
     ['saved, as /ctxgate/sessions says', (result) => (result.ctxgate ? pct(result.ctxgate.sessionsSaved) : '-')],
     [
-      're-fetches of cleared results (ctxgate)',
+      're-fetches of cleared results, /ctxgate/sessions',
       (result) =>
         result.ctxgate ? `${result.ctxgate.refetches} (${thousands(result.ctxgate.refetchTokens)} tokens)` : '-',
+    ],
+    [
+      're-fetches, as the live page says',
+      (result) => (result.ctxgate ? String(result.ctxgate.livePageRefetches) : '-'),
     ],
   ]
   const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
@@ -359,7 +376,12 @@ async function learningTable(claude: string, sessions: number, direct: RunResult
   const folder = mkdtempSync(join(tmpdir(), 'ctxgate-claude-learn-'))
   const config = join(folder, 'learn.yaml')
   writeFileSync(config, `sessions:\n  idleTtlMs: ${learningIdleMs}\n`)
-  const mock = await startMockServer({ agentSteps: steps, window, logLimit: 100_000 })
+  const mock = await startMockServer({
+    agentSteps: steps,
+    window,
+    logLimit: 100_000,
+    ...(rereadEvery === undefined ? {} : { agentRereadEvery: rereadEvery }),
+  })
   const proxy = await startCtxgate(mock.url, { ...process.env, CTXGATE_CONFIG: config })
   const rows: string[] = []
   try {

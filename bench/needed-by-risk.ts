@@ -8,7 +8,8 @@
 import { neededStrings } from '../src/replay/hidden/at-risk.ts'
 import { resultText } from '../src/replay/hidden/message-strings.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
-import { clearRisks, describeCall, type ClearRisk, type ToolCall } from '../src/rewrite/clear-order.ts'
+import { repeatedCalls } from '../src/replay/refetches.ts'
+import { clearRisks, type ClearRisk, type ToolCall } from '../src/rewrite/clear-order.ts'
 import { refetchWindow } from '../src/rewrite/refetch.ts'
 
 const files = process.argv.slice(2).filter((argument) => !argument.startsWith('--'))
@@ -24,9 +25,9 @@ for (const file of files)
     const needs = neededStrings(conversation)
     let request = 0
     requests += needs.length
+    repeats += repeatedCalls(conversation)
     for (const messages of conversation.segments) {
       const calls: ToolCall[] = []
-      const requestOfCall = new Map<number, number>()
       const roundOf = new Map<string, number>()
       const results: { id: string; text: string }[] = []
       let rounds = 0
@@ -55,23 +56,8 @@ for (const file of files)
           })
         }
         if (message.role === 'assistant' && message.content.some((block) => block.type === 'tool_use')) rounds++
-        const seenAt = new Map<string, number>()
-        for (const [at, call] of calls.entries()) {
-          const described = describeCall(call)
-          seenAt.set(described.key, at)
-          if (described.readPath !== undefined) seenAt.set(`read:${described.readPath}`, at)
-        }
         for (const block of message.content) {
           if (block.type === 'tool_use') {
-            const described = describeCall({ id: block.id, name: block.name, input: block.input })
-            const earlier = [described.key, described.readPath === undefined ? '' : `read:${described.readPath}`]
-            if (
-              earlier.some(
-                (key) => key !== '' && request - (requestOfCall.get(seenAt.get(key) ?? -1) ?? -1e9) <= refetchWindow,
-              )
-            )
-              repeats++
-            requestOfCall.set(calls.length, request)
             calls.push({ id: block.id, name: block.name, input: block.input })
             roundOf.set(block.id, rounds - 1)
           }

@@ -30,6 +30,7 @@ Proxy options (each also an environment variable, see README):
 Mock options:
   --host HOST --port PORT (default 8788)  --window TOKENS  --min-cacheable TOKENS
   --agent-steps N        answer requests that offer a shell tool with N tool calls, then a final answer
+  --agent-reread-every N with --agent-steps: every N-th call reads again a file read many steps before
   --cache-writes MODE    literal | strict: does a cache marker inside the prefix just read write an entry
                          (literal, default: yes; strict: no) — see docs/economy.md
 
@@ -56,6 +57,7 @@ const mockOptions = {
   window: text,
   'min-cacheable': text,
   'agent-steps': text,
+  'agent-reread-every': text,
   'cache-writes': text,
 } as const
 

@@ -21,6 +21,7 @@ export async function mock(flags: Flags, env: NodeJS.ProcessEnv = process.env): 
   const window = wholeNumber(flags, 'window', 1)
   const minCacheable = wholeNumber(flags, 'min-cacheable', 0)
   const agentSteps = wholeNumber(flags, 'agent-steps', 0)
+  const agentRereadEvery = wholeNumber(flags, 'agent-reread-every', 2)
   const cacheWrites = cacheWritesFlag(flags['cache-writes'])
   const host = flags['host'] ?? '127.0.0.1'
   const port = wholeNumber(flags, 'port', 0) ?? 8788
@@ -32,12 +33,14 @@ export async function mock(flags: Flags, env: NodeJS.ProcessEnv = process.env): 
       ...(window !== undefined ? { window } : {}),
       ...(minCacheable !== undefined ? { minCacheableTokens: minCacheable } : {}),
       ...(agentSteps !== undefined ? { agentSteps } : {}),
+      ...(agentRereadEvery !== undefined ? { agentRereadEvery } : {}),
       cacheWrites,
     })
   } catch (error) {
     throw listenProblem(error, host, port)
   }
-  const loop = agentSteps === undefined ? '' : ` (agent loop: ${agentSteps} tool calls per conversation)`
+  const rereads = agentRereadEvery === undefined ? '' : `, every ${agentRereadEvery}th re-reads a file read before`
+  const loop = agentSteps === undefined ? '' : ` (agent loop: ${agentSteps} tool calls per conversation${rereads})`
   process.stdout.write(`ctxgate mock upstream listening on ${server.url}${loop}, cache writes ${cacheWrites}\n`)
   const stop = (): void => void server.close().then(() => process.exit(0))
   process.on('SIGTERM', stop)

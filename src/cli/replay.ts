@@ -13,6 +13,7 @@ import { renderHtml } from '../replay/report/html.ts'
 import { buildReport, type ReplayReport } from '../replay/report/build-report.ts'
 import { renderTextReport } from '../replay/report/text.ts'
 import { renderHiddenTable } from '../replay/hidden/report.ts'
+import { renderRefetchTable } from '../replay/report/refetch-table.ts'
 import { renderMarkdownTable } from '../replay/report/table.ts'
 import { cacheWriteReadings, type CacheWrites } from '../mock/prompt-cache.ts'
 import {
@@ -129,7 +130,7 @@ export async function replay(
   if (values.json) write(`${JSON.stringify(report, null, 2)}\n`)
   else if (values.markdown)
     write(
-      `${renderMarkdownTable([...report.runs.flatMap((run) => run.rows), ...report.totals])}\n\n${renderHiddenTable(report.hidden, true)}\n`,
+      `${renderMarkdownTable([...report.runs.flatMap((run) => run.rows), ...report.totals])}\n\n${renderHiddenTable(report.hidden, true)}\n\n${renderRefetchTable(report.refetches, true)}\n`,
     )
   else write(renderTextReport(report, values.verbose === true))
   return report

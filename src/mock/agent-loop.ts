@@ -152,8 +152,33 @@ export function isSummaryRequest(text: string): boolean {
   return summaryRequestPatterns.some((pattern) => pattern.test(text))
 }
 
-/** The next reply of an agent that runs `steps` commands, one per turn, then says it is done. */
-export function planAgentReply(steps: number, done: number, summaryRequested: boolean): AgentReply {
+/** Files the re-read loop reads first and again many steps later (present on Debian and Ubuntu; a missing one just prints an error). */
+export const rereadFiles: readonly string[] = ['/etc/services', '/etc/ssl/openssl.cnf', '/etc/login.defs']
+
+/**
+ * The re-read loop (`--agent-reread-every N`): the first steps read the files above, every N-th
+ * step reads one of them again, the least recently read, and every other step prints output no
+ * other step prints. So the only repeated calls are the re-reads, each of a file read many steps
+ * before: what ctxgate counts as a re-fetch when it cleared that read (docs/mock.md).
+ */
+export function rereadCommand(step: number, every: number): AgentCommand {
+  if (step <= rereadFiles.length) {
+    const file = rereadFiles[step - 1] as string
+    return { command: `cat ${file}`, description: `Read ${file}` }
+  }
+  if (step % every === 0) {
+    const file = rereadFiles[(step / every - 1) % rereadFiles.length] as string
+    return { command: `cat ${file}`, description: `Read ${file} again` }
+  }
+  const from = step * 10_000 + 1
+  return { command: `seq ${from} ${from + 3_499}`, description: `Count from ${from} to ${from + 3_499}` }
+}
+
+/**
+ * The next reply of an agent that runs `steps` commands, one per turn, then says it is done: the
+ * ten commands in turn, or, with `rereadEvery`, the re-read loop.
+ */
+export function planAgentReply(steps: number, done: number, summaryRequested: boolean, rereadEvery = 0): AgentReply {
   if (summaryRequested) {
     return {
       kind: 'summary',
@@ -164,6 +189,7 @@ export function planAgentReply(steps: number, done: number, summaryRequested: bo
     return { kind: 'final', text: `All ${steps} steps are done: every command ran and printed its output.` }
   }
   const step = done + 1
-  const { command, description } = agentCommands[done % agentCommands.length] as AgentCommand
+  const { command, description } =
+    rereadEvery > 0 ? rereadCommand(step, rereadEvery) : (agentCommands[done % agentCommands.length] as AgentCommand)
   return { kind: 'tool', step, command, description, narration: `Step ${step} of ${steps}: ${description}.` }
 }

@@ -39,7 +39,12 @@ function systemText(request: Json): string {
  * The content of the agent loop's next reply to a Messages request, or undefined when the request
  * neither offers a shell-like tool nor asks for a summary (then the mock answers as usual).
  */
-export function anthropicAgentContent(request: Json, steps: number, sequence: number): Json[] | undefined {
+export function anthropicAgentContent(
+  request: Json,
+  steps: number,
+  sequence: number,
+  rereadEvery = 0,
+): Json[] | undefined {
   const tool = shellToolOf(request)
   const messages = (request['messages'] as Json[]).map(blocksOf)
   const lastUser = messages.length > 0 ? textOf(messages[messages.length - 1] as Json[]) : ''
@@ -54,7 +59,7 @@ export function anthropicAgentContent(request: Json, steps: number, sequence: nu
     })),
   )
   if (summaryRequested) done = Math.max(done, newestNarratedStep(messages.map(textOf).join('\n')))
-  const reply = planAgentReply(steps, done, summaryRequested)
+  const reply = planAgentReply(steps, done, summaryRequested, rereadEvery)
   if (reply.kind !== 'tool' || !tool)
     return [{ type: 'text', text: reply.kind === 'tool' ? reply.narration : reply.text }]
   return [

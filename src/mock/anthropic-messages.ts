@@ -246,7 +246,9 @@ function outputTokensOf(content: readonly Json[]): number {
 /** The agent loop's reply when it is on and a shell is offered; else a tool call on request, or text. */
 function replyContent(request: Json, options: MockOptions, replyKind: MockReplyKind, sequence: number): Json[] {
   const agent =
-    options.agentSteps === undefined ? undefined : anthropicAgentContent(request, options.agentSteps, sequence)
+    options.agentSteps === undefined
+      ? undefined
+      : anthropicAgentContent(request, options.agentSteps, sequence, options.agentRereadEvery)
   if (agent) return agent
   const tools = (request['tools'] as Json[] | undefined) ?? []
   const toolName = typeof tools[0]?.['name'] === 'string' ? String(tools[0]['name']) : undefined

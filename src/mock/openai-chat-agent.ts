@@ -38,7 +38,12 @@ function textOf(content: unknown): string {
  * The agent loop's next reply to a Chat Completions request, or undefined when the request neither
  * offers a shell-like function nor asks for a summary (then the mock answers as usual).
  */
-export function openaiChatAgentReply(request: Json, steps: number, sequence: number): ChatReply | undefined {
+export function openaiChatAgentReply(
+  request: Json,
+  steps: number,
+  sequence: number,
+  rereadEvery = 0,
+): ChatReply | undefined {
   const tool = shellToolOf(request)
   const messages = request['messages'] as Json[]
   const last = messages[messages.length - 1]
@@ -58,7 +63,7 @@ export function openaiChatAgentReply(request: Json, steps: number, sequence: num
   )
   if (summaryRequested)
     done = Math.max(done, newestNarratedStep(messages.map((message) => textOf(message['content'])).join('\n')))
-  const reply = planAgentReply(steps, done, summaryRequested)
+  const reply = planAgentReply(steps, done, summaryRequested, rereadEvery)
   if (reply.kind !== 'tool' || !tool) return { text: reply.kind === 'tool' ? reply.narration : reply.text }
   return {
     text: reply.narration,

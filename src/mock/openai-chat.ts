@@ -157,7 +157,9 @@ export function openaiChat(
 /** The agent loop's reply when it is on and a shell is offered; else a tool call on request, or text. */
 function chatReply(request: Json, options: MockOptions, replyKind: MockReplyKind, sequence: number): ChatReply {
   const agent =
-    options.agentSteps === undefined ? undefined : openaiChatAgentReply(request, options.agentSteps, sequence)
+    options.agentSteps === undefined
+      ? undefined
+      : openaiChatAgentReply(request, options.agentSteps, sequence, options.agentRereadEvery)
   if (agent) return agent
   const tools = (request['tools'] as Json[] | undefined) ?? []
   const toolName = (tools[0]?.['function'] as Json | undefined)?.['name']

@@ -25,6 +25,8 @@ export interface MockServerOptions {
   readonly now?: () => number
   /** Agent tool loop: requests offering a shell-like tool get this many tool calls, then a final answer. */
   readonly agentSteps?: number
+  /** With agentSteps: every N-th step re-reads a file read many steps before (Messages and Chat Completions). */
+  readonly agentRereadEvery?: number
   /** How a marker inside the prefix just read is taken (default `literal`: it writes an entry). */
   readonly cacheWrites?: CacheWrites
   /** Refuse a request whose prompt plus max_tokens exceeds the window, as the APIs do (default true). */
@@ -72,6 +74,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     minCacheableFor: () => options.minCacheableTokens ?? 1_024,
     replyText: (sequence) => `This is reply ${sequence} from the ctxgate mock upstream. The work continues as planned.`,
     ...(options.agentSteps !== undefined ? { agentSteps: options.agentSteps } : {}),
+    ...(options.agentRereadEvery !== undefined ? { agentRereadEvery: options.agentRereadEvery } : {}),
     ...(options.replyRoomInWindow !== undefined ? { replyRoomInWindow: options.replyRoomInWindow } : {}),
   }
   let sequence = 0

@@ -30,4 +30,6 @@ export interface MockOptions {
   readonly replyRoomInWindow?: boolean
   /** When set, a request offering a shell-like tool gets an agent loop of this many tool calls. */
   readonly agentSteps?: number
+  /** Agent loop over Messages and Chat Completions: every N-th step re-reads a file read many steps before. */
+  readonly agentRereadEvery?: number
 }

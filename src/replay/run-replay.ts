@@ -11,6 +11,7 @@ import type { Conversation } from './conversation.ts'
 import { neededStrings } from './hidden/at-risk.ts'
 import { HiddenCounter } from './hidden/counter.ts'
 import type { HiddenTally } from './hidden/tally.ts'
+import { refetchFigures, repeatedCalls, type RefetchFigures } from './refetches.ts'
 import { readAnthropicAnswer, type RequestOutcome } from './request-outcome.ts'
 import { summarize, type RunSummary } from './summarize.ts'
 
@@ -52,6 +53,10 @@ export interface RunResult {
   readonly summaries: Readonly<Record<string, RunSummary>>
   /** Needed-but-hidden events per variant (docs/quality.md). */
   readonly hidden?: Readonly<Record<string, HiddenTally>>
+  /** Re-fetches per ctxgate variant, as the proxy counted them (refetches.ts). */
+  readonly refetches?: Readonly<Record<string, RefetchFigures>>
+  /** Requests of the run, and calls in it repeating an earlier one with the whole context: the re-fetch baseline. */
+  readonly repeats?: { readonly requests: number; readonly calls: number }
 }
 
 export const directLabel = 'direct'
@@ -68,11 +73,13 @@ export async function replayConversation(conversation: Conversation, options: Re
   const outcomes: Record<string, RequestOutcome[]> = {}
   const hidden: Record<string, HiddenTally> = {}
   const ledgers: Record<string, LedgerFigures> = {}
+  const refetches: Record<string, RefetchFigures> = {}
   for (const variant of options.variants) {
     const counter = new HiddenCounter(needs)
     const sent = await sendThrough(variant, requests, options, counter)
     outcomes[variant.label] = sent.outcomes
     if (sent.ledger) ledgers[variant.label] = sent.ledger
+    if (sent.refetches) refetches[variant.label] = sent.refetches
     hidden[variant.label] = counter.tally
   }
   const direct = outcomes[directLabel]
@@ -87,6 +94,8 @@ export async function replayConversation(conversation: Conversation, options: Re
     ledgers,
     summaries,
     hidden,
+    refetches,
+    repeats: { requests: requests.length, calls: repeatedCalls(conversation) },
   }
 }
 
@@ -95,7 +104,7 @@ async function sendThrough(
   requests: readonly ReplayRequest[],
   options: ReplayOptions,
   counter: HiddenCounter,
-): Promise<{ outcomes: RequestOutcome[]; ledger?: LedgerFigures }> {
+): Promise<{ outcomes: RequestOutcome[]; ledger?: LedgerFigures; refetches?: RefetchFigures }> {
   const mock = await startMockServer({
     window: options.window,
     minCacheableTokens: options.minCacheableTokens,
@@ -168,7 +177,9 @@ async function sendThrough(
       const seen = { ...outcome, segment: replayed.segment, ...batch }
       outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...seen, ctxgateEstimate: estimate } : seen)
     }
-    return variant.direct ? { outcomes } : { outcomes, ledger: await ledgerFigures(registry) }
+    return variant.direct
+      ? { outcomes }
+      : { outcomes, ledger: await ledgerFigures(registry), refetches: await refetchFigures(registry) }
   } finally {
     await close()
     await mock.close()

@@ -84,7 +84,7 @@ function classify(call: ToolCall): Classified {
     id: call.id,
     // An edit's input can be a whole file: never serialized (on every request), as an edit is not fetched again.
     key: target.kind === 'edit' ? `${call.name}\u0000edit\u0000${call.id}` : `${call.name}\u0000${stableJson(input)}`,
-    whole: !rangeFields.some((field) => fields[field] !== undefined),
+    whole: target.partial !== true && !rangeFields.some((field) => fields[field] !== undefined),
     rewrites:
       rewriteTools.has(call.name.toLowerCase()) ||
       (call.name === 'str_replace_editor' && fields['command'] === 'create'),

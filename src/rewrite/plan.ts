@@ -1,5 +1,6 @@
-import { callsOfView, clearOrder, clearRanks, maxRank, type ToolCall } from './clear-order.ts'
+import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
+import { forcedOrder, inUseRank } from './quoted.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { TokenEstimator } from './estimate.ts'
@@ -176,32 +177,34 @@ class PlanState {
 
   /**
    * Fold (under batched folding) and clear results, least likely to be needed again first
-   * (clear-order.ts): one class at a time, oldest first within it, until under target. The newest
-   * results that fit in a quarter of the budget stay whole.
+   * (clear-order.ts): one class at a time, oldest first within it, until under target. Results the
+   * agent has quoted since (quoted.ts) go last, one at a time, the least recently quoted first, and
+   * are never folded (a summary keeps none of the lines it quotes). The newest results that fit in
+   * a quarter of the budget stay whole.
    */
   editByRisk(target: number, fold: boolean): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
-    const rank = clearRanks(this.#input.view.messages)
-    const rankOf = (result: ToolResultView): number => rank.get(result.id) ?? 1
+    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages)
     // Folded results are already small: clearing them would break the prefix again for little.
     const clearable = (result: ToolResultView): boolean =>
       !this.#replacements.has(result.id) &&
       !protectedIds.has(result.id) &&
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
-    for (let level = 0; level <= maxRank && this.estimate() > target; level++) {
-      if (fold) this.foldOld((result) => rankOf(result) === level)
+    for (let level = 0; level <= inUseRank && this.estimate() > target; level++) {
+      const inUse = level === inUseRank
+      if (fold && !inUse) this.foldOld((result) => rankOf(result) === level)
       const candidates = this.#results.filter(
         (result) => rankOf(result) === level && clearable(result) && !this.#held(result),
       )
-      this.#clearInBatches(candidates, target)
+      this.#clearInBatches(inOrder(candidates), target, inUse ? 1 : this.#input.policy.clearBatch)
     }
     // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
     const held = this.#results.filter((result) => clearable(result) && this.#held(result))
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
-      this.#clearInBatches(clearOrder(held, this.#input.view.messages), target)
+      this.#clearInBatches(inOrder(held), target, this.#input.policy.clearBatch)
     }
   }
 
@@ -215,9 +218,9 @@ class PlanState {
     return this.#input.holdBefore !== undefined && result.message < this.#input.holdBefore
   }
 
-  #clearInBatches(candidates: readonly ToolResultView[], target: number): void {
-    for (let start = 0; start < candidates.length && this.estimate() > target; start += this.#input.policy.clearBatch) {
-      for (const result of candidates.slice(start, start + this.#input.policy.clearBatch))
+  #clearInBatches(candidates: readonly ToolResultView[], target: number, batch: number): void {
+    for (let start = 0; start < candidates.length && this.estimate() > target; start += batch) {
+      for (const result of candidates.slice(start, start + batch))
         this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }

@@ -11,6 +11,8 @@ export interface CallTarget {
   readonly kind: ToolKind
   /** The file it reads or writes, when it names one. */
   readonly path?: string
+  /** A shell read of part of the file (`sed -n 1,80p`, `head`, `tail`): it supersedes no other read. */
+  readonly partial?: true
 }
 
 const readTools = new Set(['read', 'read_file', 'readfile', 'view', 'view_file', 'open_file', 'cat'])
@@ -65,7 +67,10 @@ export function shellTarget(command: string): CallTarget {
     /^(?:cat|nl(?: -\S+)*|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|sed -n ['"]?[\d,]+p['"]?)\s+(['"]?)([^\s|;&>'"]+)\1\s*['"]?$/.exec(
       trimmed,
     )
-  if (read?.[2]) return { kind: 'read', path: read[2] }
+  if (read?.[2])
+    return /^(?:cat|nl)\b/.test(trimmed)
+      ? { kind: 'read', path: read[2] }
+      : { kind: 'read', path: read[2], partial: true }
   if (/^(?:grep|rg|find|ls|git grep|fd|tree)\b/.test(trimmed)) return { kind: 'search' }
   if (/^(?:cat\s*>|tee)\s/.test(trimmed)) return { kind: 'edit' }
   return { kind: 'command' }

@@ -60,12 +60,29 @@ describe('the superseded-read rule', () => {
       bash('t1', 'npm test'),
       bash('c1', 'cat src/a.py'),
       bash('t2', 'npm test'),
-      { id: 'c2', name: 'bash', input: JSON.stringify({ command: 'sed -n 1,40p src/a.py' }) },
+      bash('c2', 'nl -ba src/a.py'),
     ])
     expect(risks.get('t1')).toBe('superseded')
     expect(risks.get('t2')).toBe('output')
     expect(risks.get('c1')).toBe('superseded')
     expect(risks.get('c2')).toBe('read')
+  })
+
+  it('a shell read of some lines (sed -n, head, tail) supersedes no other read; the same range again does', () => {
+    const risks = clearRisks([
+      bash('whole', 'cat src/a.py'),
+      { id: 's1', name: 'bash', input: JSON.stringify({ command: "sed -n '1,40p' src/a.py" }) },
+      bash('h1', 'head -n 20 src/a.py'),
+      { id: 's2', name: 'shell', input: { command: ['bash', '-lc', "sed -n '120,180p' src/a.py"] } },
+      { id: 's3', name: 'shell', input: { command: ['bash', '-lc', "sed -n '150,200p' src/a.py"] } },
+      { id: 's4', name: 'shell', input: { command: ['bash', '-lc', "sed -n '150,200p' src/a.py"] } },
+    ])
+    expect(risks.get('whole')).toBe('read')
+    expect(risks.get('s1')).toBe('read')
+    expect(risks.get('h1')).toBe('read')
+    expect(risks.get('s2')).toBe('read')
+    expect(risks.get('s3')).toBe('superseded')
+    expect(risks.get('s4')).toBe('read')
   })
 })
 

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   agentCommands,
+  rereadFiles,
   countStepsDone,
   isSummaryRequest,
   planAgentReply,
@@ -102,5 +103,30 @@ describe('the next reply', () => {
         return false
       }),
     )
+  })
+})
+
+describe('the re-read loop', () => {
+  const commands = (steps: number, every: number): string[] =>
+    Array.from({ length: steps }, (_, done) => {
+      const reply = planAgentReply(steps, done, false, every)
+      return reply.kind === 'tool' ? reply.command : ''
+    })
+
+  it('reads the files first, then every N-th step reads one again, the least recently read', () => {
+    const run = commands(30, 10)
+    expect(run.slice(0, 3)).toEqual(rereadFiles.map((file) => `cat ${file}`))
+    expect([run[9], run[19], run[29]]).toEqual(rereadFiles.map((file) => `cat ${file}`))
+  })
+
+  it('repeats no other call: every other step prints output no other step prints', () => {
+    const run = commands(60, 7)
+    const repeated = run.filter((command, index) => run.indexOf(command) !== index)
+    expect(repeated).toHaveLength(Math.floor(60 / 7))
+    expect(repeated.every((command) => command.startsWith('cat '))).toBe(true)
+  })
+
+  it('leaves the ten-command loop as it was without the setting', () => {
+    expect(planAgentReply(20, 12, false)).toMatchObject({ command: agentCommands[2]?.command })
   })
 })

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { hiddenIn, neededStrings } from '../../src/replay/hidden/at-risk.ts'
+import { HiddenCounter } from '../../src/replay/hidden/counter.ts'
 import { distinctiveStrings, type MessageString } from '../../src/replay/hidden/distinctive.ts'
 
 const prose = (text: string): MessageString[] => [{ text, where: 'text', toolInput: false }]
@@ -127,6 +128,42 @@ describe('needed-but-hidden', () => {
     expect(hiddenIn(last, sent)).toEqual([])
     const cleared = { messages: [...messages.slice(0, 2), result('r1', '[ctxgate: cleared]'), ...messages.slice(3, 5)] }
     expect(hiddenIn(last, cleared).map((entry) => entry.text)).toContain('load_settings')
+  })
+
+  it('says what kind of result a hidden string came from and what became of it', () => {
+    const last = needs[2]
+    if (!last) throw new Error('no third request')
+    // r1 is a read of a file the next message edits: still "read" at this request (the edit is not made yet).
+    expect(last.needed.find((entry) => entry.text === 'load_settings')).toMatchObject({
+      sourceId: 'r1',
+      sourceRisk: 'read',
+    })
+    const fates = (sent: unknown): string[] => [...new Set(hiddenIn(last, sent).map((entry) => entry.fate))]
+    const clear = {
+      messages: [...messages.slice(0, 2), result('r1', '[ctxgate: output cleared]'), ...messages.slice(3, 5)],
+    }
+    expect(fates(clear)).toEqual(['cleared'])
+    const fold = {
+      messages: [...messages.slice(0, 2), result('r1', '[ctxgate folded this tool output]'), ...messages.slice(3, 5)],
+    }
+    expect(fates(fold)).toEqual(['folded'])
+    expect(fates({ messages: [messages[0], ...messages.slice(3, 5)] })).toEqual(['dropped'])
+  })
+
+  it('counts only the requests that were sent: one refused before sending is neither an event nor a request', () => {
+    const counter = new HiddenCounter(needs)
+    counter.request(1, JSON.stringify({ messages: messages.slice(0, 1) }))
+    counter.request(2, JSON.stringify({ messages: messages.slice(0, 3) }))
+    counter.request(3, undefined)
+    expect(counter.tally).toMatchObject({ requests: 2, events: 0 })
+    const cleared = {
+      messages: [...messages.slice(0, 2), result('r1', '[ctxgate: output cleared]'), ...messages.slice(3, 5)],
+    }
+    counter.request(3, JSON.stringify(cleared))
+    expect(counter.tally.requests).toBe(3)
+    expect(counter.tally.events).toBeGreaterThan(0)
+    expect(counter.tally.byRisk).toEqual({ read: counter.tally.events })
+    expect(counter.tally.byFate).toEqual({ cleared: counter.tally.events })
   })
 
   it('a policy that edits nothing hides nothing (property)', () => {

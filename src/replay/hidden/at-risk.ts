@@ -5,8 +5,10 @@
  * of these missing from the request a policy really sent is "needed but hidden" (docs/quality.md).
  * It depends on the recording only, so it is computed once and checked against every variant.
  */
+import { clearRisks, type ClearRisk, type ToolCall } from '../../rewrite/clear-order.ts'
 import { callTarget, type ToolKind } from '../../rewrite/tool-kind.ts'
 import type { Conversation, Message } from '../conversation.ts'
+import { fateOf, sentResults, type SourceFate } from './fate.ts'
 import { distinctiveStrings, type DistinctiveString } from './distinctive.ts'
 import { agentStrings, allText, resultText } from './message-strings.ts'
 
@@ -14,6 +16,10 @@ export interface NeededString extends DistinctiveString {
   /** Tool whose output held it (the newest such output), and what kind of tool that is. */
   readonly sourceTool: string
   readonly sourceKind: ToolKind
+  /** The call whose result that output is, so a request as sent can say what became of it. */
+  readonly sourceId: string
+  /** Its clearing class at this request, from the calls so far (src/rewrite/clear-order.ts). */
+  readonly sourceRisk: ClearRisk
   /** Tool rounds between that output's call and the request. */
   readonly age: number
 }
@@ -25,6 +31,7 @@ export interface RequestNeeds {
 }
 
 interface ToolOutput {
+  readonly id: string
   readonly text: string
   readonly tool: string
   readonly kind: ToolKind
@@ -42,8 +49,14 @@ export function neededStrings(conversation: Conversation): RequestNeeds[] {
     const calls = new Map<string, { name: string; input: unknown; round: number }>()
     let rounds = 0
     messages.forEach((message, position) => {
-      if (message.role === 'assistant' && position > 0)
-        needs.push({ index: needs.length + 1, needed: neededBy(message, known, outputs, rounds) })
+      if (message.role === 'assistant' && position > 0) {
+        // Classed from the calls so far, only when something is needed (most requests need nothing).
+        let risks: ReadonlyMap<string, ClearRisk> | undefined
+        const riskOf = (id: string): ClearRisk =>
+          (risks ??= clearRisks([...calls].map(([callId, call]): ToolCall => ({ id: callId, ...call })))).get(id) ??
+          'output'
+        needs.push({ index: needs.length + 1, needed: neededBy(message, known, outputs, rounds, riskOf) })
+      }
       if (message.role === 'assistant') {
         if (position > 0) known += `\n${allText(message.content)}`
         if (message.content.some((block) => block.type === 'tool_use')) rounds++
@@ -66,6 +79,7 @@ function collect(
     const call = calls.get(block.tool_use_id)
     const name = call?.name ?? ''
     outputs.push({
+      id: block.tool_use_id,
       text: resultText(block),
       tool: name,
       kind: call ? callTarget(name, call.input).kind : 'other',
@@ -74,7 +88,13 @@ function collect(
   }
 }
 
-function neededBy(next: Message, known: string, outputs: readonly ToolOutput[], rounds: number): NeededString[] {
+function neededBy(
+  next: Message,
+  known: string,
+  outputs: readonly ToolOutput[],
+  rounds: number,
+  riskOf: (id: string) => ClearRisk,
+): NeededString[] {
   const needed: NeededString[] = []
   for (const candidate of distinctiveStrings(agentStrings(next))) {
     if (known.includes(candidate.text)) continue
@@ -84,6 +104,8 @@ function neededBy(next: Message, known: string, outputs: readonly ToolOutput[], 
       ...candidate,
       sourceTool: source.tool,
       sourceKind: source.kind,
+      sourceId: source.id,
+      sourceRisk: riskOf(source.id),
       age: Math.max(0, rounds - 1 - source.round),
     })
   }
@@ -98,9 +120,17 @@ function findNewest(outputs: readonly ToolOutput[], text: string): ToolOutput | 
   return undefined
 }
 
+/** A needed string the request as sent no longer showed, with what became of the output it came from. */
+export interface HiddenString extends NeededString {
+  readonly fate: SourceFate
+}
+
 /** The needed strings a request as sent no longer shows anywhere. */
-export function hiddenIn(needs: RequestNeeds, sentBody: unknown): NeededString[] {
+export function hiddenIn(needs: RequestNeeds, sentBody: unknown): HiddenString[] {
   if (needs.needed.length === 0) return []
   const sent = allText(sentBody)
-  return needs.needed.filter((needed) => !sent.includes(needed.text))
+  const hidden = needs.needed.filter((needed) => !sent.includes(needed.text))
+  if (hidden.length === 0) return []
+  const results = sentResults(sentBody)
+  return hidden.map((needed) => ({ ...needed, fate: fateOf(results, needed.sourceId) }))
 }

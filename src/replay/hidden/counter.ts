@@ -2,7 +2,7 @@
  * Counts needed-but-hidden events as a variant's requests go out: each request as the fake
  * upstream received it is checked against what the recording says the agent needed next.
  */
-import { hiddenIn, type NeededString, type RequestNeeds } from './at-risk.ts'
+import { hiddenIn, type HiddenString, type RequestNeeds } from './at-risk.ts'
 import { addRequest, emptyTally, type HiddenTally } from './tally.ts'
 
 export class HiddenCounter {
@@ -15,9 +15,11 @@ export class HiddenCounter {
 
   /** One request: its body as sent upstream, or undefined when it never got there (refused before sending). */
   request(index: number, sentBody: string | undefined): void {
+    // A request never sent shows nothing and hides nothing: it is counted as refused, not here.
+    if (sentBody === undefined) return
     const needs = this.#needs.get(index)
-    let hidden: NeededString[] = []
-    if (needs && needs.needed.length > 0 && sentBody !== undefined) hidden = hiddenIn(needs, parsed(sentBody))
+    let hidden: HiddenString[] = []
+    if (needs && needs.needed.length > 0) hidden = hiddenIn(needs, parsed(sentBody))
     this.#tally = addRequest(this.#tally, index, hidden)
   }
 

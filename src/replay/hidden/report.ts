@@ -85,7 +85,7 @@ export function renderExamples(rows: readonly HiddenRow[]): string {
     lines.push(`${row.run}, ${row.variant}:`)
     for (const example of row.tally.examples)
       lines.push(
-        `  request ${example.request}: ${example.kind} ${JSON.stringify(example.text)} from ${example.sourceTool || 'a tool'} output ${example.age} rounds old, used in ${example.usedIn}`,
+        `  request ${example.request}: ${example.kind} ${JSON.stringify(example.text)} from ${example.sourceTool || 'a tool'} output ${example.age} rounds old (${example.risk}, ${example.fate}), used in ${example.usedIn}`,
       )
   }
   return lines.join('\n')

@@ -2,7 +2,7 @@
  * Needed-but-hidden events of one variant of one run, counted: events per 100 requests, the share
  * of requests with one, where they came from (tool kind, age of the output), and a few examples.
  */
-import type { NeededString } from './at-risk.ts'
+import type { HiddenString } from './at-risk.ts'
 
 export interface HiddenExample {
   readonly request: number
@@ -10,6 +10,9 @@ export interface HiddenExample {
   readonly kind: string
   readonly sourceTool: string
   readonly age: number
+  /** Its clearing class at the request, and what became of it in the request as sent. */
+  readonly risk: string
+  readonly fate: string
   /** How the agent used it: `text`, or the tool and input field. */
   readonly usedIn: string
 }
@@ -23,6 +26,10 @@ export interface HiddenTally {
   readonly bySource: Readonly<Record<string, number>>
   /** Events by the age of that output in tool rounds: `0-10`, `11-20`, `21+`. */
   readonly byAge: Readonly<Record<string, number>>
+  /** Events by the clearing class of that output at the request (superseded, output, read, editing). */
+  readonly byRisk: Readonly<Record<string, number>>
+  /** Events by what became of that output in the request as sent (cleared, folded, dropped, whole). */
+  readonly byFate: Readonly<Record<string, number>>
   readonly examples: readonly HiddenExample[]
 }
 
@@ -32,6 +39,8 @@ export const emptyTally: HiddenTally = {
   requestsWithEvents: 0,
   bySource: {},
   byAge: {},
+  byRisk: {},
+  byFate: {},
   examples: [],
 }
 
@@ -42,12 +51,16 @@ export function ageBucket(age: number): string {
 }
 
 /** Adds one request's hidden strings. */
-export function addRequest(tally: HiddenTally, request: number, hidden: readonly NeededString[]): HiddenTally {
+export function addRequest(tally: HiddenTally, request: number, hidden: readonly HiddenString[]): HiddenTally {
   const bySource = { ...tally.bySource }
   const byAge = { ...tally.byAge }
+  const byRisk = { ...tally.byRisk }
+  const byFate = { ...tally.byFate }
   for (const event of hidden) {
     bySource[event.sourceKind] = (bySource[event.sourceKind] ?? 0) + 1
     byAge[ageBucket(event.age)] = (byAge[ageBucket(event.age)] ?? 0) + 1
+    byRisk[event.sourceRisk] = (byRisk[event.sourceRisk] ?? 0) + 1
+    byFate[event.fate] = (byFate[event.fate] ?? 0) + 1
   }
   const examples = [...tally.examples]
   // One example per request, so a few requests with many strings do not fill the list.
@@ -59,6 +72,8 @@ export function addRequest(tally: HiddenTally, request: number, hidden: readonly
       kind: first.kind,
       sourceTool: first.sourceTool,
       age: first.age,
+      risk: first.sourceRisk,
+      fate: first.fate,
       usedIn: first.where,
     })
   return {
@@ -67,6 +82,8 @@ export function addRequest(tally: HiddenTally, request: number, hidden: readonly
     requestsWithEvents: tally.requestsWithEvents + (hidden.length > 0 ? 1 : 0),
     bySource,
     byAge,
+    byRisk,
+    byFate,
     examples,
   }
 }
@@ -84,6 +101,8 @@ export function combineTallies(tallies: readonly HiddenTally[]): HiddenTally {
     requestsWithEvents: tallies.reduce((sum, tally) => sum + tally.requestsWithEvents, 0),
     bySource: merge((tally) => tally.bySource),
     byAge: merge((tally) => tally.byAge),
+    byRisk: merge((tally) => tally.byRisk),
+    byFate: merge((tally) => tally.byFate),
     examples: tallies.flatMap((tally) => tally.examples).slice(0, maxExamples),
   }
 }

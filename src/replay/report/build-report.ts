@@ -1,6 +1,7 @@
 import { directLabel, type ReplayOptions, type RunResult } from '../run-replay.ts'
 import { combine, untilFirstRefusal, type RunSummary } from '../summarize.ts'
 import { hiddenRows, type HiddenRow } from '../hidden/report.ts'
+import { refetchRows, type RefetchRow } from './refetch-table.ts'
 import { rowsFor, runName, type ReportRow } from './rows.ts'
 
 export interface ReplayReport {
@@ -15,6 +16,8 @@ export interface ReplayReport {
   readonly totals: readonly ReportRow[]
   /** Needed-but-hidden events per run and variant, then per variant over all runs. */
   readonly hidden: readonly HiddenRow[]
+  /** Re-fetches per run and ctxgate variant, with the recording's own repeat rate. */
+  readonly refetches: readonly RefetchRow[]
   /** Every run's direct requests up to its first refusal (whole runs where none was refused); absent when none. */
   readonly directUntilFirstRefusal?: RunSummary
 }
@@ -46,6 +49,7 @@ export function buildReport(results: readonly RunResult[], options: ReplayOption
     runs,
     totals: rowsFor('all runs', totalSummaries),
     hidden: hiddenRows(results, labels),
+    refetches: refetchRows(results, labels),
     ...(anyRefused ? { directUntilFirstRefusal: combine(stoppedRuns.filter((summary) => summary !== undefined)) } : {}),
   }
 }

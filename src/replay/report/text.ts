@@ -1,6 +1,7 @@
 import type { ReplayReport } from './build-report.ts'
 import { hiddenNotes, renderExamples, renderHiddenTable } from '../hidden/report.ts'
 import { columnNotes, explainTotals } from './explain.ts'
+import { refetchNotes, renderRefetchTable } from './refetch-table.ts'
 import { renderTable } from './table.ts'
 
 /** The terminal report: the table, what its columns mean, why totals differ, and each run's notes. */
@@ -20,6 +21,7 @@ export function renderTextReport(report: ReplayReport, verbose = false): string 
     '',
     ...hiddenNotes,
     ...(verbose ? ['', renderExamples(report.hidden)] : []),
+    ...(report.refetches.length > 0 ? ['', renderRefetchTable(report.refetches, false), '', ...refetchNotes] : []),
     ...(notes.length > 0 ? ['', 'Notes on the recordings:', ...notes] : []),
     '',
   ].join('\n')
