@@ -1,4 +1,3 @@
-import { promptTokensOf } from '../model-call/usage.ts'
 import { relayResponse } from '../stream/relay-response.ts'
 import type { Cancellation } from '../upstream/cancellation.ts'
 import type { HeaderMap } from '../upstream/hop-by-hop.ts'
@@ -55,8 +54,6 @@ export async function relayAnswer({
     log: sent.refitted ? prepared?.log : undefined,
     accounting: prepared?.accounting,
     usage: usageReported,
-    promptTokens: usageReported ? promptTokensOf(usageReported) : undefined,
-    outputTokens: usageReported?.outputTokens,
     error: relayed.failure,
     responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
     ttfbMs: reply.firstByteMs,

@@ -15,7 +15,10 @@ import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from '.
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
 
-/** Everything one request leaves behind for metrics and session totals. */
+/**
+ * Everything one request leaves behind, built once when it ends (HTTP or a socket's response): the
+ * metrics, session totals, live page, trace and log line all read it.
+ */
 export interface RequestRecord {
   readonly route: string
   readonly provider: string
@@ -45,6 +48,15 @@ export interface RequestRecord {
   readonly refitted?: boolean
   /** The answer's id, model and finish reasons (gen_ai.response.*). */
   readonly response?: ResponseFacts | undefined
+  /** Fields for the log line from the request side (the rewrite report, the session, a refit). */
+  readonly log?: Readonly<Record<string, unknown>> | undefined
+  /** Why the request failed, or what failed and was skipped. */
+  readonly error?: string | undefined
+  readonly upstreamRequestId?: string | undefined
+  readonly bytesIn?: number | undefined
+  readonly bytesOut?: number | undefined
+  /** On a socket: `as-sent` (the client's bytes) or `full-input` (ctxgate's edited request without previous_response_id). */
+  readonly sentAs?: string | undefined
 }
 
 export interface RecordDeps {
