@@ -1,5 +1,7 @@
 import { callsOfView, clearOrder, clearRanks, maxRank, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
+import { planReport, type Replacement } from './plan-report.ts'
+import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { TokenEstimator } from './estimate.ts'
@@ -9,7 +11,6 @@ import type {
   Edit,
   FrozenDecisions,
   FrozenResult,
-  ReplaceToolResult,
   RewriteOutcome,
   RewritePolicy,
   RewriteReport,
@@ -69,14 +70,12 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
 class PlanState {
   readonly #input: PlanInput
   readonly #messageTokens: number[]
-  readonly #replacements = new Map<
-    string,
-    { edit: ReplaceToolResult; result: ToolResultView; fresh: boolean; saved: number }
-  >()
+  readonly #replacements = new Map<string, Replacement>()
   readonly #results: ToolResultView[]
   readonly #callMessage = new Map<string, number>()
   readonly #rounds: Rounds
-  readonly #minCallNeeded: number[]
+  readonly #minCallNeeded: readonly number[]
+  readonly #originalTotal: number
   #total: number
   #dropTo = 1
   #dropScope: 'turns' | 'rounds' = 'turns'
@@ -95,6 +94,7 @@ class PlanState {
     this.#messageTokens = messages.map((message) => message.tokens)
     this.#results = messages.flatMap((message) => message.toolResults)
     this.#total = input.view.headTokens + this.#messageTokens.reduce((sum, tokens) => sum + tokens, 0)
+    this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
     messages.forEach((message, index) => {
@@ -102,14 +102,7 @@ class PlanState {
     })
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
     this.#rounds = roundsOf(messages)
-    // For each index, the earliest call any later result answers: a cut there must not orphan it.
-    this.#minCallNeeded = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
-    for (let index = messages.length - 1; index >= 0; index--) {
-      let needed = this.#minCallNeeded[index + 1] as number
-      for (const result of messages[index]?.toolResults ?? [])
-        needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
-      this.#minCallNeeded[index] = needed
-    }
+    this.#minCallNeeded = earliestCallsNeeded(messages, this.#callMessage)
   }
 
   estimate(): number {
@@ -117,10 +110,7 @@ class PlanState {
   }
 
   originalEstimate(): number {
-    return (
-      (this.#input.view.headTokens + this.#input.view.messages.reduce((sum, message) => sum + message.tokens, 0)) *
-      this.#input.factor
-    )
+    return this.#originalTotal * this.#input.factor
   }
 
   reapplyFrozen(): void {
@@ -257,50 +247,19 @@ class PlanState {
   }
 
   report(estimatedBefore: number): RewriteReport {
-    let fold = 0
-    let clear = 0
-    let folded = 0
-    let cleared = 0
-    const fresh = { folded: 0, cleared: 0 }
-    let newBatch = this.#dropFresh
-    let firstEdited = this.#dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
-    let firstNew = this.#dropFresh ? 1 : Number.POSITIVE_INFINITY
-    for (const replacement of this.#replacements.values()) {
-      const { edit, result, saved } = replacement
-      if (this.#isDropped(result.message)) continue
-      if (edit.action === 'fold') {
-        folded++
-        fold += saved
-      } else {
-        cleared++
-        clear += saved
-      }
-      if (replacement.fresh) fresh[edit.action === 'fold' ? 'folded' : 'cleared']++
-      newBatch ||= replacement.fresh
-      firstEdited = Math.min(firstEdited, result.message)
-      if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
-    }
-    const dropped = this.#dropTo - 1
-    const dropTokens =
-      dropped > 0
-        ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens
-        : 0
-    return {
-      estimatedBefore: Math.ceil(estimatedBefore),
-      estimatedAfter: Math.ceil(this.estimate()),
-      budget: Math.floor(this.#input.budget),
-      folded,
-      cleared,
-      newFolded: fresh.folded,
-      newCleared: fresh.cleared,
-      droppedMessages: dropped,
-      tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
-      newBatch,
+    return planReport({
+      estimatedBefore,
+      estimatedAfter: this.estimate(),
+      budget: this.#input.budget,
+      replacements: this.#replacements.values(),
+      isDropped: (message) => this.#isDropped(message),
+      dropTo: this.#dropTo,
+      dropFresh: this.#dropFresh,
+      messageTokens: this.#messageTokens,
+      dropNoteTokens: this.#dropNoteTokens,
       clientEdited: this.#clientEdited,
-      firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
-      firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
-      ...(this.#clearedBehindMarker ? { clearedBehindMarker: true } : {}),
-    }
+      clearedBehindMarker: this.#clearedBehindMarker,
+    })
   }
 
   #replace(result: ToolResultView, action: 'fold' | 'clear', text: string, fresh: boolean): void {
