@@ -12,12 +12,12 @@ import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
 import type { PrepareBody } from './model-call/prepared.ts'
 import type { WireFormat } from './providers/provider-contract.ts'
+import { exactCounters, socketFormat } from './providers/registry.ts'
 import type { ForwardDeps } from './forward/forward-types.ts'
 import { createRewriteHook } from './forward/rewrite-hook/hook.ts'
 import { holdoutSessions } from './app/admin-routes.ts'
 import { Calibration } from './rewrite/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
-import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
@@ -96,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config,
       store,
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
-      estimator: new TokenEstimator(openaiExactCounters),
+      estimator: new TokenEstimator(exactCounters),
       logger,
     })
 
@@ -109,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   })
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)
-  const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
+  const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor(socketFormat.name), historyBudget })
   const routes: RouteDeps = {
     config,
     registry,

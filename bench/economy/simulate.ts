@@ -6,7 +6,7 @@
  */
 import { AnthropicPromptCache, type PromptBlock } from '../../src/mock/prompt-cache.ts'
 import { billedEquivalentInput } from '../../src/replay/billing.ts'
-import { chooseBreakpoints, type BreakpointCandidate } from '../../src/rewrite/breakpoints.ts'
+import { chooseBreakpoints, type BreakpointCandidate } from '../../src/providers/anthropic/breakpoint-rules.ts'
 import { totalTokens } from '../../src/rewrite/economy/decide.ts'
 import type { ConversationCost } from '../../src/rewrite/economy/types.ts'
 import { budgetOnly } from './policies.ts'

@@ -8,6 +8,9 @@ const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit
 const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
 
 const providerNames = Object.keys(providers)
+const serverEditKinds = new Map<string, readonly string[]>(
+  Object.values(providers).map((provider) => [provider.upstream, provider.serverEditKinds ?? []]),
+)
 const diagnosingProviders = Object.values(providers)
   .filter((provider) => provider.diagnosesCacheMisses === true)
   .map((provider) => provider.upstream)
@@ -43,8 +46,7 @@ export function initialiseKnownSeries(metrics: ProxyMetrics): void {
     for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
       metrics.streamAborts.inc({ provider, phase }, 0)
     for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
-    if (provider === 'anthropic')
-      for (const edit of ['clear_tool_uses', 'clear_thinking']) metrics.serverEdits.inc({ provider, edit }, 0)
+    for (const edit of serverEditKinds.get(provider) ?? []) metrics.serverEdits.inc({ provider, edit }, 0)
     for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
     for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
     metrics.contextTooLong.inc({ provider }, 0)

@@ -1,5 +1,5 @@
 import { memoizeByName } from '../memoize-by-name.ts'
-import { modelFamily } from '../model-call/model-family.ts'
+import { modelFamily } from '../providers/model-family.ts'
 
 /** Distinct model label values kept; later ones count as "other", so cardinality stays bounded. */
 export const maxModelLabels = 50

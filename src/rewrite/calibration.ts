@@ -1,4 +1,4 @@
-import { modelFamily } from '../model-call/model-family.ts'
+import { modelFamily } from '../providers/model-family.ts'
 
 /**
  * Per-model correction of the estimator from the prompt sizes the upstream reports (docs/economy.md, calibration).

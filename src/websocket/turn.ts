@@ -3,15 +3,15 @@ import type { RequestRecord } from '../metrics/record-request.ts'
 import type { Usage, UsageReader } from '../model-call/usage.ts'
 import type { Accounting, Prepared } from '../model-call/prepared.ts'
 import type { ConversationPlan } from './conversation.ts'
-import { wireFormat } from '../providers/registry.ts'
+import { socketFormat } from '../providers/registry.ts'
 import type { TraceContextHeaders } from '../telemetry/telemetry.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 
 /** The upstream the Responses socket talks to, from the provider registry. */
-const socketProvider = wireFormat('openai-responses')?.provider.upstream ?? 'openai'
+const socketProvider = socketFormat.provider.upstream
 
-/** Route label of model calls made over a Responses socket (HTTP ones are `openai-responses`). */
-export const socketRoute = 'openai-responses-ws'
+/** Route label of model calls made over a Responses socket (HTTP ones are the format's name). */
+export const socketRoute = `${socketFormat.name}-ws`
 
 /** One `response.create` on a socket, from the client's message to the response's last event. */
 export class SocketTurn {

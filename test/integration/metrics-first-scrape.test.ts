@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/load-config.ts'
 import { registerProcessMetrics } from '../../src/metrics/process-metrics.ts'
 import { createProxyMetrics } from '../../src/metrics/proxy-metrics.ts'
 import { ModelLabels } from '../../src/metrics/model-labels.ts'
-import { withoutOpenAIDate } from '../../src/model-call/model-family.ts'
+import { withoutOpenAIDate } from '../../src/providers/openai/model-family.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack

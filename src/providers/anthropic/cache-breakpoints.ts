@@ -3,7 +3,7 @@ import {
   withinLookback,
   type BreakpointCandidate,
   type ExistingBreakpoint,
-} from '../../rewrite/breakpoints.ts'
+} from './breakpoint-rules.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import type { ApplyOptions } from '../adapter-contract.ts'
 import { blocksOf, markable } from './blocks.ts'
