@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import type { CalibrationSync, ConversationMemory } from '../rewrite/calibration.ts'
+import type { CalibrationSync, ConversationMemory } from '../calibration/calibration.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import {
   maxModelsPerSession,

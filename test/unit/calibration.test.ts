@@ -8,7 +8,7 @@ import {
   type CalibrationSync,
   type ConversationMemory,
   type ConversationRequest,
-} from '../../src/rewrite/calibration.ts'
+} from '../../src/calibration/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const window = 200_000

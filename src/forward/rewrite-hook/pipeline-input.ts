@@ -1,7 +1,7 @@
 import { promptBudget } from '../../config/model-limits.ts'
 import type { Config } from '../../config/schema.ts'
 import type { ChatAdapter } from '../../providers/adapter-contract.ts'
-import { limitFloorShare } from '../../rewrite/calibration.ts'
+import { limitFloorShare } from '../../calibration/calibration.ts'
 import type { EditPointPrices } from '../../rewrite/economy/edit-point.ts'
 import { pricesFor, writePrice, type ModelPrices } from '../../rewrite/economy/prices.ts'
 import type { EconomySettings } from '../../rewrite/economy/request-decision.ts'
