@@ -5,7 +5,7 @@
  */
 import type { Accounting } from '../model-call/prepared.ts'
 import type { Usage } from '../model-call/usage.ts'
-import { writePrice, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { writePrice, type ModelPrices } from '../billing/prices.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 

@@ -12,7 +12,7 @@
  * it clears) and writes everything after. Clearing all that is eligible is never worse than clearing
  * part: the edit point is the same, and whatever is left whole costs more now and later.
  */
-import { anthropicMultipliers, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { anthropicMultipliers, type ModelPrices } from '../billing/prices.ts'
 
 /** One tool round, in the upstream's token count: the call (assistant turn) and its result (user turn). */
 export interface LoopRound {

@@ -8,7 +8,7 @@ import {
   type LedgerEntry,
   type LedgerUpdate,
 } from './economy/ledger.ts'
-import { writePrice } from './economy/prices.ts'
+import { writePrice } from '../billing/prices.ts'
 import { heldBefore, nextEditOf, promiseSpent } from './marker-promise.ts'
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'

@@ -6,7 +6,7 @@ import { LiveHistory } from '../../src/live/live-history.ts'
 import { LoginThrottle } from '../../src/live/login-throttle.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
-import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
+import { billedDollars, pricesFor } from '../../src/billing/prices.ts'
 import {
   addEvent,
   compactPointOf,

@@ -14,7 +14,7 @@ const allowed = [/^providers\//, /^config\//, /^cli\.ts$/, /^mock\//, /^replay\/
 /** Files that name one for a reason of their own, each said here. */
 const exceptions: Readonly<Record<string, string>> = {
   // The default price table (Anthropic's published multipliers) is the lead's economy code (issue 22).
-  'rewrite/economy/prices.ts': 'not yet moved',
+  'billing/prices.ts': 'not yet moved',
   // A client rule shows where it was read: the client's own source repository (openai/codex).
   'session/client-rule.ts': 'cites its source',
 }

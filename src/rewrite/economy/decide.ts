@@ -7,7 +7,7 @@ import { belowBudgetMaxHazard, refetchChance } from '../clear-order.ts'
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
 import { pricePath } from './path-cost.ts'
-import { writePrice, type ModelPrices } from './prices.ts'
+import { writePrice, type ModelPrices } from '../../billing/prices.ts'
 import type { ConversationCost, EconomyDecision, EconomyPolicy, ResultCost } from './types.ts'
 
 export interface EconomyInput {

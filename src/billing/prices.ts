@@ -2,8 +2,8 @@
  * What a request costs. Cache prices are multiples of the uncached input price (that is how both
  * providers publish them); dollars are per million tokens and may be unknown for a family.
  */
-import { globToRegExp } from '../../config/model-limits.ts'
-import { billedTokenCounts, type Usage } from '../../model-call/usage.ts'
+import { globToRegExp } from '../config/model-limits.ts'
+import { billedTokenCounts, type Usage } from '../model-call/usage.ts'
 
 export interface ModelPrices {
   /** Glob on the model name; the first matching entry wins. */
