@@ -15,7 +15,7 @@ import {
   type SessionSummary,
 } from '../../src/live/session-summary.ts'
 import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
-import { billedEquivalentInput } from '../../src/replay/billing.ts'
+import { billedEquivalentInput } from '../../src/billing/usage-totals.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
 
 const report = (overrides: Partial<RewriteReport> = {}): RewriteReport => ({

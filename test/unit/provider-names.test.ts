@@ -15,6 +15,8 @@ const allowed = [/^providers\//, /^config\//, /^cli\.ts$/, /^mock\//, /^replay\/
 const exceptions: Readonly<Record<string, string>> = {
   // The default price table (Anthropic's published multipliers) is the lead's economy code (issue 22).
   'billing/prices.ts': 'not yet moved',
+  // Replay's uncached-equivalent input is priced at that same default table.
+  'billing/usage-totals.ts': 'not yet moved',
   // A client rule shows where it was read: the client's own source repository (openai/codex).
   'session/client-rule.ts': 'cites its source',
 }
