@@ -2,7 +2,7 @@
 import { loadConfig } from '../src/config/load-config.ts'
 import type { Config } from '../src/config/schema.ts'
 import { createLogger } from '../src/log/logger.ts'
-import type { PrepareBody } from '../src/model-call/prepared.ts'
+import type { PrepareBody } from '../src/request/prepared.ts'
 import { Calibration } from '../src/calibration/calibration.ts'
 import { TokenEstimator } from '../src/rewrite/estimate.ts'
 import { createRewriteHook } from '../src/forward/rewrite-hook/hook.ts'

@@ -1,5 +1,5 @@
 import { CtxgateError } from '../errors.ts'
-import type { RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import { Cancellation } from '../upstream/cancellation.ts'
 import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.ts'
 import { traceContextOf } from '../telemetry/telemetry.ts'

@@ -1,4 +1,4 @@
-import type { Prepared } from '../model-call/prepared.ts'
+import type { Prepared } from '../request/prepared.ts'
 import type { LengthRefusal, LengthRefusalParser } from '../providers/length-refusal.ts'
 import type { WireFormatDefinition } from '../providers/provider-contract.ts'
 import { sendWithRetries, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'

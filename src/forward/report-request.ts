@@ -1,6 +1,8 @@
 import type { Logger } from 'pino'
 import type { LiveRecorder } from '../live/live-recorder.ts'
-import { cacheMissSummary, recordRequest, type RecordDeps, type RequestRecord } from '../metrics/record-request.ts'
+import { recordRequest, type RecordDeps } from '../metrics/record-request.ts'
+import { cacheMissSummary } from '../request/cache-miss-agreement.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 
 export interface ReportDeps extends RecordDeps {

@@ -1,7 +1,7 @@
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { modelRoutes, providers } from '../providers/registry.ts'
-import { cacheMissLabelPairs } from './cache-miss-agreement.ts'
+import { cacheMissLabelPairs } from '../request/cache-miss-agreement.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 
 const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']

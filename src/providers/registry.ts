@@ -47,6 +47,9 @@ export function chatFormat(name: WireFormat): ChatFormat | undefined {
 /** The wire format clients may also speak over a WebSocket (the Responses API). */
 export const socketFormat: SocketFormat = socketFormatOf(wireFormats)
 
+/** Route label of model calls made over the socket (HTTP ones are the format's name). */
+export const socketRoute = `${socketFormat.name}-ws`
+
 function socketFormatOf(formats: readonly WireFormatDefinition[]): SocketFormat {
   const format = formats.find((candidate) => candidate.webSocket === true)
   if (!format?.chat || !format.streamRefusal) throw new Error('the provider registry lists no WebSocket wire format')

@@ -1,17 +1,14 @@
 import { reportRequest, type ReportDeps } from '../forward/report-request.ts'
-import type { RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import type { Usage, UsageReader } from '../model-call/usage.ts'
-import type { Accounting, Prepared } from '../model-call/prepared.ts'
+import type { Accounting, Prepared } from '../request/prepared.ts'
 import type { ConversationPlan } from './conversation.ts'
-import { socketFormat } from '../providers/registry.ts'
+import { socketFormat, socketRoute } from '../providers/registry.ts'
 import type { TraceContextHeaders } from '../telemetry/telemetry.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 
 /** The upstream the Responses socket talks to, from the provider registry. */
 const socketProvider = socketFormat.provider.upstream
-
-/** Route label of model calls made over a Responses socket (HTTP ones are the format's name). */
-export const socketRoute = `${socketFormat.name}-ws`
 
 /** One `response.create` on a socket, from the client's message to the response's last event. */
 export class SocketTurn {

@@ -71,7 +71,7 @@ export function loops(graph: ReadonlyMap<string, ReadonlySet<string>>): string[]
       group.push(member)
       if (member === node) break
     }
-    if (group.length > 1) found.push(group.sort())
+    if (group.length > 1) found.push(group.toSorted())
   }
   for (const node of graph.keys()) if (!index.has(node)) visit(node)
   return found
@@ -85,7 +85,22 @@ describe('folder-level imports', () => {
   it('finds a loop through three folders, and none in a chain', () => {
     const graph = (edges: [string, string][]) =>
       new Map(edges.map(([from, to]) => [from, new Set([to])] as [string, Set<string>]))
-    expect(loops(graph([['a', 'b'], ['b', 'c'], ['c', 'a']]))).toEqual([['a', 'b', 'c']])
-    expect(loops(graph([['a', 'b'], ['b', 'c']]))).toEqual([])
+    expect(
+      loops(
+        graph([
+          ['a', 'b'],
+          ['b', 'c'],
+          ['c', 'a'],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']])
+    expect(
+      loops(
+        graph([
+          ['a', 'b'],
+          ['b', 'c'],
+        ]),
+      ),
+    ).toEqual([])
   })
 })

@@ -1,4 +1,4 @@
-import type { AnswerFollowUp, PrepareResult, Prepared } from '../../model-call/prepared.ts'
+import type { AnswerFollowUp, PrepareResult, Prepared } from '../../request/prepared.ts'
 import { promptTokensOf, type AnsweredRequest, type Usage, type UsageReader } from '../../model-call/usage.ts'
 import type { LengthRefusal } from '../../providers/length-refusal.ts'
 import type { ChatFormat } from '../../providers/provider-contract.ts'

@@ -1,5 +1,5 @@
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
-import type { PrepareBody, PrepareResult, Prepared } from '../../model-call/prepared.ts'
+import type { PrepareBody, PrepareResult, Prepared } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
 import { chatFormat } from '../../providers/registry.ts'
 import { runPipeline, type PipelineOutcome } from '../../rewrite/pipeline.ts'

@@ -1,5 +1,5 @@
 import type { CompactingClient } from '../../model-call/compaction-request.ts'
-import type { Accounting } from '../../model-call/prepared.ts'
+import type { Accounting } from '../../request/prepared.ts'
 import { clientFamily } from '../../live/client-family.ts'
 import { summarizeLedger } from '../../rewrite/economy/ledger.ts'
 import type { PipelineOutcome } from '../../rewrite/pipeline.ts'
