@@ -1,7 +1,7 @@
 import { relayResponse } from '../stream/relay-response.ts'
 import type { Cancellation } from '../upstream/cancellation.ts'
 import type { HeaderMap } from '../upstream/hop-by-hop.ts'
-import { firstHeader } from '../util/headers.ts'
+import { firstHeader, isEventStream } from '../util/headers.ts'
 import { AnswerUsage } from './answer-usage.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
 import type { SentRequest } from './send-upstream.ts'
@@ -61,8 +61,4 @@ export async function relayAnswer({
     refitted: sent.refitted,
     response: usage?.response(),
   }
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  return (firstHeader(contentType) ?? '').toLowerCase().startsWith('text/event-stream')
 }

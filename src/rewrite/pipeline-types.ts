@@ -25,7 +25,7 @@ export interface ConversationMemory {
   readonly economy?: CadenceMemory
   /** The model of the previous request (caches are per model). */
   readonly model?: string
-  /** The tool result the previous request kept a cache marker just ahead of (see `holdBefore`). */
+  /** The tool result the previous request kept a cache marker just ahead of (see `editableFrom`). */
   readonly nextEditResult?: string
   /** A below-budget batch was made without the system note, because adding it at the head would not have paid. */
   readonly noteDeferred?: boolean
@@ -77,7 +77,7 @@ export interface PipelineInput {
   /**
    * Prices for where the cache marker ahead of the next edit goes (economy/edit-point.ts): not ahead
    * of small old results too far from the rest to be worth a batch reaching back to. Batches then
-   * start at or after the marker the previous request kept (`holdBefore`).
+   * start at or after the marker the previous request kept (`editableFrom`).
    */
   readonly reachBack?: EditPointPrices
 }

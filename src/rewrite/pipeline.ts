@@ -9,7 +9,7 @@ import {
   type LedgerUpdate,
 } from './economy/ledger.ts'
 import { writePrice } from '../billing/prices.ts'
-import { heldBefore, nextEditOf, promiseSpent } from './marker-promise.ts'
+import { editableFromMarker, nextEditOf, promiseSpent } from './marker-promise.ts'
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
@@ -51,7 +51,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     budget,
     noteTokens,
     gapMs,
-    holdBefore: heldBefore(input, gapMs),
+    editableFrom: editableFromMarker(input, gapMs),
   })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
@@ -162,7 +162,7 @@ interface Sizes {
   readonly budget: number
   readonly noteTokens: number
   readonly gapMs: number | undefined
-  readonly holdBefore: number | undefined
+  readonly editableFrom: number | undefined
 }
 
 /**
@@ -184,7 +184,7 @@ function planWithEconomy(
       factor: input.factor,
       estimator: input.estimator,
       ...(batch ? { batch } : {}),
-      ...(sizes.holdBefore !== undefined ? { holdBefore: sizes.holdBefore } : {}),
+      ...(sizes.editableFrom !== undefined ? { editableFrom: sizes.editableFrom } : {}),
       request: (input.memory?.requests ?? 0) + 1,
     })
   const planned = plan()
@@ -220,9 +220,9 @@ function economyDecision(
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
     ...realizationOf(input.memory?.ledger),
-    ...(sizes.holdBefore !== undefined ? { editableFrom: sizes.holdBefore } : {}),
+    ...(sizes.editableFrom !== undefined ? { editableFrom: sizes.editableFrom } : {}),
     // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
-    ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.holdBefore ?? 0 }),
+    ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.editableFrom ?? 0 }),
   })
 }
 

@@ -33,7 +33,7 @@ export interface PlanInput {
    * or later, so a batch reads the prefix before it; only if nothing else makes the request fit do
    * edits reach further back. Undefined: no such promise (no marker, a cold cache, the note joining the head).
    */
-  readonly holdBefore?: number
+  readonly editableFrom?: number
   /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
   readonly request?: number
 }
@@ -202,7 +202,7 @@ class PlanState {
   }
 
   #held(result: ToolResultView): boolean {
-    return this.#input.holdBefore !== undefined && result.message < this.#input.holdBefore
+    return this.#input.editableFrom !== undefined && result.message < this.#input.editableFrom
   }
 
   #clearInBatches(candidates: readonly ToolResultView[], target: number): void {

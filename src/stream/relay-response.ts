@@ -4,7 +4,7 @@ import type { ErrorKind } from '../errors.ts'
 import { clientResponseHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
-import { firstHeader } from '../util/headers.ts'
+import { firstHeader, isEventStream } from '../util/headers.ts'
 import type { ChunkFilter } from './chunk-filter.ts'
 import { ClientWriter } from './client-writer.ts'
 import type { OpenStreams } from './open-streams.ts'
@@ -222,9 +222,4 @@ function endConnection(response: ServerResponse): void {
   const socket = response.socket
   if (socket) socket.end()
   else response.destroy()
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  const value = firstHeader(contentType)
-  return value !== undefined && value.toLowerCase().startsWith('text/event-stream')
 }

@@ -8,6 +8,7 @@ import type { EconomySettings } from '../../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../../rewrite/economy/types.ts'
 import { systemNote } from '../../rewrite/notes.ts'
 import type { PipelineInput } from '../../rewrite/pipeline.ts'
+import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { firstHeader } from '../../util/headers.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
@@ -92,7 +93,7 @@ function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: E
     shortSessionRequests,
     maxNeedHazard,
   }
-  return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+  return { economy: { prices, policy } }
 }
 
 /**
@@ -127,10 +128,5 @@ function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at
     )
   if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
   // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
-  return Math.max(0, uneditedEstimate(probe(note)) - uneditedEstimate(probe(undefined)))
-}
-
-/** The client's whole prompt as estimated, before edits and without any factor. */
-export function uneditedEstimate(view: ChatView): number {
-  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+  return Math.max(0, promptTokens(probe(note)) - promptTokens(probe(undefined)))
 }
