@@ -55,7 +55,10 @@ export function billedDollars(usage: Usage, prices: ModelPrices, promptScale = 1
   return input + output
 }
 
-/** Dollars of a number of billed-equivalent input tokens (for "saved" figures); null when unknown. */
+/**
+ * Dollars of a number of billed-equivalent input tokens (for "saved" figures); null when unknown.
+ * @public Nothing calls it on this branch; the live page's savings work (issue 24) may.
+ */
 export function dollarsOfInputTokens(tokens: number, prices: ModelPrices): number | null {
   return prices.input === null ? null : (tokens * prices.input) / 1_000_000
 }

@@ -35,10 +35,6 @@ export const modelRoutes: readonly ModelRoute[] = wireFormats.flatMap((format) =
 
 const byName = new Map(wireFormats.map((format) => [format.name, format]))
 
-export function wireFormat(name: WireFormat): WireFormatDefinition | undefined {
-  return byName.get(name)
-}
-
 /** The adapter and usage reader of a format ctxgate may rewrite; undefined for the others. */
 export function chatFormat(name: WireFormat): ChatFormat | undefined {
   return byName.get(name)?.chat

@@ -24,7 +24,6 @@ import type {
 } from './pipeline-types.ts'
 
 export type {
-  BatchAccount,
   ConversationMemory,
   NextMemory,
   PipelineInput,
