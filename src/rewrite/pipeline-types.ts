@@ -80,6 +80,8 @@ export interface PipelineInput {
    * start at or after the marker the previous request kept (`editableFrom`).
    */
   readonly reachBack?: EditPointPrices
+  /** Tokens the adapter's view counts for a drop note beyond its text (`ChatAdapter.dropNoteFraming`). */
+  readonly dropNoteFraming: number
 }
 
 /** Why this request made a new batch of edits (if it did), and what the economy expected of it. */

@@ -182,6 +182,7 @@ function planWithEconomy(
       policy: input.policy,
       factor: input.factor,
       estimator: input.estimator,
+      dropNoteFraming: input.dropNoteFraming,
       ...(batch ? { batch } : {}),
       ...(sizes.editableFrom !== undefined ? { editableFrom: sizes.editableFrom } : {}),
       request: (input.memory?.requests ?? 0) + 1,

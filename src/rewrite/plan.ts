@@ -36,6 +36,8 @@ export interface PlanInput {
   readonly editableFrom?: number
   /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
   readonly request?: number
+  /** Tokens the adapter's view counts for a drop note beyond its text (`ChatAdapter.dropNoteFraming`). */
+  readonly dropNoteFraming: number
 }
 
 /**
@@ -57,14 +59,12 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
   const report = state.report(estimatedBefore)
-  if (state.estimate() > input.budget) {
-    return {
-      kind: 'too-long',
-      report,
-      message: `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`,
-    }
-  }
+  if (state.estimate() > input.budget) return { kind: 'too-long', report, message: tooLongMessage(state, input) }
   return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+}
+
+function tooLongMessage(state: PlanState, input: PlanInput): string {
+  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
 }
 
 class PlanState {
@@ -310,8 +310,8 @@ class PlanState {
   }
 
   #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {
-    // One more text block in the first message, as the view counts it once written.
-    return this.#input.estimator.text(dropNote(scope, dropped)) + 3
+    // The note in the first message, as the adapter's view counts it once written.
+    return this.#input.estimator.text(dropNote(scope, dropped)) + this.#input.dropNoteFraming
   }
 
   #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {

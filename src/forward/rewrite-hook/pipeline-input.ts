@@ -34,6 +34,7 @@ export function pipelineInput(
         : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
     ...economyOf(deps.config, prices),
     reachBack: reachBackOf(prices),
+    dropNoteFraming: format.adapter.dropNoteFraming,
   }
 }
 

@@ -26,6 +26,8 @@ type Block = Json & { type?: unknown }
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
   copiesOnWrite: true,
+  // The note is one more text block in the first message, counted like every block.
+  dropNoteFraming: perBlockTokens,
 
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
