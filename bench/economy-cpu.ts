@@ -5,7 +5,7 @@
  * Usage: tsx bench/economy-cpu.ts [rounds] [passes]
  */
 import { anthropicHook } from './standalone-hook.ts'
-import type { PrepareBody } from '../src/model-call/prepared.ts'
+import type { PrepareBody } from '../src/request/prepared.ts'
 
 const rounds = Number(process.argv[2] ?? 200)
 const passes = Number(process.argv[3] ?? 5)

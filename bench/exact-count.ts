@@ -5,7 +5,7 @@
  * the new messages are counted. Usage: tsx bench/exact-count.ts [rounds] (default 200)
  */
 import { openaiChatAdapter } from '../src/providers/openai/chat-adapter.ts'
-import { openaiExactCounters } from '../src/model-call/tokenizer/exact-counters.ts'
+import { openaiExactCounters } from '../src/providers/openai/tokenizer/exact-counters.ts'
 import { TokenEstimator } from '../src/rewrite/estimate.ts'
 import { estimateTextTokens } from '../src/rewrite/estimate-text.ts'
 

@@ -14,7 +14,7 @@ import { createLogger } from '../src/log/logger.ts'
 import { startMockServer } from '../src/mock/server.ts'
 import type { Conversation } from '../src/replay/conversation.ts'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
-import { pricesFor } from '../src/rewrite/economy/prices.ts'
+import { pricesFor } from '../src/billing/prices.ts'
 import { requestsFor, type Format } from './openai-requests.ts'
 
 type Json = Record<string, unknown>

@@ -6,7 +6,7 @@
  */
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base'
-import { countWithRunGuard } from '../src/model-call/tokenizer/long-run-guard.ts'
+import { countWithRunGuard } from '../src/providers/openai/tokenizer/long-run-guard.ts'
 
 export type TruthName = 'o200k' | 'cl100k'
 

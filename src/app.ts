@@ -4,19 +4,20 @@ import { Registry } from 'prom-client'
 import type { Config } from './config/schema.ts'
 import { trackConnections } from './connection-drain.ts'
 import { createLogger } from './log/logger.ts'
-import { createProxyMetrics, ModelLabels } from './metrics/proxy-metrics.ts'
+import { createProxyMetrics } from './metrics/proxy-metrics.ts'
+import { ModelLabels } from './metrics/model-labels.ts'
 import { registerHoldoutMetrics } from './metrics/holdout-metrics.ts'
 import { VirtualClients } from './session/client-counterfactual.ts'
 import { reportUnknownModels } from './metrics/unknown-models.ts'
 import { createLiveRecorder } from './live/live-recorder.ts'
-import type { PrepareBody } from './model-call/prepared.ts'
+import type { PrepareBody } from './request/prepared.ts'
 import type { WireFormat } from './providers/provider-contract.ts'
+import { exactCounters, socketFormat } from './providers/registry.ts'
 import type { ForwardDeps } from './forward/forward-types.ts'
 import { createRewriteHook } from './forward/rewrite-hook/hook.ts'
 import { holdoutSessions } from './app/admin-routes.ts'
-import { Calibration } from './rewrite/calibration.ts'
+import { Calibration } from './calibration/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
-import { openaiExactCounters } from './model-call/tokenizer/exact-counters.ts'
 import { TokenEstimator } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams, type Upstreams } from './upstream/dispatcher.ts'
@@ -95,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config,
       store,
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
-      estimator: new TokenEstimator(openaiExactCounters),
+      estimator: new TokenEstimator(exactCounters),
       logger,
     })
 
@@ -108,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   })
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)
-  const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor('openai-responses'), historyBudget })
+  const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor(socketFormat.name), historyBudget })
   registerPreparationMetrics(registry, sockets.preparation)
   const routes: RouteDeps = {
     config,

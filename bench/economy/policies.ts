@@ -4,7 +4,7 @@
  */
 import { estimateCadence, type Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch, eligibleResults, totalTokens } from '../../src/rewrite/economy/decide.ts'
-import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy, type ResultCost } from '../../src/rewrite/economy/types.ts'
 import type { Policy, PolicyContext } from './simulate.ts'
 

@@ -5,8 +5,8 @@
  * tail, the end of system, the end of tools.
  */
 import { AnthropicPromptCache, type PromptBlock } from '../../src/mock/prompt-cache.ts'
-import { billedEquivalentInput } from '../../src/replay/billing.ts'
-import { chooseBreakpoints, type BreakpointCandidate } from '../../src/rewrite/breakpoints.ts'
+import { billedEquivalentInput } from '../../src/billing/usage-totals.ts'
+import { chooseBreakpoints, type BreakpointCandidate } from '../../src/providers/anthropic/breakpoint-rules.ts'
 import { totalTokens } from '../../src/rewrite/economy/decide.ts'
 import type { ConversationCost } from '../../src/rewrite/economy/types.ts'
 import { budgetOnly } from './policies.ts'

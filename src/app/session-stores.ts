@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
 import type { ProxyMetrics } from '../metrics/proxy-metrics.ts'
-import type { CalibrationSync } from '../rewrite/calibration.ts'
+import type { CalibrationSync } from '../calibration/calibration.ts'
 import { SessionAccounting, type SessionTotalsStore } from '../session/accounting.ts'
 import { MemorySessionStore } from '../session/memory-store.ts'
 import { RedisSessionStore } from '../session/redis-store.ts'

@@ -38,8 +38,7 @@ export async function serve(flags: Record<string, string | undefined>, env: Node
   logger.info(
     {
       address: `http://${config.server.host}:${config.server.port}`,
-      anthropic: config.upstreams.anthropic.url,
-      openai: config.upstreams.openai.url,
+      ...Object.fromEntries(Object.entries(config.upstreams).map(([name, upstream]) => [name, upstream.url])),
       metrics: config.metrics.port === null ? '/metrics' : `:${config.metrics.port}/metrics`,
       opentelemetry: telemetrySettings
         ? { traces: telemetrySettings.traces?.url ?? 'off', metrics: telemetrySettings.metrics?.url ?? 'off' }

@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser'
-import type { AnswerFollowUp } from '../model-call/prepared.ts'
+import type { AnswerFollowUp } from '../request/prepared.ts'
 import type { ResponseFacts, Usage, UsageReader } from '../model-call/usage.ts'
 import type { RelayedUsage } from '../stream/relay-response.ts'
 

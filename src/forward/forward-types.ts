@@ -4,11 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { VirtualClients } from '../session/client-counterfactual.ts'
 import type { Config } from '../config/schema.ts'
-import type { ModelLabels, ProxyMetrics } from '../metrics/proxy-metrics.ts'
-import type { Accounting, PrepareBody } from '../model-call/prepared.ts'
+import type { ModelLabels } from '../metrics/model-labels.ts'
+import type { ProxyMetrics } from '../metrics/proxy-metrics.ts'
+import type { Accounting, PrepareBody } from '../request/prepared.ts'
 import type { ResponseFacts, Usage } from '../model-call/usage.ts'
 import type { Provider, WireFormatDefinition } from '../providers/provider-contract.ts'
-import type { ModelPrices } from '../rewrite/economy/prices.ts'
+import type { ModelPrices } from '../billing/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
@@ -48,7 +49,7 @@ export interface ForwardInput {
   readonly prepare?: PrepareBody | undefined
 }
 
-/** What one forwarded request came to: its metrics and its log line are made from this. */
+/** What the last step of a forwarded request found; the request's record (metrics, log line) is made from it. */
 export interface ForwardResult {
   readonly status: number
   /** complete, rejected, client_closed, upstream_failed, upstream_unreachable or internal_error. */
@@ -61,13 +62,7 @@ export interface ForwardResult {
   readonly log?: Readonly<Record<string, unknown>>
   readonly accounting?: Accounting
   readonly usage?: Usage
-  readonly promptTokens?: number
-  readonly outputTokens?: number
-  /** The stage that failed and was skipped: the client's request went on unchanged. */
-  readonly failOpen?: string
   readonly error?: string
-  /** In ctxgate before the upstream call (parse, rewrite). */
-  readonly requestOverheadMs?: number
   /** In ctxgate between the first upstream byte and the first client byte. */
   readonly responseOverheadMs?: number
   readonly ttfbMs?: number
@@ -80,4 +75,10 @@ export interface ForwardResult {
 }
 
 /** What the request side noted for the log line and the accounting, whatever happens next. */
-export type RequestNotes = Pick<ForwardResult, 'log' | 'accounting' | 'failOpen' | 'error'>
+export interface RequestNotes {
+  readonly log?: Readonly<Record<string, unknown>> | undefined
+  readonly accounting?: Accounting | undefined
+  /** The stage that failed and was skipped: the client's request went on unchanged. */
+  readonly failOpen?: string
+  readonly error?: string
+}

@@ -1,10 +1,11 @@
 import { CtxgateError } from '../errors.ts'
-import { cacheMissSummary, recordRequest, type RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import { Cancellation } from '../upstream/cancellation.ts'
 import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.ts'
 import { traceContextOf } from '../telemetry/telemetry.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { relayAnswer } from './relay-answer.ts'
+import { reportRequest } from './report-request.ts'
 import { requestTargetProblem } from './request-target.ts'
 import { ownResponseHeaders } from './response-headers.ts'
 import { answerUpstreamFailure, sendWithRefit } from './send-upstream.ts'
@@ -24,15 +25,21 @@ export async function forward(deps: ForwardDeps, input: ForwardInput): Promise<v
   const retries: string[] = []
   // Filled only when a span will show them.
   const attempts: AttemptTiming[] | undefined = deps.telemetry ? [] : undefined
-  let result: ForwardResult
+  let finished: Finished
   try {
-    result = await forwardOnce(deps, input, cancellation, { retries, attempts })
+    finished = await forwardOnce(deps, input, cancellation, { retries, attempts })
   } catch (error) {
-    result = withNotes({}, answerInternalError(input, error))
+    finished = { noted: {}, step: answerInternalError(input, error) }
   } finally {
     response.off('close', abortIfClientLeft)
   }
-  reportRequest(deps, input, result, { retries, attempts, started })
+  const { request } = input
+  reportRequest(deps, requestRecord(finished, { retries, attempts, started }, input), {
+    reqId: request.id,
+    method: request.method,
+    path: pathOnly(request.url),
+    userAgent: request.headers['user-agent'],
+  })
 }
 
 /** What the request collects on its way, for its record. */
@@ -41,13 +48,21 @@ interface Trail {
   readonly attempts: AttemptTiming[] | undefined
 }
 
+/** How the request ended: what the request side noted, and what the last step that ran found. */
+interface Finished {
+  readonly noted: RequestNotes
+  readonly step: ForwardResult
+  /** In ctxgate before the upstream call (parse, rewrite), once it was made. */
+  readonly requestOverheadMs?: number
+}
+
 /** The request's steps, each returning what it found: check the target, prepare, send (with the refit), relay. */
 async function forwardOnce(
   deps: ForwardDeps,
   input: ForwardInput,
   cancellation: Cancellation,
   { retries, attempts }: Trail,
-): Promise<ForwardResult> {
+): Promise<Finished> {
   const started = performance.now()
   const response = input.reply.raw
   const shape = input.provider.errorShape
@@ -55,10 +70,8 @@ async function forwardOnce(
   const problem = requestTargetProblem(target)
   if (problem) {
     const error = new CtxgateError('CTXGATE_INVALID_REQUEST', problem)
-    return withNotes(
-      {},
-      { outcome: 'rejected', status: writeError(response, shape, error, { doNotRetry: false }), attempts: 0 },
-    )
+    const status = writeError(response, shape, error, { doNotRetry: false })
+    return { noted: {}, step: { outcome: 'rejected', status, attempts: 0 } }
   }
 
   const ready = await prepareRequest(input)
@@ -66,7 +79,7 @@ async function forwardOnce(
   if (ready.kind === 'rejected') {
     const extraHeaders = ownResponseHeaders(enabled, input.request.headers, { ...ready.noted, refused: true })
     const status = writeError(response, shape, ready.error, { doNotRetry: true, extraHeaders })
-    return withNotes(ready.noted, { outcome: 'rejected', status, attempts: 0 })
+    return { noted: ready.noted, step: { outcome: 'rejected', status, attempts: 0 } }
   }
 
   const upstream = deps.upstreams[input.provider.upstream]
@@ -84,7 +97,7 @@ async function forwardOnce(
   const requestOverheadMs = performance.now() - started
   const sent = await sendWithRefit(call, ready.prepared, input.format)
   if (sent.kind !== 'replied')
-    return withNotes(ready.noted, answerUpstreamFailure(input, sent, retries.length), requestOverheadMs)
+    return { noted: ready.noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
   const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {
     accounting: sent.prepared?.accounting,
     log: sent.prepared?.log,
@@ -92,40 +105,7 @@ async function forwardOnce(
     refitted: sent.refitted,
   })
   const relayed = await relayAnswer({ deps, input, sent, cancellation, ownHeaders })
-  return withNotes(ready.noted, relayed, requestOverheadMs)
-}
-
-/**
- * A later step's result, with what the request side noted where the step said nothing. Every
- * result is built here with the same fields in the same order, so the code that reads it sees one
- * shape (no `{ ...step, extra }`: on Node 20 each such copy made a fresh hidden class, which cost GC).
- */
-function withNotes(
-  noted: RequestNotes,
-  step: ForwardResult,
-  requestOverheadMs: number | undefined = step.requestOverheadMs,
-): ForwardResult {
-  return {
-    status: step.status,
-    outcome: step.outcome,
-    attempts: step.attempts,
-    upstreamStatus: step.upstreamStatus,
-    upstreamRequestId: step.upstreamRequestId,
-    bytesOut: step.bytesOut,
-    log: step.log ?? noted.log,
-    accounting: step.accounting ?? noted.accounting,
-    usage: step.usage,
-    promptTokens: step.promptTokens,
-    outputTokens: step.outputTokens,
-    failOpen: noted.failOpen,
-    error: step.error ?? noted.error,
-    requestOverheadMs,
-    responseOverheadMs: step.responseOverheadMs,
-    ttfbMs: step.ttfbMs,
-    streamed: step.streamed,
-    refitted: step.refitted,
-    response: step.response,
-  }
+  return { noted: ready.noted, step: relayed, requestOverheadMs }
 }
 
 function answerInternalError(input: ForwardInput, error: unknown): ForwardResult {
@@ -139,89 +119,43 @@ function answerInternalError(input: ForwardInput, error: unknown): ForwardResult
   return { outcome: 'internal_error', status, attempts: 0, error: message }
 }
 
-/** Metrics, session totals and the request's one log line. */
-function reportRequest(
-  deps: ForwardDeps,
-  input: ForwardInput,
-  result: ForwardResult,
-  trail: Trail & { readonly started: number },
-): void {
-  const route = input.format?.name ?? 'passthrough'
-  const provider = input.provider.upstream
-  const { retries } = trail
-  const durationMs = performance.now() - trail.started
-  try {
-    const record = requestRecord(result, { route, provider, durationMs, retries }, trail, input)
-    const virtual = recordRequest(deps, record)
-    deps.live?.recordRequest(virtual ? { ...record, virtual } : record, input.request.headers['user-agent'])
-  } catch (error) {
-    deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
-  }
-  // The line's object is built only when someone reads it.
-  if (!deps.logger.isLevelEnabled('info')) return
-  const { request } = input
-  deps.logger.info(
-    {
-      reqId: request.id,
-      method: request.method,
-      path: pathOnly(request.url),
-      route,
-      upstream: provider,
-      status: result.status,
-      upstreamStatus: result.upstreamStatus,
-      attempts: result.attempts,
-      retries: retries.length > 0 ? retries : undefined,
-      durationMs: Math.round(durationMs * 100) / 100,
-      bytesIn: Buffer.isBuffer(input.body) ? input.body.length : undefined,
-      bytesOut: result.bytesOut ?? 0,
-      outcome: result.outcome,
-      failOpen: result.failOpen,
-      upstreamRequestId: result.upstreamRequestId,
-      promptTokens: result.promptTokens,
-      outputTokens: result.outputTokens,
-      tokens: result.usage,
-      prefixBreak: result.accounting?.prefixBreak,
-      cacheMiss: cacheMissSummary(result.usage, result.accounting),
-      ...result.log,
-      error: result.error,
-    },
-    'request',
-  )
-}
-
-/** What metrics, session totals and the live page read, field by field in one fixed shape. */
+/**
+ * The request's one record, built here once: the last step's facts, with what the request side
+ * noted where the step said nothing. Every field is written out in one fixed order, so the code that
+ * reads it sees one shape (no `{ ...step, extra }`: on Node 20 each such copy made a fresh hidden class, which cost GC).
+ */
 function requestRecord(
-  result: ForwardResult,
-  {
-    route,
-    provider,
-    durationMs,
-    retries,
-  }: { route: string; provider: string; durationMs: number; retries: readonly string[] },
+  { noted, step, requestOverheadMs }: Finished,
   trail: Trail & { readonly started: number },
   input: ForwardInput,
 ): RequestRecord {
   return {
-    route,
-    provider,
-    status: result.status,
-    outcome: result.outcome,
-    upstreamStatus: result.upstreamStatus,
-    attempts: result.attempts,
-    retries,
-    failOpen: result.failOpen,
-    durationMs,
-    requestOverheadMs: result.requestOverheadMs,
-    responseOverheadMs: result.responseOverheadMs,
-    ttfbMs: result.ttfbMs,
-    usage: result.usage,
-    accounting: result.accounting,
+    route: input.format?.name ?? 'passthrough',
+    provider: input.provider.upstream,
+    status: step.status,
+    outcome: step.outcome,
+    upstreamStatus: step.upstreamStatus,
+    attempts: step.attempts,
+    retries: trail.retries,
+    failOpen: noted.failOpen,
+    durationMs: performance.now() - trail.started,
+    requestOverheadMs,
+    responseOverheadMs: step.responseOverheadMs,
+    ttfbMs: step.ttfbMs,
+    usage: step.usage,
+    accounting: step.accounting ?? noted.accounting,
     startedAt: trail.started,
     traceContext: trail.attempts ? traceContextOf(input.request.headers) : undefined,
     upstreamAttempts: trail.attempts,
-    streamed: result.streamed,
-    refitted: result.refitted,
-    response: result.response,
+    streamed: step.streamed,
+    refitted: step.refitted,
+    response: step.response,
+    log: step.log ?? noted.log,
+    error: step.error ?? noted.error,
+    upstreamRequestId: step.upstreamRequestId,
+    bytesIn: Buffer.isBuffer(input.body) ? input.body.length : undefined,
+    bytesOut: step.bytesOut,
+    sentAs: undefined,
   }
 }
 

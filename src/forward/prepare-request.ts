@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { CtxgateError } from '../errors.ts'
-import type { Prepared } from '../model-call/prepared.ts'
+import type { Prepared } from '../request/prepared.ts'
 import type { Provider } from '../providers/provider-contract.ts'
 import { upstreamRequestHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import type { ForwardInput, RequestNotes } from './forward-types.ts'

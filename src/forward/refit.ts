@@ -1,6 +1,7 @@
-import type { Prepared } from '../model-call/prepared.ts'
+import type { Prepared } from '../request/prepared.ts'
 import type { LengthRefusal, LengthRefusalParser } from '../providers/length-refusal.ts'
 import type { WireFormatDefinition } from '../providers/provider-contract.ts'
+import { isEventStream } from '../util/headers.ts'
 import { sendWithRetries, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
 import { readPastPreamble } from './hold-preamble.ts'
 
@@ -80,11 +81,6 @@ export async function refitIfRefused(
   if (!smaller) return { reply: verdict.reply, prepared }
   abandon(reply.rest)
   return { reply: await sendWithRetries({ ...call, body: smaller.body }), prepared: smaller }
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  const value = Array.isArray(contentType) ? contentType[0] : contentType
-  return value?.toLowerCase().includes('text/event-stream') ?? false
 }
 
 /** The refused stream is never read again: its body is drained (bounded) so the connection can be reused. */

@@ -1,8 +1,7 @@
-import { promptTokensOf } from '../model-call/usage.ts'
 import { relayResponse } from '../stream/relay-response.ts'
 import type { Cancellation } from '../upstream/cancellation.ts'
 import type { HeaderMap } from '../upstream/hop-by-hop.ts'
-import { firstHeader } from '../util/headers.ts'
+import { firstHeader, isEventStream } from '../util/headers.ts'
 import { AnswerUsage } from './answer-usage.ts'
 import type { ForwardDeps, ForwardInput, ForwardResult } from './forward-types.ts'
 import type { SentRequest } from './send-upstream.ts'
@@ -55,8 +54,6 @@ export async function relayAnswer({
     log: sent.refitted ? prepared?.log : undefined,
     accounting: prepared?.accounting,
     usage: usageReported,
-    promptTokens: usageReported ? promptTokensOf(usageReported) : undefined,
-    outputTokens: usageReported?.outputTokens,
     error: relayed.failure,
     responseOverheadMs: relayed.firstWriteAt === undefined ? undefined : relayed.firstWriteAt - replyAt,
     ttfbMs: reply.firstByteMs,
@@ -64,8 +61,4 @@ export async function relayAnswer({
     refitted: sent.refitted,
     response: usage?.response(),
   }
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  return (firstHeader(contentType) ?? '').toLowerCase().startsWith('text/event-stream')
 }

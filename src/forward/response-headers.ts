@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { Accounting } from '../model-call/prepared.ts'
+import type { Accounting } from '../request/prepared.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import { firstHeader } from '../util/headers.ts'
 

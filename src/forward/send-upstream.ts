@@ -1,5 +1,5 @@
 import { CtxgateError } from '../errors.ts'
-import type { Prepared } from '../model-call/prepared.ts'
+import type { Prepared } from '../request/prepared.ts'
 import {
   sendWithRetries,
   UpstreamCallFailed,

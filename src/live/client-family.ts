@@ -1,13 +1,12 @@
-/** Agents and SDKs known by their user-agent product token, named the way people call them. */
-const knownClients: readonly [RegExp, string][] = [
+import { providers } from '../providers/registry.ts'
+
+/** Agents, then each provider's SDKs, known by their user-agent product token, named the way people call them. */
+const knownClients: readonly (readonly [RegExp, string])[] = [
   [/^claude-cli$/i, 'Claude Code'],
   [/^claude-code$/i, 'Claude Code'],
   [/^codex[_-]cli[_-]rs$/i, 'Codex CLI'],
   [/^codex/i, 'Codex'],
-  [/^anthropic\/js$/i, 'Anthropic SDK (JS)'],
-  [/^anthropic\/python$/i, 'Anthropic SDK (Python)'],
-  [/^openai\/js$/i, 'OpenAI SDK (JS)'],
-  [/^openai\/python$/i, 'OpenAI SDK (Python)'],
+  ...Object.values(providers).flatMap((provider) => provider.sdkClients ?? []),
 ]
 
 /**

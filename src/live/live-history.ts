@@ -1,5 +1,5 @@
 import type { LiveEvent } from './live-event.ts'
-import type { ModelPrices } from '../rewrite/economy/prices.ts'
+import type { ModelPrices } from '../billing/prices.ts'
 import { addEvent, type SessionSummary } from './session-summary.ts'
 
 /** One session on the page: its totals since first seen and its newest requests, oldest first. */

@@ -1,7 +1,7 @@
 import { Counter, type Registry } from 'prom-client'
 import type { Config } from '../config/schema.ts'
 import { lookupLimits } from '../config/model-limits.ts'
-import type { ModelPrices } from '../rewrite/economy/prices.ts'
+import type { ModelPrices } from '../billing/prices.ts'
 import { liveEventFrom, type LiveEvent, type LiveSource } from './live-event.ts'
 import { defaultHistoryBounds, LiveHistory, type HistoryBounds, type LiveSnapshot } from './live-history.ts'
 import { RedisLiveMirror, type RemoteRequest } from './redis-mirror.ts'

@@ -1,5 +1,5 @@
 import { promptTokensOf } from '../model-call/usage.ts'
-import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../billing/prices.ts'
 import { uneditedScale } from '../session/billed-turn.ts'
 import type { LiveEvent } from './live-event.ts'
 

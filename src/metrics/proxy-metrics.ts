@@ -1,22 +1,6 @@
-import type { BatchReason } from '../rewrite/economy/types.ts'
-import { cacheMissLabelPairs } from './cache-miss-agreement.ts'
-import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import { memoizeByName } from '../memoize-by-name.ts'
-import { promptTokensOf, type ServerEdits, type TokenCounts, type Usage } from '../model-call/usage.ts'
-import { modelFamily } from '../model-call/model-family.ts'
-import { modelRoutes, providers } from '../providers/registry.ts'
-
-/** Distinct model label values kept; later ones count as "other", so cardinality stays bounded. */
-export const maxModelLabels = 50
-
-/**
- * The GenAI semantic conventions' ExplicitBucketBoundaries for gen_ai.client.token.usage (powers of 4 up to 2^26;
- * https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-metrics/): the OTLP histogram uses the same list.
- */
-export const tokenBuckets = [
-  1, 4, 16, 64, 256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864,
-]
+import { tokenBuckets } from '../model-call/token-buckets.ts'
+import { initialiseKnownSeries } from './known-series.ts'
 
 /** The proxy's metrics, registered on an injected registry (never prom-client's global one). */
 export function createProxyMetrics(registry: Registry, sessionCount: () => number = () => 0) {
@@ -278,124 +262,8 @@ function storeMetrics(registers: Registry[], sessionCount: () => number) {
   }
 }
 
-export type ProxyMetrics = ReturnType<typeof createProxyMetrics>
+export type ProxyMetrics = ReturnType<typeof defineProxyMetrics>
 
 export function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other'
-}
-
-/** Model names as labels: the family (dated snapshots merged), a safe charset, and at most maxModelLabels distinct values. */
-export class ModelLabels {
-  readonly #seen = new Set<string>()
-  readonly #cap: number
-  /** The regexes run once per raw name, not on every request. */
-  readonly #labelOf = memoizeByName((model) => this.#label(model))
-
-  constructor(cap = maxModelLabels) {
-    this.#cap = cap
-  }
-
-  of(model: string | undefined): string {
-    return model ? this.#labelOf(model) : 'unknown'
-  }
-
-  #label(model: string): string {
-    const family = modelFamily(model)
-      .toLowerCase()
-      .replace(/[^a-z0-9._:/-]/g, '_')
-      .slice(0, 64)
-    if (this.#seen.has(family)) return family
-    if (this.#seen.size >= this.#cap) return 'other'
-    this.#seen.add(family)
-    return family
-  }
-}
-
-/** Adds one answer's usage to the token counters, the OTel histogram included. */
-export function recordUsage(metrics: ProxyMetrics, provider: string, model: string, usage: Usage): void {
-  countKinds(metrics, provider, model, '', usage)
-  if (usage.compaction) countKinds(metrics, provider, model, 'compaction_', usage.compaction)
-  if (usage.serverEdits) recordServerEdits(metrics, provider, model, usage.serverEdits)
-  observeGenAiTokens(metrics, provider, model, 'input', promptTokensOf(usage))
-  observeGenAiTokens(metrics, provider, model, 'output', usage.outputTokens)
-}
-
-function countKinds(metrics: ProxyMetrics, provider: string, model: string, prefix: string, counts: TokenCounts): void {
-  countTokens(metrics, provider, model, prefix + 'input', counts.inputTokens)
-  countTokens(metrics, provider, model, prefix + 'cache_read', counts.cacheReadTokens)
-  countTokens(metrics, provider, model, prefix + 'cache_write_5m', counts.cacheWrite5mTokens)
-  countTokens(metrics, provider, model, prefix + 'cache_write_1h', counts.cacheWrite1hTokens)
-  countTokens(metrics, provider, model, prefix + 'output', counts.outputTokens)
-}
-
-function countTokens(metrics: ProxyMetrics, provider: string, model: string, kind: string, value: number): void {
-  if (value > 0) metrics.tokens.inc({ provider, model, kind }, value)
-}
-
-// Label objects written out whole: `{ ...labels, extra }` made a new hidden class per call on Node 20 (GC time).
-function observeGenAiTokens(metrics: ProxyMetrics, provider: string, model: string, type: string, value: number): void {
-  const labels = {
-    gen_ai_operation_name: 'chat',
-    gen_ai_provider_name: provider,
-    gen_ai_request_model: model,
-    gen_ai_token_type: type,
-  }
-  metrics.genAiTokens.observe(labels, value)
-}
-
-function recordServerEdits(metrics: ProxyMetrics, provider: string, model: string, edits: ServerEdits): void {
-  if (edits.clearedToolUses > 0) metrics.serverEdits.inc({ provider, edit: 'clear_tool_uses' }, edits.clearedToolUses)
-  if (edits.clearedThinkingTurns > 0)
-    metrics.serverEdits.inc({ provider, edit: 'clear_thinking' }, edits.clearedThinkingTurns)
-  if (edits.clearedInputTokens > 0) metrics.serverClearedTokens.inc({ provider, model }, edits.clearedInputTokens)
-}
-
-const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
-const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
-
-const providerNames = Object.keys(providers)
-const diagnosingProviders = Object.values(providers)
-  .filter((provider) => provider.diagnosesCacheMisses === true)
-  .map((provider) => provider.upstream)
-const routeProviders = [
-  ...new Set([
-    ...modelRoutes.map((route) => `${route.format.name} ${route.format.provider.upstream}`),
-    ...providerNames.map((name) => `passthrough ${name}`),
-  ]),
-].map((pair) => pair.split(' ') as [string, string])
-const retryReasons = [
-  'connection',
-  'status_408',
-  'status_409',
-  'status_429',
-  'status_5xx',
-  'status_529',
-  'should_retry_header',
-]
-
-/**
- * Every bounded label set starts at zero, so rate() and alerts see a series from the first scrape
- * rather than from the first failure. The zero request series carry no model label (the model is
- * only known once one is asked for).
- */
-function initialiseKnownSeries(metrics: ReturnType<typeof defineProxyMetrics>): void {
-  for (const [route, provider] of routeProviders)
-    for (const status_class of ['2xx', '4xx', '5xx'])
-      metrics.requests.inc({ route, provider, model: '', status_class }, 0)
-  for (const provider of providerNames) {
-    metrics.upstreamAttempts.inc({ provider }, 0)
-    for (const reason of retryReasons) metrics.upstreamRetries.inc({ provider, reason }, 0)
-    metrics.failOpen.inc({ provider, stage: 'prepare' }, 0)
-    for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
-      metrics.streamAborts.inc({ provider, phase }, 0)
-    for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
-    if (provider === 'anthropic')
-      for (const edit of ['clear_tool_uses', 'clear_thinking']) metrics.serverEdits.inc({ provider, edit }, 0)
-    for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
-    for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)
-    metrics.contextTooLong.inc({ provider }, 0)
-  }
-  for (const provider of diagnosingProviders)
-    for (const [reason, agrees] of cacheMissLabelPairs) metrics.cacheMissDiagnosed.inc({ provider, reason, agrees }, 0)
-  metrics.storeErrors.inc({ operation: 'connection' }, 0)
 }

@@ -3,9 +3,9 @@
  * what that batch really cost by the upstream's own counts, and the reads this request was spared by
  * earlier batches — for the metric and the session's totals.
  */
-import type { Accounting } from '../model-call/prepared.ts'
+import type { Accounting } from '../request/prepared.ts'
 import type { Usage } from '../model-call/usage.ts'
-import { writePrice, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { writePrice, type ModelPrices } from '../billing/prices.ts'
 import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 

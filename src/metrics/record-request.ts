@@ -1,51 +1,21 @@
-import type { ResponseFacts, Usage } from '../model-call/usage.ts'
+import type { Usage } from '../model-call/usage.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
-import type { Accounting } from '../model-call/prepared.ts'
+import type { Accounting } from '../request/prepared.ts'
 import type { DeadWrite, DeadWriteTracker } from '../model-call/dead-writes.ts'
 import type { Refetch } from '../rewrite/refetch.ts'
-import { cacheMissAgreement } from './cache-miss-agreement.ts'
+import { cacheMissSummary } from '../request/cache-miss-agreement.ts'
 import { dropLoopWatchFor } from './drop-loop.ts'
-import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../billing/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
 import { billedTurn } from '../session/billed-turn.ts'
 import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
 import { ledgerTurn, recordLedger, type LedgerTurn } from './record-ledger.ts'
 import { sessionDigest } from '../live/live-event.ts'
-import { recordUsage, statusClass, type ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
-import type { AttemptTiming } from '../upstream/send-with-retries.ts'
-import type { ModelCallTelemetry, TraceContextHeaders } from '../telemetry/telemetry.ts'
-
-/** Everything one request leaves behind for metrics and session totals. */
-export interface RequestRecord {
-  readonly route: string
-  readonly provider: string
-  readonly status: number
-  readonly outcome: string
-  readonly upstreamStatus?: number
-  readonly attempts: number
-  readonly retries: readonly string[]
-  readonly failOpen?: string
-  readonly durationMs: number
-  /** In ctxgate before the upstream call (parse, rewrite). */
-  readonly requestOverheadMs?: number
-  /** In ctxgate between the first upstream byte and the first client byte. */
-  readonly responseOverheadMs?: number
-  readonly ttfbMs?: number
-  readonly usage?: Usage
-  readonly accounting?: Accounting
-  /** performance.now() when the request arrived: where its span starts. */
-  readonly startedAt?: number
-  /** The client's traceparent and tracestate: the span joins the client's trace. */
-  readonly traceContext?: TraceContextHeaders
-  /** Each upstream attempt (retries and a refit's included): the span's children. */
-  readonly upstreamAttempts?: readonly AttemptTiming[]
-  /** The answer was a stream (SSE, or socket events). */
-  readonly streamed?: boolean
-  /** The upstream refused the first request for its length and a smaller one was sent. */
-  readonly refitted?: boolean
-  /** The answer's id, model and finish reasons (gen_ai.response.*). */
-  readonly response?: ResponseFacts | undefined
-}
+import type { ModelLabels } from './model-labels.ts'
+import { statusClass, type ProxyMetrics } from './proxy-metrics.ts'
+import { recordUsage } from './record-usage.ts'
+import type { ModelCallTelemetry } from '../telemetry/telemetry.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 
 export interface RecordDeps {
   readonly metrics: ProxyMetrics
@@ -224,14 +194,6 @@ function warnOfDropLoop(deps: RecordDeps, provider: string, sessionId: string): 
     { code: 'CTXGATE_DROP_LOOP', session: sessionDigest(sessionId), drops: count },
     `one session has needed whole old rounds dropped on ${count} requests: the agent may be looping`,
   )
-}
-
-/** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
-export function cacheMissSummary(usage: Usage | undefined, accounting: Accounting | undefined) {
-  const diagnosis = usage?.cacheDiagnosis
-  if (!diagnosis) return undefined
-  const own = { prefixBreak: accounting?.prefixBreak, newBatch: accounting?.report?.newBatch === true }
-  return { ...diagnosis, agrees: cacheMissAgreement(diagnosis.reason, own) }
 }
 
 /** What the answer cost, in billed-equivalent tokens and (where the model's price is known) dollars. */

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino'
 import { onUnknownModel } from '../config/model-limits.ts'
 import type { Config } from '../config/schema.ts'
-import { ModelLabels, type ProxyMetrics } from './proxy-metrics.ts'
+import { ModelLabels } from './model-labels.ts'
+import type { ProxyMetrics } from './proxy-metrics.ts'
 
 /**
  * Counts every model call whose model only the catch-all entry matched, and warns once per model

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { anthropicAgentContent } from './anthropic-agent.ts'
 import { fingerprintOf, type DiagnosticsJson, type PromptFingerprints } from './cache-diagnosis.ts'
+import { streamFrames } from './anthropic-stream.ts'
+import { blocksOf, checkGenerationFields, InvalidRequest, validate } from './anthropic-validate.ts'
 import { countTextTokens, imageTokens } from './token-count.ts'
 import type { AnthropicPromptCache, CacheUsage, PromptBlock } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
@@ -11,91 +13,11 @@ const perMessageTokens = 4
 const perBlockTokens = 3
 const perRequestTokens = 8
 
-export class InvalidRequest extends Error {}
-
 export function anthropicError(status: number, type: string, message: string): MockAnswer {
   return {
     status,
     json: { type: 'error', error: { type, message }, request_id: `req_mock_${Date.now().toString(36)}` },
   }
-}
-
-/** Parses and checks a Messages request the way the real API does, or throws InvalidRequest. */
-function validate(body: unknown): Json {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new InvalidRequest('The request body is not a JSON object.')
-  const request = body as Json
-  if (typeof request['model'] !== 'string') throw new InvalidRequest('model: Field required')
-  if (!Array.isArray(request['messages'])) throw new InvalidRequest('messages: Field required')
-  const messages = request['messages'] as Json[]
-  messages.forEach((message, index) => {
-    const content = message['content']
-    if (typeof content === 'string') {
-      if (content.length === 0 && message['role'] === 'user')
-        throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
-      return
-    }
-    if (!Array.isArray(content)) throw new InvalidRequest(`messages.${index}.content: Input should be a valid list`)
-    if (content.length === 0 && message['role'] === 'user')
-      throw new InvalidRequest(`messages.${index}: user messages must have non-empty content`)
-    for (const block of content as Json[]) {
-      if (block['type'] === 'text' && block['text'] === '')
-        throw new InvalidRequest('messages: text content blocks must be non-empty')
-      if ((block['type'] === 'thinking' || block['type'] === 'redacted_thinking') && block['cache_control']) {
-        throw new InvalidRequest(`messages.${index}: cache_control cannot be set on thinking blocks`)
-      }
-    }
-  })
-  checkToolPairing(messages)
-  return request
-}
-
-function blocksOf(message: Json): Json[] {
-  const content = message['content']
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as Json[])
-}
-
-/** The Messages API's pairing rule (docs.claude.com, tool use): every tool_use answered in the next message, every tool_result answering one. */
-function checkToolPairing(messages: Json[]): void {
-  messages.forEach((message, index) => {
-    const uses =
-      message['role'] === 'assistant'
-        ? blocksOf(message)
-            .filter((block) => block['type'] === 'tool_use')
-            .map((block) => String(block['id']))
-        : []
-    const next = messages[index + 1]
-    const answered =
-      next && next['role'] === 'user'
-        ? new Set(
-            blocksOf(next)
-              .filter((block) => block['type'] === 'tool_result')
-              .map((block) => String(block['tool_use_id'])),
-          )
-        : new Set<string>()
-    const missing = uses.filter((id) => !answered.has(id))
-    if (missing.length > 0 && index + 1 < messages.length) {
-      throw new InvalidRequest(
-        `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
-      )
-    }
-    if (message['role'] !== 'user') return
-    const previous = messages[index - 1]
-    const offered = new Set(
-      previous && previous['role'] === 'assistant'
-        ? blocksOf(previous)
-            .filter((block) => block['type'] === 'tool_use')
-            .map((block) => String(block['id']))
-        : [],
-    )
-    blocksOf(message).forEach((block, blockIndex) => {
-      if (block['type'] === 'tool_result' && !offered.has(String(block['tool_use_id']))) {
-        throw new InvalidRequest(
-          `messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block['tool_use_id'])}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
-        )
-      }
-    })
-  })
 }
 
 function ttlOf(block: Json): '5m' | '1h' | undefined {
@@ -220,15 +142,6 @@ export function anthropicCountTokens(body: unknown, options: MockOptions): MockA
     if (error instanceof InvalidRequest) return anthropicError(400, 'invalid_request_error', error.message)
     throw error
   }
-}
-
-/** Fields the Messages endpoint requires beyond what count_tokens does, with the API's wording. */
-function checkGenerationFields(body: unknown): void {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
-  const maxTokens = (body as Json)['max_tokens']
-  if (maxTokens === undefined) throw new InvalidRequest('max_tokens: Field required')
-  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens))
-    throw new InvalidRequest('max_tokens: Input should be a valid integer')
 }
 
 /** Tokens the reply's content would take to generate, in the mock's own count. */
@@ -356,66 +269,4 @@ export function anthropicMessages(
     usage: ledger,
     sse: streamFrames({ id, model, content, stopReason, usage: usageJson, outputTokens, ...diagnosed }),
   }
-}
-
-function frame(event: string, data: Json): string {
-  return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
-}
-
-function streamFrames(message: {
-  id: string
-  model: string
-  content: Json[]
-  stopReason: string
-  usage: Json
-  outputTokens: number
-  /** Present only when the client opted in to the cache-diagnosis beta; it rides on message_start. */
-  diagnostics?: DiagnosticsJson
-}): string[] {
-  const frames = [
-    frame('message_start', {
-      message: {
-        id: message.id,
-        type: 'message',
-        role: 'assistant',
-        model: message.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { ...message.usage, output_tokens: 1 },
-        ...('diagnostics' in message ? { diagnostics: message.diagnostics } : {}),
-      },
-    }),
-  ]
-  message.content.forEach((block, index) => {
-    if (block['type'] === 'tool_use') {
-      frames.push(frame('content_block_start', { index, content_block: { ...block, input: {} } }))
-      const json = JSON.stringify(block['input'])
-      const middle = Math.floor(json.length / 2)
-      frames.push(
-        frame('content_block_delta', {
-          index,
-          delta: { type: 'input_json_delta', partial_json: json.slice(0, middle) },
-        }),
-      )
-      frames.push(
-        frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(middle) } }),
-      )
-    } else {
-      frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }))
-      frames.push(frame('ping', {}))
-      for (const word of String(block['text']).match(/\S+\s*/g) ?? [])
-        frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: word } }))
-    }
-    frames.push(frame('content_block_stop', { index }))
-  })
-  const { cache_creation: _breakdown, service_tier: _tier, ...deltaUsage } = message.usage
-  frames.push(
-    frame('message_delta', {
-      delta: { stop_reason: message.stopReason, stop_sequence: null },
-      usage: { ...deltaUsage, output_tokens: message.outputTokens },
-    }),
-  )
-  frames.push(frame('message_stop', {}))
-  return frames
 }

@@ -11,6 +11,7 @@ import { answerModels } from './models.ts'
 import { PromptFingerprints } from './cache-diagnosis.ts'
 import { AnthropicPromptCache, OpenAIPromptCache, type CacheWrites } from './prompt-cache.ts'
 import type { MockAnswer, MockOptions, MockReplyKind } from './types.ts'
+import { statusFault, type Provider } from './status-fault.ts'
 import { UsageLedger } from './usage-ledger.ts'
 
 export interface MockServerOptions {
@@ -57,8 +58,6 @@ export interface MockServer {
   reset(): void
   close(): Promise<void>
 }
-
-type Provider = 'anthropic' | 'openai'
 
 /** A fake Anthropic + OpenAI upstream with faithful usage and prompt caching, for tests, demos and replay. */
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
@@ -276,29 +275,6 @@ function echo(record: RecordedRequest, response: ServerResponse): Promise<void> 
     },
     record,
   )
-}
-
-function statusFault(provider: Provider, fault: Extract<Fault, { kind: 'status' }>): MockAnswer {
-  const headers: Record<string, string> = {}
-  if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter
-  if (fault.retryAfterMs !== undefined) headers['retry-after-ms'] = String(fault.retryAfterMs)
-  if (fault.shouldRetry !== undefined) headers['x-should-retry'] = String(fault.shouldRetry)
-  const anthropicType: Record<number, string> = {
-    400: 'invalid_request_error',
-    401: 'authentication_error',
-    403: 'permission_error',
-    404: 'not_found_error',
-    413: 'request_too_large',
-    429: 'rate_limit_error',
-    504: 'timeout_error',
-    529: 'overloaded_error',
-  }
-  const message = fault.status === 529 ? 'Overloaded' : `Mock fault: status ${fault.status}`
-  const answer =
-    provider === 'anthropic'
-      ? anthropicError(fault.status, anthropicType[fault.status] ?? 'api_error', message)
-      : openaiError(fault.status, fault.status === 429 ? 'rate_limit_error' : 'server_error', message, null)
-  return { ...answer, headers } as MockAnswer
 }
 
 interface SendOptions {

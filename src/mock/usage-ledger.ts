@@ -1,4 +1,4 @@
-import { billedEquivalentInput } from '../replay/billing.ts'
+import { billedEquivalentInput } from '../billing/usage-totals.ts'
 import type { MockUsage } from './types.ts'
 
 /** What the mock billed since it started or was reset, summed over every chat answer. */

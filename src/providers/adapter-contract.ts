@@ -56,6 +56,11 @@ export interface ChatAdapter {
   /** `view` gives the head's size, so the fingerprint need not serialize system and tools again. */
   sessionHints(body: Json, view: ChatView): SessionHints
   apply(body: Json, view: ChatView, options: ApplyOptions): Applied
+  /**
+   * Tokens the view counts for a dropped-history note beyond its text, once `apply` has written it
+   * into the first message: the planner adds them when it sizes a drop.
+   */
+  readonly dropNoteFraming: number
   /** The format allows a system message mid-conversation, so the note can join at the edit point and keep the prefix before it cached. */
   readonly noteAtEditPoint?: boolean
   /**

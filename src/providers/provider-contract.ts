@@ -21,6 +21,10 @@ export interface Provider {
   readonly headerMerges?: Readonly<Record<string, (client: string, added: string) => string>>
   /** The upstream can say why a request missed its prompt cache, when the client asks it to. */
   readonly diagnosesCacheMisses?: boolean
+  /** Kinds of edit the upstream itself makes to a prompt and reports in its usage (its context editing). */
+  readonly serverEditKinds?: readonly string[]
+  /** The official SDKs' user-agent prefixes and the client name each means (for the live page's client column). */
+  readonly sdkClients?: readonly (readonly [RegExp, string])[]
 }
 
 /** What ctxgate needs to rewrite a format's requests and read its answers. */
@@ -45,4 +49,12 @@ export interface WireFormatDefinition {
   readonly streamRefusal?: StreamRefusalReader
   /** Takes back out of a stream the usage ctxgate asked for and the client did not. */
   readonly hideRequestedUsage?: () => ChunkFilter
+  /** Clients may also speak this format over a WebSocket on its paths, one response per message. */
+  readonly webSocket?: boolean
+}
+
+/** The wire format spoken over a WebSocket: rewritable, with its in-stream refusals read. */
+export type SocketFormat = WireFormatDefinition & {
+  readonly chat: ChatFormat
+  readonly streamRefusal: StreamRefusalReader
 }

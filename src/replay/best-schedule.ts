@@ -13,7 +13,7 @@
  * part: the edit point is the same, and whatever is left whole costs more now and later.
  */
 import { clearRisks, hazardOf, type ToolCall } from '../rewrite/clear-order.ts'
-import { anthropicMultipliers, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { anthropicMultipliers, type ModelPrices } from '../billing/prices.ts'
 
 /** One tool round, in the upstream's token count: the call (assistant turn) and its result (user turn). */
 export interface LoopRound {

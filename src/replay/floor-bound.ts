@@ -3,7 +3,7 @@
  * the first one ctxgate may edit below budget is sent as it would be with no economy at all, so
  * their bill is one no policy respecting the floor can lower.
  */
-import { billedEquivalentInput } from './billing.ts'
+import { billedEquivalentInput } from '../billing/usage-totals.ts'
 import type { RequestOutcome } from './request-outcome.ts'
 
 export interface QualityFloor {

@@ -1,4 +1,4 @@
-import { addUsage, billedEquivalentInput, cacheReadShare, zeroUsage, type Usage } from './billing.ts'
+import { addUsage, billedEquivalentInput, cacheReadShare, zeroUsage, type Usage } from '../billing/usage-totals.ts'
 import { deadWriteCauses, deadWritesOf, type DeadWriteCause } from '../model-call/dead-writes.ts'
 import type { RequestOutcome } from './request-outcome.ts'
 

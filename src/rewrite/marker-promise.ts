@@ -13,7 +13,7 @@ import { noDecisions, type FrozenDecisions } from './types.ts'
  * there or later. No such promise when the cache went cold (everything is written again anyway), or
  * when the result is gone. A first batch that would add the note is held too: it may go without it.
  */
-export function heldBefore(input: PipelineInput, gapMs: number | undefined): number | undefined {
+export function editableFromMarker(input: PipelineInput, gapMs: number | undefined): number | undefined {
   const id = input.memory?.nextEditResult
   if (id === undefined || isCold(gapMs, '5m')) return undefined
   const index = input.view.messages.findIndex((message) => message.toolResults.some((result) => result.id === id))

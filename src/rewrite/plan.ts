@@ -1,42 +1,22 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
+import { planReport, type Replacement } from './plan-report.ts'
+import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
-import type { TokenEstimator } from './estimate.ts'
+import type { PlanInput } from './plan-input.ts'
 import type {
-  ChatView,
   DropMessages,
   Edit,
   FrozenDecisions,
   FrozenResult,
-  ReplaceToolResult,
   RewriteOutcome,
-  RewritePolicy,
   RewriteReport,
   ToolResultView,
 } from './types.ts'
 
-export interface PlanInput {
-  readonly view: ChatView
-  readonly decisions: FrozenDecisions
-  /** Prompt tokens the rewritten request must stay under (output allowance already taken off). */
-  readonly budget: number
-  readonly policy: RewritePolicy
-  /** Calibration: multiply estimates by this to get an upper bound on the real count. */
-  readonly factor: number
-  readonly estimator: TokenEstimator
-  /** Results to clear on this request whatever the budget: a batch the cache-priced economy decided. */
-  readonly batch?: readonly string[]
-  /**
-   * Message of the result the previous request kept its cache marker ahead of: new edits start there
-   * or later, so a batch reads the prefix before it; only if nothing else makes the request fit do
-   * edits reach further back. Undefined: no such promise (no marker, a cold cache, the note joining the head).
-   */
-  readonly holdBefore?: number
-  /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
-  readonly request?: number
-}
+export type { PlanInput } from './plan-input.ts'
 
 /**
  * Decides the edits for one request (docs/rewriting.md): re-apply frozen decisions first, then, only
@@ -57,27 +37,23 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
   const report = state.report(estimatedBefore)
-  if (state.estimate() > input.budget) {
-    return {
-      kind: 'too-long',
-      report,
-      message: `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`,
-    }
-  }
+  if (state.estimate() > input.budget) return { kind: 'too-long', report, message: tooLongMessage(state, input) }
   return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+}
+
+function tooLongMessage(state: PlanState, input: PlanInput): string {
+  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
 }
 
 class PlanState {
   readonly #input: PlanInput
   readonly #messageTokens: number[]
-  readonly #replacements = new Map<
-    string,
-    { edit: ReplaceToolResult; result: ToolResultView; fresh: boolean; saved: number }
-  >()
+  readonly #replacements = new Map<string, Replacement>()
   readonly #results: ToolResultView[]
   readonly #callMessage = new Map<string, number>()
   readonly #rounds: Rounds
-  readonly #minCallNeeded: number[]
+  readonly #minCallNeeded: readonly number[]
+  readonly #originalTotal: number
   #total: number
   #dropTo = 1
   #dropScope: 'turns' | 'rounds' = 'turns'
@@ -96,6 +72,7 @@ class PlanState {
     this.#messageTokens = messages.map((message) => message.tokens)
     this.#results = messages.flatMap((message) => message.toolResults)
     this.#total = input.view.headTokens + this.#messageTokens.reduce((sum, tokens) => sum + tokens, 0)
+    this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
     messages.forEach((message, index) => {
@@ -103,14 +80,7 @@ class PlanState {
     })
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
     this.#rounds = roundsOf(messages)
-    // For each index, the earliest call any later result answers: a cut there must not orphan it.
-    this.#minCallNeeded = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
-    for (let index = messages.length - 1; index >= 0; index--) {
-      let needed = this.#minCallNeeded[index + 1] as number
-      for (const result of messages[index]?.toolResults ?? [])
-        needed = Math.min(needed, this.#callMessage.get(result.id) ?? index - 1)
-      this.#minCallNeeded[index] = needed
-    }
+    this.#minCallNeeded = earliestCallsNeeded(messages, this.#callMessage)
   }
 
   estimate(): number {
@@ -118,10 +88,7 @@ class PlanState {
   }
 
   originalEstimate(): number {
-    return (
-      (this.#input.view.headTokens + this.#input.view.messages.reduce((sum, message) => sum + message.tokens, 0)) *
-      this.#input.factor
-    )
+    return this.#originalTotal * this.#input.factor
   }
 
   reapplyFrozen(): void {
@@ -215,7 +182,7 @@ class PlanState {
   }
 
   #held(result: ToolResultView): boolean {
-    return this.#input.holdBefore !== undefined && result.message < this.#input.holdBefore
+    return this.#input.editableFrom !== undefined && result.message < this.#input.editableFrom
   }
 
   #clearInBatches(candidates: readonly ToolResultView[], target: number, batch: number): void {
@@ -260,50 +227,19 @@ class PlanState {
   }
 
   report(estimatedBefore: number): RewriteReport {
-    let fold = 0
-    let clear = 0
-    let folded = 0
-    let cleared = 0
-    const fresh = { folded: 0, cleared: 0 }
-    let newBatch = this.#dropFresh
-    let firstEdited = this.#dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
-    let firstNew = this.#dropFresh ? 1 : Number.POSITIVE_INFINITY
-    for (const replacement of this.#replacements.values()) {
-      const { edit, result, saved } = replacement
-      if (this.#isDropped(result.message)) continue
-      if (edit.action === 'fold') {
-        folded++
-        fold += saved
-      } else {
-        cleared++
-        clear += saved
-      }
-      if (replacement.fresh) fresh[edit.action === 'fold' ? 'folded' : 'cleared']++
-      newBatch ||= replacement.fresh
-      firstEdited = Math.min(firstEdited, result.message)
-      if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
-    }
-    const dropped = this.#dropTo - 1
-    const dropTokens =
-      dropped > 0
-        ? this.#messageTokens.slice(1, this.#dropTo).reduce((sum, tokens) => sum + tokens, 0) - this.#dropNoteTokens
-        : 0
-    return {
-      estimatedBefore: Math.ceil(estimatedBefore),
-      estimatedAfter: Math.ceil(this.estimate()),
-      budget: Math.floor(this.#input.budget),
-      folded,
-      cleared,
-      newFolded: fresh.folded,
-      newCleared: fresh.cleared,
-      droppedMessages: dropped,
-      tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
-      newBatch,
+    return planReport({
+      estimatedBefore,
+      estimatedAfter: this.estimate(),
+      budget: this.#input.budget,
+      replacements: this.#replacements.values(),
+      isDropped: (message) => this.#isDropped(message),
+      dropTo: this.#dropTo,
+      dropFresh: this.#dropFresh,
+      messageTokens: this.#messageTokens,
+      dropNoteTokens: this.#dropNoteTokens,
       clientEdited: this.#clientEdited,
-      firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
-      firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
-      ...(this.#clearedBehindMarker ? { clearedBehindMarker: true } : {}),
-    }
+      clearedBehindMarker: this.#clearedBehindMarker,
+    })
   }
 
   #replace(result: ToolResultView, action: 'fold' | 'clear', text: string, fresh: boolean): void {
@@ -354,8 +290,8 @@ class PlanState {
   }
 
   #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {
-    // One more text block in the first message, as the view counts it once written.
-    return this.#input.estimator.text(dropNote(scope, dropped)) + 3
+    // The note in the first message, as the adapter's view counts it once written.
+    return this.#input.estimator.text(dropNote(scope, dropped)) + this.#input.dropNoteFraming
   }
 
   #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {

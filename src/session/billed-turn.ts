@@ -1,5 +1,5 @@
 import type { Usage } from '../model-call/usage.ts'
-import { billedDollars, billedInputTokens, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { billedDollars, billedInputTokens, type ModelPrices } from '../billing/prices.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 
 /** What one answer cost, and what it would have cost had ctxgate edited nothing (an estimate). */

@@ -1,4 +1,4 @@
-import { billedDollars, billedInputTokens, type ModelPrices } from '../rewrite/economy/prices.ts'
+import { billedDollars, billedInputTokens, type ModelPrices } from '../billing/prices.ts'
 import type { Usage } from '../model-call/usage.ts'
 import { clientRules, type ClientRuleName } from './client-rule.ts'
 

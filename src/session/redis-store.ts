@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import type { CalibrationSync, ConversationMemory } from '../rewrite/calibration.ts'
+import type { CalibrationSync, ConversationLesson } from '../calibration/calibration.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import {
   maxModelsPerSession,
@@ -194,7 +194,7 @@ export class RedisSessionStore implements SessionStore {
     family: string,
     scope: string,
     conversation: string | undefined,
-  ): Promise<{ ratios: readonly number[]; limit?: number; conversation?: ConversationMemory } | undefined> {
+  ): Promise<{ ratios: readonly number[]; limit?: number; conversation?: ConversationLesson } | undefined> {
     const limitKey = `limit:${family}:${scope}`
     const result = await this.#run('calibration-load', () => {
       const multi = this.#redis.multi().lrange(`cal:${ratioKey}`, 0, -1).get(limitKey).pttl(limitKey)
@@ -203,7 +203,7 @@ export class RedisSessionStore implements SessionStore {
     if (!result) return undefined
     const ratios = ((result[0]?.[1] as string[] | undefined) ?? []).map(Number).filter(Number.isFinite).toReversed()
     const limit = this.#validLimit(limitKey, result[1]?.[1], Number(result[2]?.[1]))
-    const taught = parsedJson(result[3]?.[1]) as ConversationMemory | undefined
+    const taught = parsedJson(result[3]?.[1]) as ConversationLesson | undefined
     return {
       ratios,
       ...(limit === undefined ? {} : { limit }),
@@ -233,7 +233,7 @@ export class RedisSessionStore implements SessionStore {
     family: string,
     ratio: number,
     keep: number,
-    conversation: { readonly key: string; readonly memory: ConversationMemory } | undefined,
+    conversation: { readonly key: string; readonly memory: ConversationLesson } | undefined,
   ): Promise<void> {
     await this.#run('calibration-push', () => {
       const multi = this.#redis

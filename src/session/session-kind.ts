@@ -1,4 +1,4 @@
-import { modelFamily } from '../model-call/model-family.ts'
+import { modelFamily } from '../providers/model-family.ts'
 import { hashText } from '../rewrite/hash.ts'
 
 /**

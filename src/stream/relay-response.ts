@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http'
 import type { EventSourceMessage } from 'eventsource-parser'
-import type { ErrorShape } from '../providers/error-shape.ts'
+import type { ErrorKind } from '../errors.ts'
 import { clientResponseHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
-import { firstHeader } from '../util/headers.ts'
+import { firstHeader, isEventStream } from '../util/headers.ts'
 import type { ChunkFilter } from './chunk-filter.ts'
 import { ClientWriter } from './client-writer.ts'
 import type { OpenStreams } from './open-streams.ts'
@@ -14,7 +14,8 @@ import { createSseTap, type SseTap } from './sse-tap.ts'
 export interface RelayOptions {
   readonly reply: UpstreamReply
   readonly response: ServerResponse
-  readonly errorShape: ErrorShape
+  /** Words an error as an SSE frame the client's SDK raises mid-stream (the provider's error shape). */
+  readonly errorShape: { streamEvent(kind: ErrorKind, message: string): string }
   readonly extraHeaders?: HeaderMap
   /** Reads the answer's usage on the way and records it once. */
   readonly usage?: RelayedUsage
@@ -221,9 +222,4 @@ function endConnection(response: ServerResponse): void {
   const socket = response.socket
   if (socket) socket.end()
   else response.destroy()
-}
-
-function isEventStream(contentType: string | string[] | undefined): boolean {
-  const value = firstHeader(contentType)
-  return value !== undefined && value.toLowerCase().startsWith('text/event-stream')
 }

@@ -1,5 +1,6 @@
 import type { Attributes } from '@opentelemetry/api'
-import { cacheMissSummary, type RequestRecord } from '../metrics/record-request.ts'
+import { cacheMissSummary } from '../request/cache-miss-agreement.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 
 /**
  * What ctxgate did to the request, beside the GenAI attributes: the rewrite report (its token

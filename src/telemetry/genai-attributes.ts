@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api'
-import type { RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 
 /** The upstream's host and port, as the span's `server.*` attributes name it. */

@@ -1,6 +1,6 @@
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api'
-import type { RequestRecord } from '../metrics/record-request.ts'
-import { tokenBuckets } from '../metrics/proxy-metrics.ts'
+import type { RequestRecord } from '../request/request-record.ts'
+import { tokenBuckets } from '../model-call/token-buckets.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 import { errorTypeOf, operationName, type ServerAddress } from './genai-attributes.ts'
 

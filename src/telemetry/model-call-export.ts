@@ -1,7 +1,7 @@
 import type { Attributes, Meter } from '@opentelemetry/api'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
-import type { RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
 import { ctxgateAttributes } from './ctxgate-attributes.ts'
 import type { FinishedSpans } from './finished-spans.ts'
 import { genAiAttributes, type ServerAddress } from './genai-attributes.ts'

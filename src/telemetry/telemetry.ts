@@ -1,4 +1,4 @@
-import type { RequestRecord } from '../metrics/record-request.ts'
+import type { RequestRecord, TraceContextHeaders } from '../request/request-record.ts'
 
 /** Where a finished model call goes besides Prometheus: its span and its GenAI metrics (OTLP). */
 export interface ModelCallTelemetry {
@@ -12,10 +12,7 @@ export interface Telemetry extends ModelCallTelemetry {
 }
 
 /** The W3C trace context the client sent (https://www.w3.org/TR/trace-context/), for the span's parent. */
-export interface TraceContextHeaders {
-  readonly traceparent?: string | string[] | undefined
-  readonly tracestate?: string | string[] | undefined
-}
+export type { TraceContextHeaders }
 
 /** Only the two trace context headers, so a record never holds the client's other headers (keys among them). */
 export function traceContextOf(

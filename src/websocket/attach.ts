@@ -7,10 +7,10 @@ import type { Config } from '../config/schema.ts'
 import { CtxgateError } from '../errors.ts'
 import type { RecordDeps } from '../metrics/record-request.ts'
 import type { Provider } from '../providers/provider-contract.ts'
-import { providerForPassthrough, wireFormat } from '../providers/registry.ts'
+import { providerForPassthrough, socketFormat } from '../providers/registry.ts'
 import { requestTargetProblem } from '../forward/request-target.ts'
 import type { LiveRecorder } from '../live/live-recorder.ts'
-import type { PrepareBody } from '../model-call/prepared.ts'
+import type { PrepareBody } from '../request/prepared.ts'
 import { createTokenCheck } from '../security/tokens.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
 import type { Upstreams } from '../upstream/dispatcher.ts'
@@ -40,8 +40,8 @@ export interface WebSocketDeps extends RecordDeps {
   readonly historyBudget?: HistoryBudget
 }
 
-/** The paths the OpenAI route table lists for the Responses API. */
-const responsesFormat = wireFormat('openai-responses')
+/** The wire format spoken over a WebSocket, from the provider registry. */
+const responsesFormat = socketFormat
 /** The Responses API's paths: the only upgrades ctxgate reads; others are bridged as they are. */
 const responsesPaths = new Set(responsesFormat?.paths ?? [])
 

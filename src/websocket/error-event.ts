@@ -1,5 +1,5 @@
 import type { CtxgateError } from '../errors.ts'
-import { openaiErrorShape } from '../providers/openai/error-shape.ts'
+import { socketFormat } from '../providers/registry.ts'
 
 /**
  * Errors on a Responses socket take the service's own form: the HTTP error body plus its status,
@@ -12,7 +12,7 @@ export function errorEvent(status: number, body: { readonly error: Readonly<Reco
 export function ctxgateErrorEvent(error: CtxgateError): string {
   return errorEvent(
     error.status,
-    JSON.parse(openaiErrorShape.body(error.kind, error.message)) as { error: Record<string, unknown> },
+    JSON.parse(socketFormat.provider.errorShape.body(error.kind, error.message)) as { error: Record<string, unknown> },
   )
 }
 

@@ -2,10 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { CtxgateError } from '../errors.ts'
 import { parseKeepingNumbers } from '../util/exact-numbers.ts'
 import { isJsonObject } from '../util/json.ts'
-import { createOpenAIUsageReader } from '../providers/openai/usage.ts'
-import type { PrepareBody, Prepared } from '../model-call/prepared.ts'
+import type { PrepareBody, Prepared } from '../request/prepared.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
-import { readResponsesEventRefusal, responsesPreamble } from '../providers/openai/length-refusal.ts'
+import { socketFormat } from '../providers/registry.ts'
 import { SocketConversation } from './conversation.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
@@ -125,7 +124,7 @@ export class ResponsesSocket {
     this.#deps.logger.warn({ reqId, error: reason }, 'websocket message could not be read; forwarded as sent')
     if (turn && !turn.done && turn.sentAt === undefined) {
       turn.failOpen = 'prepare'
-      turn.usage ??= createOpenAIUsageReader()
+      turn.usage ??= socketFormat.chat.usage()
       turn.sentAs = 'as-sent'
       turn.sentAt = performance.now()
     } else if (turn?.sentAt !== undefined && !turn.done) return
@@ -145,7 +144,7 @@ export class ResponsesSocket {
     if (turn.plan.kind === 'untracked') turn.failOpen = 'websocket_history'
     const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
     if (send === undefined) return
-    turn.usage ??= createOpenAIUsageReader()
+    turn.usage ??= socketFormat.chat.usage()
     turn.sentAs ??= 'as-sent'
     turn.sentAt = performance.now()
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
@@ -215,9 +214,9 @@ export class ResponsesSocket {
     }
     const held = turn.held
     if (!held) return false
-    if (responsesPreamble.has(eventType(data))) return Boolean(held.push(data))
+    if (socketFormat.streamRefusal.preamble.has(eventType(data))) return Boolean(held.push(data))
     turn.held = undefined
-    const refusal = readResponsesEventRefusal(data.toString('utf8'))
+    const refusal = socketFormat.streamRefusal.read(data.toString('utf8'))
     if (!refusal) this.#release(held)
     else void this.#refit(turn, refusal, [...held, data])
     return refusal !== undefined
@@ -309,7 +308,7 @@ export class ResponsesSocket {
     const turn = this.#turn
     if (!turn || turn.done || turn.sentAt === undefined) return
     const message =
-      `The openai API closed the connection (code ${code}) before the response completed. ` +
+      `The ${socketFormat.provider.upstream} API closed the connection (code ${code}) before the response completed. ` +
       'ctxgate does not resend a request once it has been sent; send it again on a new connection.'
     ;(this.#relay as FrameRelay).toClient(
       ctxgateErrorEvent(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', message)),

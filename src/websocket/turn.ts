@@ -1,18 +1,14 @@
-import type { Logger } from 'pino'
-import { recordRequest, type RecordDeps } from '../metrics/record-request.ts'
-import { promptTokensOf, type Usage, type UsageReader } from '../model-call/usage.ts'
-import type { Accounting, Prepared } from '../model-call/prepared.ts'
+import { reportRequest, type ReportDeps } from '../forward/report-request.ts'
+import type { RequestRecord } from '../request/request-record.ts'
+import type { Usage, UsageReader } from '../model-call/usage.ts'
+import type { Accounting, Prepared } from '../request/prepared.ts'
 import type { ConversationPlan } from './conversation.ts'
-import type { LiveRecorder } from '../live/live-recorder.ts'
-import { wireFormat } from '../providers/registry.ts'
+import { socketFormat, socketRoute } from '../providers/registry.ts'
 import type { TraceContextHeaders } from '../telemetry/telemetry.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 
 /** The upstream the Responses socket talks to, from the provider registry. */
-const socketProvider = wireFormat('openai-responses')?.provider.upstream ?? 'openai'
-
-/** Route label of model calls made over a Responses socket (HTTP ones are `openai-responses`). */
-export const socketRoute = 'openai-responses-ws'
+const socketProvider = socketFormat.provider.upstream
 
 /** One `response.create` on a socket, from the client's message to the response's last event. */
 export class SocketTurn {
@@ -66,38 +62,53 @@ export class SocketTurn {
     this.#finish()
     const usage = ending.usage ?? this.usage?.result()
     if (usage && ending.status === 200) void this.prepared?.followUp?.recordUsage(usage)
-    const now = performance.now()
-    const record = {
-      route: socketRoute,
-      provider: socketProvider,
-      status: ending.status,
-      outcome: ending.outcome,
-      ...(this.firstEventAt !== undefined ? { upstreamStatus: 200 } : {}),
-      attempts: this.sentAt === undefined ? 0 : this.refitted ? 2 : 1,
-      retries: [],
-      ...(this.failOpen ? { failOpen: this.failOpen } : {}),
-      durationMs: now - this.started,
-      ...(this.sentAt !== undefined ? { requestOverheadMs: this.sentAt - this.started } : {}),
-      ...(this.sentAt !== undefined && this.firstEventAt !== undefined
-        ? { ttfbMs: this.firstEventAt - this.sentAt }
-        : {}),
-      ...(usage && ending.status === 200 ? { usage } : {}),
-      ...(this.accounting ? { accounting: this.accounting } : {}),
-      ...(deps.telemetry ? this.#traceFields(deps, now) : {}),
-    }
-    try {
-      const virtual = recordRequest(deps, record)
-      deps.live?.recordRequest(virtual ? { ...record, virtual } : record, deps.userAgent)
-    } catch (error) {
-      deps.logger.warn({ error: (error as Error).message }, 'recording metrics failed')
-    }
-    this.#writeLog(deps, ending, record.durationMs, usage)
+    reportRequest(deps, this.#record(deps, ending, usage), {
+      reqId: `${deps.socketId}:${this.number}`,
+      method: 'WS',
+      path: deps.path,
+      userAgent: deps.userAgent,
+    })
     // The socket keeps its latest turn until the next one: the prepared request (and the parsed body its refit holds) goes now.
     this.prepared = undefined
     this.plan = { kind: 'untracked' }
     this.held = undefined
     this.refitting = undefined
     this.output.length = 0
+  }
+
+  /** The turn's one record, as an HTTP request's: fields in one fixed order. */
+  #record(deps: TurnDeps, ending: TurnEnding, usage: Usage | undefined): RequestRecord {
+    const now = performance.now()
+    const sentAt = this.sentAt
+    const trace = deps.telemetry ? this.#traceFields(deps, now) : undefined
+    return {
+      route: socketRoute,
+      provider: socketProvider,
+      status: ending.status,
+      outcome: ending.outcome,
+      upstreamStatus: this.firstEventAt !== undefined ? 200 : undefined,
+      attempts: sentAt === undefined ? 0 : this.refitted ? 2 : 1,
+      retries: [],
+      failOpen: this.failOpen,
+      durationMs: now - this.started,
+      requestOverheadMs: sentAt === undefined ? undefined : sentAt - this.started,
+      responseOverheadMs: undefined,
+      ttfbMs: sentAt !== undefined && this.firstEventAt !== undefined ? this.firstEventAt - sentAt : undefined,
+      usage: usage && ending.status === 200 ? usage : undefined,
+      accounting: this.accounting,
+      startedAt: trace?.startedAt,
+      traceContext: trace?.traceContext,
+      upstreamAttempts: trace?.upstreamAttempts,
+      streamed: trace?.streamed,
+      refitted: trace?.refitted,
+      response: trace?.response,
+      log: this.log,
+      error: ending.error ?? this.error,
+      upstreamRequestId: undefined,
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
+      sentAs: this.sentAs,
+    }
   }
 
   /** The span's start, parent (the handshake's traceparent) and the one upstream send, from `response.create` to its first event. */
@@ -117,39 +128,9 @@ export class SocketTurn {
       response: this.usage?.response?.(),
     }
   }
-
-  #writeLog(deps: TurnDeps, ending: TurnEnding, durationMs: number, usage: Usage | undefined): void {
-    if (!deps.logger.isLevelEnabled('info')) return
-    deps.logger.info(
-      {
-        reqId: `${deps.socketId}:${this.number}`,
-        method: 'WS',
-        path: deps.path,
-        route: socketRoute,
-        upstream: socketProvider,
-        status: ending.status,
-        durationMs: Math.round(durationMs * 100) / 100,
-        bytesIn: this.bytesIn,
-        bytesOut: this.bytesOut,
-        outcome: ending.outcome,
-        sentAs: this.sentAs,
-        failOpen: this.failOpen,
-        promptTokens: usage ? promptTokensOf(usage) : undefined,
-        outputTokens: usage?.outputTokens,
-        tokens: usage,
-        prefixBreak: this.accounting?.prefixBreak,
-        ...this.log,
-        error: ending.error ?? this.error,
-      },
-      'request',
-    )
-  }
 }
 
-export interface TurnDeps extends RecordDeps {
-  readonly logger: Logger
-  /** The live page (/ctxgate/): told about every finished response, as for HTTP. */
-  readonly live?: LiveRecorder
+export interface TurnDeps extends ReportDeps {
   /** The handshake's user agent, for the live page's client column. */
   readonly userAgent?: string
   readonly socketId: string

@@ -63,6 +63,9 @@ export function viewOf(steps: readonly ViewStep[], options: { headTokens?: numbe
 export const viewTokens = (view: ChatView): number =>
   view.headTokens + view.messages.reduce((sum, entry) => sum + entry.tokens, 0)
 
+/** What the Anthropic adapter's view adds for a drop note's block (`ChatAdapter.dropNoteFraming`). */
+export const testDropNoteFraming = 3
+
 export const testPolicy: RewritePolicy = {
   strategy: 'clear-only',
   keepRecentRounds: 3,
@@ -90,6 +93,7 @@ export function runRewritten(
     factor: 1,
     estimator: pipelineEstimator,
     note: { text: systemNote, tokens: 90 },
+    dropNoteFraming: testDropNoteFraming,
     ...overrides,
   })
   if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)

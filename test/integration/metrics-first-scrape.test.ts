@@ -4,8 +4,9 @@ import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { registerProcessMetrics } from '../../src/metrics/process-metrics.ts'
-import { createProxyMetrics, ModelLabels } from '../../src/metrics/proxy-metrics.ts'
-import { withoutOpenAIDate } from '../../src/model-call/model-family.ts'
+import { createProxyMetrics } from '../../src/metrics/proxy-metrics.ts'
+import { ModelLabels } from '../../src/metrics/model-labels.ts'
+import { withoutOpenAIDate } from '../../src/providers/openai/model-family.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Calibration } from '../../src/rewrite/calibration.ts'
+import { Calibration } from '../../src/calibration/calibration.ts'
 import { RedisSessionStore } from '../../src/session/redis-store.ts'
 import type { ConversationState } from '../../src/session/session-store.ts'
 import { anthropicBody, buildMessages, requestsOf, type Json, type Step } from '../helpers/conversations.ts'

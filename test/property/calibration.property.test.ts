@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Calibration, defaultFactor, maxRatio, minRatio } from '../../src/rewrite/calibration.ts'
+import { Calibration, defaultFactor, maxRatio, minRatio } from '../../src/calibration/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const scope = 'tenant:a'

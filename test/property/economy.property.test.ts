@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch, totalTokens } from '../../src/rewrite/economy/decide.ts'
-import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers } from '../../src/billing/prices.ts'
 import type { ConversationCost, EconomyPolicy, MessageCost } from '../../src/rewrite/economy/types.ts'
 import { defaultEconomyPolicy } from '../../src/rewrite/economy/types.ts'
 

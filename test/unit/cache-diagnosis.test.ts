@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { cacheMissAgreement, cacheMissLabelPairs } from '../../src/metrics/cache-miss-agreement.ts'
+import { cacheMissAgreement, cacheMissLabelPairs } from '../../src/request/cache-miss-agreement.ts'
 import { createProxyMetrics } from '../../src/metrics/proxy-metrics.ts'
 import { cacheMissReasons, type CacheMissReason } from '../../src/model-call/cache-diagnosis.ts'
 import type { AnsweredRequest, UsageReader } from '../../src/model-call/usage.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { countTextTokens } from '../../src/mock/token-count.ts'
-import { Calibration, conversationMargin } from '../../src/rewrite/calibration.ts'
+import { Calibration, conversationMargin } from '../../src/calibration/calibration.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 
 /**

@@ -6,9 +6,9 @@ import {
   maxRatio,
   minRatio,
   type CalibrationSync,
-  type ConversationMemory,
+  type ConversationLesson,
   type ConversationRequest,
-} from '../../src/rewrite/calibration.ts'
+} from '../../src/calibration/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const window = 200_000
@@ -193,7 +193,7 @@ describe('calibration per conversation across replicas', () => {
         const memory = conversation === undefined ? undefined : memories.get(conversation)
         return {
           ratios: ratios.get(ratioKey) ?? [],
-          ...(memory === undefined ? {} : { conversation: memory as ConversationMemory }),
+          ...(memory === undefined ? {} : { conversation: memory as ConversationLesson }),
         }
       },
       pushRatio: async (ratioKey, ratio, keep, conversation) => {

@@ -10,7 +10,7 @@ import {
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { noDecisions, type ChatView, type MessageView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 const read = (id: string, path: string, extra: Record<string, unknown> = {}): ToolCall => ({
   id,
@@ -125,6 +125,7 @@ describe('the clearing order', () => {
       decisions: noDecisions,
       budget: 6_000,
       policy: { ...testPolicy, clearBatch: 1, keepRecentRounds: 1 },
+      dropNoteFraming: testDropNoteFraming,
       factor: 1,
       estimator: new TokenEstimator(),
     })

@@ -3,7 +3,7 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { clearedNote, clearedNoteFor } from '../../src/rewrite/notes.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { noDecisions, type ChatView, type MessageView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 describe('the cleared note names how to get the result back', () => {
   it('names the file of a read and the command of a shell call, and is the same every time', () => {
@@ -49,6 +49,7 @@ describe('the cleared note names how to get the result back', () => {
       policy: testPolicy,
       factor: 1,
       estimator,
+      dropNoteFraming: testDropNoteFraming,
     })
     if (outcome.kind !== 'rewritten') throw new Error('expected a rewrite')
     const first = outcome.edits.find((edit) => edit.kind === 'replace-tool-result' && edit.id === 'r0')

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Usage } from '../../src/model-call/usage.ts'
-import { pricesFor } from '../../src/rewrite/economy/prices.ts'
+import { pricesFor } from '../../src/billing/prices.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import {
   summaryTokensEstimate,

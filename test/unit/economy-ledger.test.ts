@@ -8,7 +8,7 @@ import {
   type LedgerEntry,
 } from '../../src/rewrite/economy/ledger.ts'
 import { realizedRewrite } from '../../src/metrics/record-ledger.ts'
-import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers } from '../../src/billing/prices.ts'
 import { zeroUsage } from '../../src/model-call/usage.ts'
 
 const batch = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/economy/types.ts'
 import type { ConversationMemory, PipelineInput } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'

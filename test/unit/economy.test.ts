@@ -4,7 +4,7 @@ import { chooseStableTtl, isCold } from '../../src/rewrite/economy/cache-timing.
 import { estimateCadence, expectedRemaining, type Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { pricePath } from '../../src/rewrite/economy/path-cost.ts'
-import { anthropicMultipliers, billedDollars, billedInputTokens, pricesFor } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers, billedDollars, billedInputTokens, pricesFor } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
 import { foldSummary } from '../../src/rewrite/notes.ts'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { batchStart, reachBackValue } from '../../src/rewrite/economy/edit-point.ts'
-import { anthropicMultipliers } from '../../src/rewrite/economy/prices.ts'
+import { anthropicMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
 import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
 

@@ -2,9 +2,9 @@ import fc from 'fast-check'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { openaiChatAdapter } from '../../src/providers/openai/chat-adapter.ts'
-import { exactCounter, openaiExactCounters } from '../../src/model-call/tokenizer/exact-counters.ts'
-import { countWithRunGuard } from '../../src/model-call/tokenizer/long-run-guard.ts'
-import { openaiEncodingOf } from '../../src/model-call/tokenizer/openai-encoding.ts'
+import { exactCounter, openaiExactCounters } from '../../src/providers/openai/tokenizer/exact-counters.ts'
+import { countWithRunGuard } from '../../src/providers/openai/tokenizer/long-run-guard.ts'
+import { openaiEncodingOf } from '../../src/providers/openai/tokenizer/openai-encoding.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 
 const estimator = new TokenEstimator(openaiExactCounters)

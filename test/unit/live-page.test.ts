@@ -6,7 +6,7 @@ import { LiveHistory } from '../../src/live/live-history.ts'
 import { LoginThrottle } from '../../src/live/login-throttle.ts'
 import { cookieValue, createPageAuth } from '../../src/live/page-auth.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
-import { billedDollars, pricesFor } from '../../src/rewrite/economy/prices.ts'
+import { billedDollars, pricesFor } from '../../src/billing/prices.ts'
 import {
   addEvent,
   compactPointOf,
@@ -15,7 +15,7 @@ import {
   type SessionSummary,
 } from '../../src/live/session-summary.ts'
 import { zeroUsage, type Usage } from '../../src/model-call/usage.ts'
-import { billedEquivalentInput } from '../../src/replay/billing.ts'
+import { billedEquivalentInput } from '../../src/billing/usage-totals.ts'
 import type { RewriteReport } from '../../src/rewrite/types.ts'
 
 const report = (overrides: Partial<RewriteReport> = {}): RewriteReport => ({

@@ -3,7 +3,7 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { lastQuoted } from '../../src/rewrite/quoted.ts'
 import { noDecisions, type ChatView, type MessageView } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 const fileA = [
   '     1→export function loadSettings(path: string) {',
@@ -88,6 +88,7 @@ describe('results the agent is working from', () => {
         policy: { ...testPolicy, clearBatch: 4, keepRecentRounds: 1 },
         factor: 1,
         estimator: new TokenEstimator(),
+        dropNoteFraming: testDropNoteFraming,
       })
       if (outcome.kind !== 'rewritten') throw new Error('expected a rewrite')
       return outcome.edits.flatMap((item) => (item.kind === 'replace-tool-result' ? [item.id] : []))

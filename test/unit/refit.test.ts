@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Prepared } from '../../src/model-call/prepared.ts'
+import type { Prepared } from '../../src/request/prepared.ts'
 import { createAnthropicUsageReader } from '../../src/providers/anthropic/usage.ts'
 import { refitIfTooLong } from '../../src/forward/refit.ts'
 import type { UpstreamCall, UpstreamReply } from '../../src/upstream/send-with-retries.ts'

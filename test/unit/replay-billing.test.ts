@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { billedEquivalentInput, cacheReadShare, type Usage } from '../../src/replay/billing.ts'
+import { billedEquivalentInput, cacheReadShare, type Usage } from '../../src/billing/usage-totals.ts'
 import type { RequestOutcome } from '../../src/replay/request-outcome.ts'
 import { readAnthropicAnswer } from '../../src/replay/request-outcome.ts'
 import { combine, summarize } from '../../src/replay/summarize.ts'

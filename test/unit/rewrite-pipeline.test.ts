@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
 import { runPipeline, type ConversationMemory, type PipelineOutcome } from '../../src/rewrite/pipeline.ts'
-import { runRewritten, testPolicy, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
+import {
+  runRewritten,
+  testDropNoteFraming,
+  testPolicy,
+  viewOf,
+  viewRound,
+  viewTokens,
+  type ViewStep,
+} from '../helpers/chat-view.ts'
 
 const estimator = new TokenEstimator()
 const note = { text: systemNote, tokens: 90 }
@@ -101,6 +109,7 @@ describe('runPipeline', () => {
       factor: 1,
       estimator,
       note,
+      dropNoteFraming: testDropNoteFraming,
     })
     expect(outcome.kind).toBe('too-long')
     expect(outcome.report).toMatchObject({ budget: 10_000, estimatedBefore: 12_000 + 100 + 20 + 15 + 7 + 90 })

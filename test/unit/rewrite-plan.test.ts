@@ -3,13 +3,30 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { clearedNote } from '../../src/rewrite/notes.ts'
 import { planRewrite, type PlanInput } from '../../src/rewrite/plan.ts'
 import { noDecisions, type ChatView, type FrozenDecisions, type RewriteOutcome } from '../../src/rewrite/types.ts'
-import { testPolicy, viewOf, viewRound, viewTokens, viewTurn, type ViewStep } from '../helpers/chat-view.ts'
+import {
+  testDropNoteFraming,
+  testPolicy,
+  viewOf,
+  viewRound,
+  viewTokens,
+  viewTurn,
+  type ViewStep,
+} from '../helpers/chat-view.ts'
 
 const estimator = new TokenEstimator()
 const noteTokens = estimator.text(clearedNote)
 
 const plan = (view: ChatView, budget: number, overrides: Partial<PlanInput> = {}): RewriteOutcome =>
-  planRewrite({ view, decisions: noDecisions, budget, policy: testPolicy, factor: 1, estimator, ...overrides })
+  planRewrite({
+    view,
+    decisions: noDecisions,
+    budget,
+    policy: testPolicy,
+    factor: 1,
+    estimator,
+    dropNoteFraming: testDropNoteFraming,
+    ...overrides,
+  })
 
 function rewritten(outcome: RewriteOutcome): Extract<RewriteOutcome, { kind: 'rewritten' }> {
   if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)

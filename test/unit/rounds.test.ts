@@ -5,7 +5,7 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { roundsOf } from '../../src/rewrite/rounds.ts'
 import { noDecisions } from '../../src/rewrite/types.ts'
-import { testPolicy } from '../helpers/chat-view.ts'
+import { testDropNoteFraming, testPolicy } from '../helpers/chat-view.ts'
 
 const estimator = new TokenEstimator()
 const output = 'line of build output that is long enough to fold\n'.repeat(80)
@@ -33,7 +33,15 @@ describe('one definition of a round', () => {
 
   it('gives the planner and the economy the same newest round', () => {
     const policy = { ...testPolicy, strategy: 'eager-fold' as const, keepRecentRounds: 1, foldMinTokens: 10 }
-    const outcome = planRewrite({ view, decisions: noDecisions, budget: 1e9, policy, factor: 1, estimator })
+    const outcome = planRewrite({
+      view,
+      decisions: noDecisions,
+      budget: 1e9,
+      policy,
+      factor: 1,
+      estimator,
+      dropNoteFraming: testDropNoteFraming,
+    })
     if (outcome.kind !== 'rewritten') throw new Error(outcome.message)
     const folded = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
     expect(folded.sort()).toEqual(['r1a', 'r1b', 'r2a', 'r2b'])

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { RequestRecord } from '../../src/metrics/record-request.ts'
+import type { RequestRecord } from '../../src/request/request-record.ts'
 import { ctxgateAttributes } from '../../src/telemetry/ctxgate-attributes.ts'
 import { errorTypeOf, genAiAttributes } from '../../src/telemetry/genai-attributes.ts'
 import { openInferenceAttributes } from '../../src/telemetry/openinference-attributes.ts'

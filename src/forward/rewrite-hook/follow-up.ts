@@ -1,8 +1,8 @@
-import type { AnswerFollowUp, PrepareResult, Prepared } from '../../model-call/prepared.ts'
+import type { AnswerFollowUp, PrepareResult, Prepared } from '../../request/prepared.ts'
 import { promptTokensOf, type AnsweredRequest, type Usage, type UsageReader } from '../../model-call/usage.ts'
 import type { LengthRefusal } from '../../providers/length-refusal.ts'
 import type { ChatFormat } from '../../providers/provider-contract.ts'
-import type { ConversationRequest } from '../../rewrite/calibration.ts'
+import type { ConversationRequest } from '../../calibration/calibration.ts'
 import type { ConversationState } from '../../session/session-store.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
 

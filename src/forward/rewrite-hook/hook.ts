@@ -1,5 +1,5 @@
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
-import type { PrepareBody, PrepareResult, Prepared } from '../../model-call/prepared.ts'
+import type { PrepareBody, PrepareResult, Prepared } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
 import { chatFormat } from '../../providers/registry.ts'
 import { runPipeline, type PipelineOutcome } from '../../rewrite/pipeline.ts'
@@ -10,7 +10,8 @@ import { planCalibrated } from './calibrated-plan.ts'
 import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
 import { RewriteFollowUp, usageOnly } from './follow-up.ts'
 import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
-import { pipelineInput, uneditedEstimate } from './pipeline-input.ts'
+import { promptTokens } from '../../rewrite/prompt-tokens.ts'
+import { pipelineInput } from './pipeline-input.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
 import { tooLong } from './refusal.ts'
 import { accountingFor, controlAccounting, requestLog, sessionArmOf, type SessionArm } from './request-accounting.ts'
@@ -42,7 +43,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   if (session.arm === 'control') return controlForward(request, read.chat, session)
   await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
-  const sized = { key: identity.conversationKey, unedited: uneditedEstimate(view) }
+  const sized = { key: identity.conversationKey, unedited: promptTokens(view) }
   const now = (deps.now ?? Date.now)()
   const input = pipelineInput(request, read.chat, identity.limitScope)
   const plan = (factor: number): PipelineOutcome =>

@@ -1,13 +1,14 @@
 import { promptBudget } from '../../config/model-limits.ts'
 import type { Config } from '../../config/schema.ts'
 import type { ChatAdapter } from '../../providers/adapter-contract.ts'
-import { limitFloorShare } from '../../rewrite/calibration.ts'
+import { limitFloorShare } from '../../calibration/calibration.ts'
 import type { EditPointPrices } from '../../rewrite/economy/edit-point.ts'
-import { pricesFor, writePrice, type ModelPrices } from '../../rewrite/economy/prices.ts'
+import { pricesFor, writePrice, type ModelPrices } from '../../billing/prices.ts'
 import type { EconomySettings } from '../../rewrite/economy/request-decision.ts'
 import { defaultEconomyPolicy } from '../../rewrite/economy/types.ts'
 import { systemNote } from '../../rewrite/notes.ts'
 import type { PipelineInput } from '../../rewrite/pipeline.ts'
+import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { firstHeader } from '../../util/headers.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
@@ -33,6 +34,7 @@ export function pipelineInput(
         : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
     ...economyOf(deps.config, prices),
     reachBack: reachBackOf(prices),
+    dropNoteFraming: format.adapter.dropNoteFraming,
   }
 }
 
@@ -94,7 +96,7 @@ function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: E
     maxNeedHazard,
     forecastQuantile,
   }
-  return { economy: { prices, policy: { ...policy, lowWater: config.rewrite.lowWater } } }
+  return { economy: { prices, policy } }
 }
 
 /**
@@ -129,10 +131,5 @@ function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at
     )
   if (at === 'head') return Math.max(0, probe(note).headTokens - view.headTokens)
   // At the edit point the note is a message of its own: what it adds is the whole cut request's growth.
-  return Math.max(0, uneditedEstimate(probe(note)) - uneditedEstimate(probe(undefined)))
-}
-
-/** The client's whole prompt as estimated, before edits and without any factor. */
-export function uneditedEstimate(view: ChatView): number {
-  return view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens)
+  return Math.max(0, promptTokens(probe(note)) - promptTokens(probe(undefined)))
 }

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { limitsFor } from '../../config/model-limits.ts'
-import type { PrepareResult } from '../../model-call/prepared.ts'
+import type { PrepareResult } from '../../request/prepared.ts'
 import { NotAChatRequest } from '../../providers/adapter-contract.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../../util/exact-numbers.ts'

@@ -1,5 +1,5 @@
 import type { CompactingClient } from '../../model-call/compaction-request.ts'
-import type { Accounting } from '../../model-call/prepared.ts'
+import type { Accounting } from '../../request/prepared.ts'
 import { clientFamily } from '../../live/client-family.ts'
 import { summarizeLedger } from '../../rewrite/economy/ledger.ts'
 import type { PipelineOutcome } from '../../rewrite/pipeline.ts'
@@ -8,7 +8,7 @@ import { clientRuleOf } from '../../session/client-rule.ts'
 import { firstUserMessage, type Arm } from '../../session/holdout-arm.ts'
 import { firstHeader } from '../../util/headers.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
-import { uneditedEstimate } from './pipeline-input.ts'
+import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import type { Rewritten } from './write-back.ts'
 
 /** Who the request belongs to and which arm of the holdout that session is in. */
@@ -31,7 +31,7 @@ export function sessionArmOf(
   const mark = request.deps.arms?.see(
     sessionId,
     () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
-    uneditedEstimate(view),
+    promptTokens(view),
   ) ?? { arm: 'treated' as const, clientCompacted: false }
   const rule = clientRuleOf(clientFamily(firstHeader(request.incoming['user-agent'])))
   const client = rule && { rule: rule.name, window: chat.limits.window, maxOutputTokens: view.maxOutputTokens }

@@ -1,3 +1,4 @@
+// @ts-check
 // The live page: keeps the sessions ctxgate reports over /ctxgate/events and draws them. Plain browser
 // script (no build step); needs uPlot and token-chart.js loaded first. Writes text only (no innerHTML).
 ;(function (global) {
@@ -9,8 +10,14 @@
   var state = { sessions: new Map(), selected: null, pinned: false }
   var chart = null
 
+  /** The page's element with this id; the tables it fills are looked up with `tableById`. */
   function byId(id) {
     return document.getElementById(id)
+  }
+
+  /** @returns {HTMLTableElement} */
+  function tableById(id) {
+    return /** @type {HTMLTableElement} */ (document.getElementById(id))
   }
 
   function element(tag, text, className) {
@@ -190,7 +197,7 @@
   }
 
   function renderSessions(views) {
-    var body = byId('sessions').tBodies[0]
+    var body = tableById('sessions').tBodies[0]
     body.replaceChildren.apply(body, views.map(sessionRow))
     byId('empty').hidden = views.length > 0
   }
@@ -277,7 +284,7 @@
       (s.requests > view.requests.length ? ' (chart shows the newest ' + view.requests.length + ')' : '')
     if (!chart) chart = global.ctxgateTokenChart(byId('chart'), { height: 280 })
     chart.setRows(chartRows(view))
-    var body = byId('log').tBodies[0]
+    var body = tableById('log').tBodies[0]
     body.replaceChildren.apply(body, view.requests.toReversed().map(logRow))
   }
 
@@ -328,7 +335,7 @@
     kinds.forEach(function (kind) {
       rows.push(holdoutRow(kind, 'control', true), holdoutRow(kind, 'treated', false))
     })
-    var body = byId('holdout-table').tBodies[0]
+    var body = tableById('holdout-table').tBodies[0]
     body.replaceChildren.apply(body, rows)
     var unmetered = kinds.reduce(function (sum, kind) {
       return sum + kind.unmetered
@@ -391,7 +398,7 @@
 
   // "12 s ago" keeps moving between requests.
   global.setInterval(function () {
-    document.querySelectorAll('td[data-last-seen]').forEach(function (cell) {
+    document.querySelectorAll('td[data-last-seen]').forEach(function (/** @type {HTMLElement} */ cell) {
       cell.textContent = ago(Number(cell.dataset.lastSeen))
     })
   }, 5000)

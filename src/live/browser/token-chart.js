@@ -1,3 +1,4 @@
+// @ts-check
 // Prompt tokens per request as stacked bars (cache read / cache write / uncached), with the budget and the
 // window as lines and ctxgate's edit batches marked. Shared by the live page and `ctxgate replay --html`.
 // Plain browser script (no build step): it defines window.ctxgateTokenChart and needs uPlot loaded first.

@@ -1,10 +1,4 @@
 import { createHash } from 'node:crypto'
-import {
-  chooseBreakpoints,
-  withinLookback,
-  type BreakpointCandidate,
-  type ExistingBreakpoint,
-} from '../../rewrite/breakpoints.ts'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
@@ -13,11 +7,12 @@ import {
   conversationFingerprint,
   NotAChatRequest,
   type Applied,
-  type ApplyOptions,
   type ChatAdapter,
   type SessionHints,
 } from '../adapter-contract.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
+import { blocksOf } from './blocks.ts'
+import { placeBreakpoints } from './cache-breakpoints.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3
@@ -31,6 +26,8 @@ type Block = Json & { type?: unknown }
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
   copiesOnWrite: true,
+  // The note is one more text block in the first message, counted like every block.
+  dropNoteFraming: perBlockTokens,
 
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
@@ -60,7 +57,10 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    const breakpoints = placeBreakpoints(out, options)
+    const breakpoints = placeBreakpoints(out, options, {
+      head: (request) => headTokensOf(request, options.estimator),
+      message: (message, index) => messageView(message, index, options.estimator).tokens,
+    })
     const headers: Record<string, string> = {}
     let changed = options.edits.length > 0 || out['system'] !== body['system'] || breakpoints > 0
     if (
@@ -270,168 +270,6 @@ function withSystemNote(system: unknown, note: string): unknown {
 }
 
 /**
- * Fill free cache_control slots (docs/rewriting.md, cache breakpoints): newest block, previous request's tail (unless a marker after it
- * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. Returns how many it added.
- */
-function placeBreakpoints(body: Json, options: ApplyOptions): number {
-  const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
-  const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
-  const messages = body['messages'] as Json[]
-  const existing: ExistingBreakpoint[] = []
-  let position = 0
-  let clientSetTtl = isJsonObject(body['cache_control']) && body['cache_control']['ttl'] !== undefined
-  const note = (marked: unknown, at = position): void => {
-    if (!isJsonObject(marked)) return
-    existing.push({ position: at, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
-    clientSetTtl ||= marked['ttl'] !== undefined
-  }
-  for (const tool of tools) {
-    note(tool['cache_control'])
-    position++
-  }
-  const toolsEnd = position - 1
-  for (const block of system) {
-    note(block['cache_control'])
-    position++
-  }
-  const systemEnd = position - 1
-  const scan = scanMessages(messages, position, options.nextEditResult, options.followingEditResult)
-  for (const marker of scan.markers) note(marker.marked, marker.position)
-  const { lastMarkable } = scan
-  // Prefix sizes are measured on the request as rewritten, so rewriting it again decides the same; they only
-  // matter up to the minimum cacheable length, so the walk stops there (usually at the head).
-  const headPart = headTokensOf(body, options.estimator)
-  const totals: number[] = []
-  const prefixAt = (index: number): number => {
-    let tokens = totals[totals.length - 1] ?? headPart
-    while (totals.length <= index && tokens < options.minCacheableTokens) {
-      tokens += messageView(messages[totals.length], totals.length, options.estimator).tokens
-      totals.push(tokens)
-    }
-    return totals[index] ?? tokens
-  }
-  const candidates: BreakpointCandidate[] = []
-  const newest = messages.length - 1
-  const rolling = lastMarkable[newest] ?? -1
-  if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
-  if (options.previousTail !== undefined && options.previousTail < newest) {
-    const previous = lastMarkable[options.previousTail] ?? -1
-    const tailMarker = isJsonObject(body['cache_control'])
-      ? scan.end - 1
-      : Math.max(rolling, ...existing.map((m) => m.position))
-    // A marker within the lookback after the old tail finds its entry anyway; the slot is worth more elsewhere.
-    if (previous >= 0 && !withinLookback(previous, tailMarker))
-      candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
-  }
-  // On a batch request: ahead of where it starts (to read), then ahead of where the next one will (written fresh now).
-  for (const edit of [scan.nextEdit, scan.followingEdit])
-    if (edit) candidates.push({ name: 'next-edit', position: edit.position, prefixTokens: prefixAt(edit.message) })
-  // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
-  const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
-  if (system.length > 0 && markable(system[system.length - 1] as Json))
-    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
-  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
-  const chosen = chooseBreakpoints({
-    existing,
-    automatic: isJsonObject(body['cache_control']),
-    automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
-    candidates,
-    minCacheableTokens: options.minCacheableTokens,
-  })
-  if (chosen.length === 0) return 0
-  markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
-  return chosen.length
-}
-
-interface MessageScan {
-  /** Per message, the position of its last block that may carry a marker (-1: none). */
-  readonly lastMarkable: number[]
-  /** Markers the client put on message blocks (and inside tool results), with their positions. */
-  readonly markers: { readonly marked: unknown; readonly position: number }[]
-  /** The last markable block before the result the next batch starts at, and the message holding that block. */
-  readonly nextEdit?: { readonly position: number; readonly message: number }
-  /** The same before the result the batch after this request's will start at. */
-  readonly followingEdit?: { readonly position: number; readonly message: number }
-  /** Position after the last block. */
-  readonly end: number
-}
-
-/** One walk over the message blocks, in the cache's order, from `start` (the blocks of tools and system come first). */
-function scanMessages(
-  messages: readonly Json[],
-  start: number,
-  nextEditResult: string | undefined,
-  followingEditResult: string | undefined,
-): MessageScan {
-  const lastMarkable: number[] = []
-  const markers: { marked: unknown; position: number }[] = []
-  let nextEdit: MessageScan['nextEdit']
-  let followingEdit: MessageScan['followingEdit']
-  let markableBefore: { position: number; message: number } | undefined
-  let position = start
-  messages.forEach((message, index) => {
-    let last = -1
-    for (const block of blocksOf(message)) {
-      if (block['cache_control'] !== undefined) markers.push({ marked: block['cache_control'], position })
-      if (Array.isArray(block['content']))
-        for (const inner of block['content'] as unknown[])
-          if (isJsonObject(inner) && inner['cache_control'] !== undefined)
-            markers.push({ marked: inner['cache_control'], position })
-      if (nextEdit === undefined && block['type'] === 'tool_result' && block['tool_use_id'] === nextEditResult)
-        nextEdit = markableBefore
-      if (
-        followingEdit === undefined &&
-        block['type'] === 'tool_result' &&
-        block['tool_use_id'] === followingEditResult
-      )
-        followingEdit = markableBefore
-      if (markable(block)) {
-        last = position
-        markableBefore = { position, message: index }
-      }
-      position++
-    }
-    lastMarkable.push(last)
-  })
-  return {
-    lastMarkable,
-    markers,
-    ...(nextEdit ? { nextEdit } : {}),
-    ...(followingEdit ? { followingEdit } : {}),
-    end: position,
-  }
-}
-
-function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {
-  let position = 0
-  const mark = (block: Json): Json => {
-    const at = position++
-    if (!positions.has(at)) return block
-    const ttl = positions.get(at)
-    return { ...block, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } }
-  }
-  if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
-  if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
-  body['messages'] = (body['messages'] as Json[]).map((message) => {
-    const blocks = blocksOf(message)
-    const before = position
-    position += blocks.length
-    // Most messages hold no new marker: counted past without copying their blocks.
-    let touched = false
-    for (const target of positions.keys()) if (target >= before && target < position) touched = true
-    if (!touched) return message
-    position = before
-    return { ...message, content: blocks.map(mark) }
-  })
-}
-
-function blocksOf(message: Json): Json[] {
-  const content = message['content']
-  if (typeof content === 'string') return [{ type: 'text', text: content }]
-  return Array.isArray(content) ? (content as unknown[]).filter(isJsonObject) : []
-}
-
-/**
  * Context editing that touches tool results or compacts (`context_management.edits` other than
  * thinking clearing), or a compaction block the client sends back: the server edits this
  * conversation's content, so ctxgate must not as well. Clearing thinking alone leaves tool results to
@@ -454,14 +292,6 @@ function holdsCompaction(message: Json): boolean {
 
 function clearsThinkingOnly(edit: unknown): boolean {
   return isJsonObject(edit) && typeof edit['type'] === 'string' && edit['type'].startsWith('clear_thinking_')
-}
-
-/** Thinking blocks and empty text take no cache_control; compaction blocks stay byte for byte as the server wrote them. */
-function markable(block: Json): boolean {
-  if (block['type'] === 'thinking' || block['type'] === 'redacted_thinking' || block['type'] === 'compaction')
-    return false
-  if (block['type'] === 'text') return typeof block['text'] === 'string' && block['text'].trim() !== ''
-  return true
 }
 
 function thinkingAfter(messages: readonly Json[], from: number): boolean {

@@ -21,6 +21,12 @@ export const anthropicProvider: Provider = {
     path.startsWith('/v1/complete'),
   // ctxgate's betas join the client's, never replace them.
   headerMerges: { 'anthropic-beta': mergeCommaList },
+  // Context editing's own edits, reported in usage (https://platform.claude.com/docs/en/build-with-claude/context-editing).
+  serverEditKinds: ['clear_tool_uses', 'clear_thinking'],
+  sdkClients: [
+    [/^anthropic\/js$/i, 'Anthropic SDK (JS)'],
+    [/^anthropic\/python$/i, 'Anthropic SDK (Python)'],
+  ],
   // The cache-diagnosis beta: read from answers only when the client itself opted in.
   diagnosesCacheMisses: true,
 }

@@ -56,6 +56,8 @@ export const openaiChatAdapter: ChatAdapter = {
 
   // The API takes a system or developer message anywhere except between a tool call and its results.
   noteAtEditPoint: true,
+  // The view counts no tokens per content part, so this is a margin over the note's text, not a measured framing.
+  dropNoteFraming: 3,
 
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]

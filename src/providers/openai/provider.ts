@@ -22,6 +22,10 @@ export const openaiProvider: Provider = {
     versioned.test(requestTarget) ? `${basePath}${requestTarget}` : `${basePath}/v1${requestTarget}`,
   // OpenAI-compatible clients send every other path.
   claimsPassthrough: () => true,
+  sdkClients: [
+    [/^openai\/js$/i, 'OpenAI SDK (JS)'],
+    [/^openai\/python$/i, 'OpenAI SDK (Python)'],
+  ],
 }
 
 const chat = { adapter: openaiChatAdapter, usage: createOpenAIUsageReader, tooLongWording: chatTooLongWording }
@@ -42,5 +46,6 @@ export const openaiFormats: readonly WireFormatDefinition[] = [
     chat: { ...chat, adapter: openaiResponsesAdapter, tooLongWording: responsesTooLongWording },
     lengthRefusal: readOpenAILengthRefusal,
     streamRefusal: { preamble: responsesPreamble, read: readResponsesEventRefusal },
+    webSocket: true,
   },
 ]

@@ -62,6 +62,8 @@ export const openaiResponsesAdapter: ChatAdapter = {
 
   // A developer message may come between items, so long as no reasoning item is parted from the item it precedes.
   noteAtEditPoint: true,
+  // The view counts no tokens per content part, so this is a margin over the note's text, not a measured framing.
+  dropNoteFraming: 3,
 
   apply(body, _view, options): Applied {
     const items = inputItems(body)

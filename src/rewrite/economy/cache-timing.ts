@@ -3,7 +3,7 @@
  * batch costs nothing extra), and which TTL to write the stable part of the prompt with.
  */
 import type { Cadence } from './cadence.ts'
-import type { ModelPrices } from './prices.ts'
+import type { ModelPrices } from '../../billing/prices.ts'
 
 export const ttlMs = { '5m': 5 * 60_000, '1h': 60 * 60_000 } as const
 

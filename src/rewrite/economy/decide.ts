@@ -7,7 +7,8 @@ import { belowBudgetMaxHazard, refetchChance, refetchChanceOver } from '../clear
 import type { Cadence } from './cadence.ts'
 import { isCold } from './cache-timing.ts'
 import { pricePath } from './path-cost.ts'
-import { writePrice, type ModelPrices } from './prices.ts'
+import { writePrice, type ModelPrices } from '../../billing/prices.ts'
+import { promptTokens } from '../prompt-tokens.ts'
 import type { ConversationCost, EconomyDecision, EconomyPolicy, ResultCost } from './types.ts'
 
 export interface EconomyInput {
@@ -123,7 +124,7 @@ export function eligibleResults(conversation: ConversationCost, policy: EconomyP
 }
 
 export function totalTokens(conversation: ConversationCost): number {
-  return conversation.messages.reduce((sum, message) => sum + message.tokens, conversation.headTokens)
+  return promptTokens(conversation)
 }
 
 /** What a batch at `editPoint` still reads from the cache: up to the edit point, or to the marker kept before it. */

@@ -9,7 +9,7 @@ import { cadenceInputOf, type CadenceMemory } from './cadence-memory.ts'
 import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
-import type { ModelPrices } from './prices.ts'
+import type { ModelPrices } from '../../billing/prices.ts'
 import type { EconomyDecision, EconomyPolicy } from './types.ts'
 
 /** Prices and policy for this request's model; absent under `rewrite.economy: budget-only`. */

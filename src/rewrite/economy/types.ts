@@ -102,8 +102,6 @@ export interface EconomyPolicy {
   readonly excludeTools: readonly string[]
   /** Sessions with fewer requests than this are never edited below budget. */
   readonly shortSessionRequests: number
-  /** Over budget: the batch brings the request at least down to this fraction of the budget. */
-  readonly lowWater: number
   /** A below-budget batch must save at least this share of its own one-time cost over not editing. */
   readonly margin: number
   /** Requests ahead the path is priced over, at most (bounds the work per request). */
@@ -119,7 +117,6 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   keepRecentRounds: 3,
   excludeTools: [],
   shortSessionRequests: 8,
-  lowWater: 0.6,
   margin: 0.25,
   horizonCap: 200,
   maxNeedHazard: belowBudgetMaxHazard,

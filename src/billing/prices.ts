@@ -2,8 +2,8 @@
  * What a request costs. Cache prices are multiples of the uncached input price (that is how both
  * providers publish them); dollars are per million tokens and may be unknown for a family.
  */
-import { globToRegExp } from '../../config/model-limits.ts'
-import { billedTokenCounts, type Usage } from '../../model-call/usage.ts'
+import { globToRegExp } from '../config/model-limits.ts'
+import { billedTokenCounts, type Usage } from '../model-call/usage.ts'
 
 export interface ModelPrices {
   /** Glob on the model name; the first matching entry wins. */
@@ -55,7 +55,10 @@ export function billedDollars(usage: Usage, prices: ModelPrices, promptScale = 1
   return input + output
 }
 
-/** Dollars of a number of billed-equivalent input tokens (for "saved" figures); null when unknown. */
+/**
+ * Dollars of a number of billed-equivalent input tokens (for "saved" figures); null when unknown.
+ * @public Nothing calls it on this branch; the live page's savings work (issue 24) may.
+ */
 export function dollarsOfInputTokens(tokens: number, prices: ModelPrices): number | null {
   return prices.input === null ? null : (tokens * prices.input) / 1_000_000
 }

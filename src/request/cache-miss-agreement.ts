@@ -1,5 +1,7 @@
 import type { CacheMissReason } from '../model-call/cache-diagnosis.ts'
+import type { Usage } from '../model-call/usage.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
+import type { Accounting } from './prepared.ts'
 
 /** Whether ctxgate's own cause for a prefix break matches the provider's diagnosis; unknown when the provider could not say. */
 export type CacheMissAgreement = 'yes' | 'no' | 'unknown'
@@ -55,3 +57,11 @@ export const cacheMissLabelPairs: readonly (readonly [CacheMissReason, CacheMiss
   ['unavailable', 'unknown'],
   ['other', 'unknown'],
 ]
+
+/** The provider's reason for a cache miss and ctxgate's agreement with it: for the metric and the log line. */
+export function cacheMissSummary(usage: Usage | undefined, accounting: Accounting | undefined) {
+  const diagnosis = usage?.cacheDiagnosis
+  if (!diagnosis) return undefined
+  const own = { prefixBreak: accounting?.prefixBreak, newBatch: accounting?.report?.newBatch === true }
+  return { ...diagnosis, agrees: cacheMissAgreement(diagnosis.reason, own) }
+}

@@ -1,4 +1,4 @@
-import { modelFamily } from '../model-call/model-family.ts'
+import { modelFamily } from '../providers/model-family.ts'
 
 /**
  * Per-model correction of the estimator from the prompt sizes the upstream reports (docs/economy.md, calibration).
@@ -41,7 +41,7 @@ export interface ConversationRequest {
 }
 
 /** What a conversation taught, from its newest answered request back; replicas share it through a store. */
-export interface ConversationMemory {
+export interface ConversationLesson {
   /** Its newest actual ÷ estimate ratios, newest last. */
   readonly ratios: readonly number[]
   /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
@@ -59,7 +59,7 @@ export interface CalibrationSync {
     scope: string,
     conversation?: string,
   ): Promise<
-    | { readonly ratios: readonly number[]; readonly limit?: number; readonly conversation?: ConversationMemory }
+    | { readonly ratios: readonly number[]; readonly limit?: number; readonly conversation?: ConversationLesson }
     | undefined
   >
   /** With `conversation`, also replaces what that conversation taught (same key as `load`). */
@@ -67,7 +67,7 @@ export interface CalibrationSync {
     ratioKey: string,
     ratio: number,
     keep: number,
-    conversation?: { readonly key: string; readonly memory: ConversationMemory },
+    conversation?: { readonly key: string; readonly memory: ConversationLesson },
   ): Promise<void>
   pushLimit(family: string, scope: string, limit: number, ttlMs: number): Promise<void>
   clearLimit(family: string, scope: string): Promise<void>
@@ -88,7 +88,7 @@ export class Calibration {
   readonly #ratios = new Map<string, number[]>()
   readonly #limits = new Map<string, LearnedLimit>()
   /** Per conversation (its key and model family): what it taught; shared through the store when there is one. */
-  readonly #conversations = new Map<string, ConversationMemory>()
+  readonly #conversations = new Map<string, ConversationLesson>()
   readonly #sync: CalibrationSync | undefined
   readonly #aging: LimitAging | undefined
 
@@ -198,14 +198,14 @@ export class Calibration {
     ratio: number,
     unedited: number,
     sent: number,
-  ): { key: string; memory: ConversationMemory } {
+  ): { key: string; memory: ConversationLesson } {
     const ratios = [...(this.#conversations.get(key)?.ratios ?? []), ratio].slice(-conversationWindow)
     const memory = { ratios, unedited, sent }
     this.#keepConversation(key, memory)
     return { key, memory }
   }
 
-  #keepConversation(key: string, memory: ConversationMemory): void {
+  #keepConversation(key: string, memory: ConversationLesson): void {
     this.#conversations.delete(key)
     this.#conversations.set(key, memory)
     if (this.#conversations.size > maxConversations)
@@ -225,7 +225,7 @@ export class Calibration {
  * stay, so the rest is sent as it was), or over what goes upstream after this request's own edits. A prompt smaller than then means the client rewrote its
  * history (its own compaction, say): all of it counts as new.
  */
-function addedShare(answered: ConversationMemory, unedited: number, sentAfterEdits?: number): number {
+function addedShare(answered: ConversationLesson, unedited: number, sentAfterEdits?: number): number {
   const added = unedited - answered.unedited
   if (!Number.isFinite(added) || added < 0) return 1
   if (added === 0) return 0
@@ -236,7 +236,7 @@ function addedShare(answered: ConversationMemory, unedited: number, sentAfterEdi
 }
 
 /** A conversation's memory read back from a store, bounded like one learned here; anything malformed is none. */
-function wellFormed(memory: ConversationMemory | undefined): ConversationMemory | undefined {
+function wellFormed(memory: ConversationLesson | undefined): ConversationLesson | undefined {
   if (!memory || !Array.isArray(memory.ratios)) return undefined
   const ratios = memory.ratios.filter((ratio) => typeof ratio === 'number' && Number.isFinite(ratio))
   const { unedited, sent } = memory

@@ -1,5 +1,5 @@
 import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
-import { anthropicMultipliers, billedInputTokens } from '../rewrite/economy/prices.ts'
+import { anthropicMultipliers, billedInputTokens } from './prices.ts'
 
 export { zeroUsage, type Usage }
 

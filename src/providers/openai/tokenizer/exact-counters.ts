@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import type { ExactCounters } from '../../rewrite/estimate.ts'
+import type { ExactCounters } from '../../../rewrite/estimate.ts'
 import { openaiEncodingOf, type OpenAIEncoding } from './openai-encoding.ts'
 import { countWithRunGuard } from './long-run-guard.ts'
 

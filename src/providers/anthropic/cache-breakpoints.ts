@@ -1,0 +1,171 @@
+import {
+  chooseBreakpoints,
+  withinLookback,
+  type BreakpointCandidate,
+  type ExistingBreakpoint,
+} from './breakpoint-rules.ts'
+import { isJsonObject, type Json } from '../../util/json.ts'
+import type { ApplyOptions } from '../adapter-contract.ts'
+import { blocksOf, markable } from './blocks.ts'
+
+/** How the adapter sizes the request's head and each message, for the prefix a marker would cache. */
+export interface PrefixSizes {
+  readonly head: (body: Json) => number
+  readonly message: (message: unknown, index: number) => number
+}
+
+/**
+ * Fill free cache_control slots (docs/rewriting.md, cache breakpoints): newest block, previous request's tail (unless a marker after it
+ * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. Returns how many it added.
+ */
+export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: PrefixSizes): number {
+  const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
+  const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
+  const messages = body['messages'] as Json[]
+  const existing: ExistingBreakpoint[] = []
+  let position = 0
+  let clientSetTtl = isJsonObject(body['cache_control']) && body['cache_control']['ttl'] !== undefined
+  const note = (marked: unknown, at = position): void => {
+    if (!isJsonObject(marked)) return
+    existing.push({ position: at, ttl: marked['ttl'] === '1h' ? '1h' : '5m' })
+    clientSetTtl ||= marked['ttl'] !== undefined
+  }
+  for (const tool of tools) {
+    note(tool['cache_control'])
+    position++
+  }
+  const toolsEnd = position - 1
+  for (const block of system) {
+    note(block['cache_control'])
+    position++
+  }
+  const systemEnd = position - 1
+  const scan = scanMessages(messages, position, options.nextEditResult, options.followingEditResult)
+  for (const marker of scan.markers) note(marker.marked, marker.position)
+  const { lastMarkable } = scan
+  // Prefix sizes are measured on the request as rewritten, so rewriting it again decides the same; they only
+  // matter up to the minimum cacheable length, so the walk stops there (usually at the head).
+  const headPart = sizes.head(body)
+  const totals: number[] = []
+  const prefixAt = (index: number): number => {
+    let tokens = totals[totals.length - 1] ?? headPart
+    while (totals.length <= index && tokens < options.minCacheableTokens) {
+      tokens += sizes.message(messages[totals.length], totals.length)
+      totals.push(tokens)
+    }
+    return totals[index] ?? tokens
+  }
+  const candidates: BreakpointCandidate[] = []
+  const newest = messages.length - 1
+  const rolling = lastMarkable[newest] ?? -1
+  if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
+  if (options.previousTail !== undefined && options.previousTail < newest) {
+    const previous = lastMarkable[options.previousTail] ?? -1
+    const tailMarker = isJsonObject(body['cache_control'])
+      ? scan.end - 1
+      : Math.max(rolling, ...existing.map((m) => m.position))
+    // A marker within the lookback after the old tail finds its entry anyway; the slot is worth more elsewhere.
+    if (previous >= 0 && !withinLookback(previous, tailMarker))
+      candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
+  }
+  // On a batch request: ahead of where it starts (to read), then ahead of where the next one will (written fresh now).
+  for (const edit of [scan.nextEdit, scan.followingEdit])
+    if (edit) candidates.push({ name: 'next-edit', position: edit.position, prefixTokens: prefixAt(edit.message) })
+  // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
+  const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
+  if (system.length > 0 && markable(system[system.length - 1] as Json))
+    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
+  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
+  const chosen = chooseBreakpoints({
+    existing,
+    automatic: isJsonObject(body['cache_control']),
+    automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
+    candidates,
+    minCacheableTokens: options.minCacheableTokens,
+  })
+  if (chosen.length === 0) return 0
+  markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
+  return chosen.length
+}
+
+interface MessageScan {
+  /** Per message, the position of its last block that may carry a marker (-1: none). */
+  readonly lastMarkable: number[]
+  /** Markers the client put on message blocks (and inside tool results), with their positions. */
+  readonly markers: { readonly marked: unknown; readonly position: number }[]
+  /** The last markable block before the result the next batch starts at, and the message holding that block. */
+  readonly nextEdit?: { readonly position: number; readonly message: number }
+  /** The same before the result the batch after this request's will start at. */
+  readonly followingEdit?: { readonly position: number; readonly message: number }
+  /** Position after the last block. */
+  readonly end: number
+}
+
+/** One walk over the message blocks, in the cache's order, from `start` (the blocks of tools and system come first). */
+function scanMessages(
+  messages: readonly Json[],
+  start: number,
+  nextEditResult: string | undefined,
+  followingEditResult: string | undefined,
+): MessageScan {
+  const lastMarkable: number[] = []
+  const markers: { marked: unknown; position: number }[] = []
+  let nextEdit: MessageScan['nextEdit']
+  let followingEdit: MessageScan['followingEdit']
+  let markableBefore: { position: number; message: number } | undefined
+  let position = start
+  messages.forEach((message, index) => {
+    let last = -1
+    for (const block of blocksOf(message)) {
+      if (block['cache_control'] !== undefined) markers.push({ marked: block['cache_control'], position })
+      if (Array.isArray(block['content']))
+        for (const inner of block['content'] as unknown[])
+          if (isJsonObject(inner) && inner['cache_control'] !== undefined)
+            markers.push({ marked: inner['cache_control'], position })
+      if (nextEdit === undefined && block['type'] === 'tool_result' && block['tool_use_id'] === nextEditResult)
+        nextEdit = markableBefore
+      if (
+        followingEdit === undefined &&
+        block['type'] === 'tool_result' &&
+        block['tool_use_id'] === followingEditResult
+      )
+        followingEdit = markableBefore
+      if (markable(block)) {
+        last = position
+        markableBefore = { position, message: index }
+      }
+      position++
+    }
+    lastMarkable.push(last)
+  })
+  return {
+    lastMarkable,
+    markers,
+    ...(nextEdit ? { nextEdit } : {}),
+    ...(followingEdit ? { followingEdit } : {}),
+    end: position,
+  }
+}
+
+function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {
+  let position = 0
+  const mark = (block: Json): Json => {
+    const at = position++
+    if (!positions.has(at)) return block
+    const ttl = positions.get(at)
+    return { ...block, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } }
+  }
+  if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
+  if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
+  body['messages'] = (body['messages'] as Json[]).map((message) => {
+    const blocks = blocksOf(message)
+    const before = position
+    position += blocks.length
+    // Most messages hold no new marker: counted past without copying their blocks.
+    let touched = false
+    for (const target of positions.keys()) if (target >= before && target < position) touched = true
+    if (!touched) return message
+    position = before
+    return { ...message, content: blocks.map(mark) }
+  })
+}

@@ -1,0 +1,74 @@
+import type { ReplaceToolResult, RewriteReport, ToolResultView } from './types.ts'
+
+/** One tool result the plan folds or clears, and what that saves. */
+export interface Replacement {
+  readonly edit: ReplaceToolResult
+  readonly result: ToolResultView
+  readonly fresh: boolean
+  readonly saved: number
+}
+
+/** What the plan did, as its report needs it. */
+export interface PlanFacts {
+  readonly estimatedBefore: number
+  readonly estimatedAfter: number
+  readonly budget: number
+  readonly replacements: Iterable<Replacement>
+  readonly isDropped: (message: number) => boolean
+  /** Messages 1 up to (not including) this one are dropped. */
+  readonly dropTo: number
+  readonly dropFresh: boolean
+  readonly messageTokens: readonly number[]
+  readonly dropNoteTokens: number
+  readonly clientEdited: boolean
+  readonly clearedBehindMarker: boolean
+}
+
+/** The request's report: what was folded, cleared and dropped (kept and new), and where the first edit is. */
+export function planReport(facts: PlanFacts): RewriteReport {
+  const { estimatedBefore, dropTo, dropFresh } = facts
+  let fold = 0
+  let clear = 0
+  let folded = 0
+  let cleared = 0
+  const fresh = { folded: 0, cleared: 0 }
+  let newBatch = dropFresh
+  let firstEdited = dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
+  let firstNew = dropFresh ? 1 : Number.POSITIVE_INFINITY
+  for (const replacement of facts.replacements) {
+    const { edit, result, saved } = replacement
+    if (facts.isDropped(result.message)) continue
+    if (edit.action === 'fold') {
+      folded++
+      fold += saved
+    } else {
+      cleared++
+      clear += saved
+    }
+    if (replacement.fresh) fresh[edit.action === 'fold' ? 'folded' : 'cleared']++
+    newBatch ||= replacement.fresh
+    firstEdited = Math.min(firstEdited, result.message)
+    if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
+  }
+  const dropped = dropTo - 1
+  const dropTokens =
+    dropped > 0
+      ? facts.messageTokens.slice(1, dropTo).reduce((sum, tokens) => sum + tokens, 0) - facts.dropNoteTokens
+      : 0
+  return {
+    estimatedBefore: Math.ceil(estimatedBefore),
+    estimatedAfter: Math.ceil(facts.estimatedAfter),
+    budget: Math.floor(facts.budget),
+    folded,
+    cleared,
+    newFolded: fresh.folded,
+    newCleared: fresh.cleared,
+    droppedMessages: dropped,
+    tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
+    newBatch,
+    clientEdited: facts.clientEdited,
+    firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
+    firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
+    ...(facts.clearedBehindMarker ? { clearedBehindMarker: true } : {}),
+  }
+}

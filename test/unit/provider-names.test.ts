@@ -1,0 +1,60 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * Shared code names no provider (docs/architecture.md, "Where provider names may appear"): it looks
+ * each one up in the registry. Provider names belong in `providers/` and `config/` (with the command
+ * line's flags, `cli.ts`), and in the tools that speak particular wire formats: the fake upstream
+ * (`mock/`), which answers as each API does, and replay (`replay/`), which imports each client's
+ * recordings and replays them in the Messages format. Comments may name a provider (they cite its docs).
+ */
+const allowed = [/^providers\//, /^config\//, /^cli\.ts$/, /^mock\//, /^replay\//]
+/** Files that name one for a reason of their own, each said here. */
+const exceptions: Readonly<Record<string, string>> = {
+  // The default price table (Anthropic's published multipliers) is the lead's economy code (issue 22).
+  'billing/prices.ts': 'not yet moved',
+  // Replay's uncached-equivalent input is priced at that same default table.
+  'billing/usage-totals.ts': 'not yet moved',
+  // A client rule shows where it was read: the client's own source repository (openai/codex).
+  'session/client-rule.ts': 'cites its source',
+}
+const srcRoot = join(import.meta.dirname, '../../src')
+const providerName = /anthropic|openai/i
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.(ts|js)$/.test(entry.name) ? [path] : []
+  })
+}
+
+/** The lines of code (comments left out) that name a provider. */
+export function providerMentions(text: string): string[] {
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text)
+  const found: string[] = []
+  for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
+    if (providerName.test(scanner.getTokenText())) found.push(scanner.getTokenText())
+  }
+  return found
+}
+
+describe('provider names', () => {
+  it('appear in code only where a provider or wire format is the job', () => {
+    const offenders = sourceFiles(srcRoot)
+      .map((path) => relative(srcRoot, path))
+      .filter((file) => !allowed.some((pattern) => pattern.test(file)) && !(file in exceptions))
+      .map((file) => ({ file, mentions: providerMentions(readFileSync(join(srcRoot, file), 'utf8')) }))
+      .filter(({ mentions }) => mentions.length > 0)
+    expect(offenders).toEqual([])
+  })
+
+  it('reads names in code and strings, not in comments', () => {
+    expect(providerMentions("// Anthropic's docs\nconst x = 'openai-responses' /* OpenAI */")).toEqual([
+      "'openai-responses'",
+    ])
+    expect(providerMentions('const anthropicLimit = 1')).toEqual(['anthropicLimit'])
+  })
+})
