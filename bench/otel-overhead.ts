@@ -2,15 +2,18 @@
  * What OpenTelemetry export costs a request, side by side in one run against the same fake upstream:
  *   1. added latency: ctxgate with export off and with export on to a local OTLP/HTTP receiver, at 64
  *      concurrent streams (the fake upstream spaces its events `--chunk-delay-ms` apart, as a model
- *      does), in interleaved rounds — p50 and p99 of time to first byte and of the whole answer, and
- *      ctxgate's CPU time per request;
+ *      does), in many short interleaved rounds (off/on, then on/off). Each round's p50 with export on
+ *      minus the same round's p50 with export off is one paired difference; the headline is their
+ *      mean with a bootstrap 95% interval over rounds, so a machine whose load drifts between rounds
+ *      moves both arms alike. Beside it, ctxgate's CPU per request: the main thread (where requests
+ *      run) and the whole process (with the export worker);
  *   2. a collector that is down: ctxgate exporting to a closed port for the whole `--seconds`, at 64
  *      concurrent streams — requests that failed or came back different, latency beside export off,
  *      and the process's resident memory before and after (the span queue is bounded).
- * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 6] [--chunk-delay-ms 10]   (--seconds 60: the full minute)
+ * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10]
+ *   (the figure in BENCHMARKS.md: --seconds 60 --rounds 40 --round-seconds 2)
  * --chunk-delay-ms 0 answers as fast as the mock can, which saturates the CPU: then every µs of
  * work per request shows up as latency for all 64 streams.
- * Timings move with whatever else the machine runs: read the columns against each other, not alone.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -22,7 +25,8 @@ import { cpuTimeMs, freePort, percentile, startCtxgate, startMockProcess, type T
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '10' },
+    'round-seconds': { type: 'string', default: '1' },
     'chunk-delay-ms': { type: 'string', default: '10' },
   },
 })
@@ -31,7 +35,7 @@ const rounds = Number(values.rounds)
 const chunkDelayMs = Number(values['chunk-delay-ms'])
 const concurrency = 64
 /** Each round runs every target this long. */
-const roundSeconds = 2
+const roundSeconds = Number(values['round-seconds'])
 
 /** A local collector that reads and acknowledges every export, counting what it got. */
 async function startReceiver(): Promise<{
@@ -78,16 +82,31 @@ interface LoadSample {
   readonly firstBytes: number[]
   failed: number
   readonly answers: Set<string>
-  /** ctxgate's CPU time spent on this sample's requests. */
+  /** ctxgate's CPU time spent on this sample's requests: the whole process, and its main thread. */
   cpuMs: number
+  mainThreadCpuMs: number
 }
 
-const newSample = (): LoadSample => ({ latencies: [], firstBytes: [], failed: 0, answers: new Set(), cpuMs: 0 })
+const newSample = (): LoadSample => ({
+  latencies: [],
+  firstBytes: [],
+  failed: 0,
+  answers: new Set(),
+  cpuMs: 0,
+  mainThreadCpuMs: 0,
+})
+
+/** CPU time (ms, 10 ms ticks) of a process's main thread, the one requests run on (Linux /proc). */
+function mainThreadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
 
 /** `concurrency` streams, each sending the next request as soon as its answer has ended, for `seconds`. */
 async function load(target: Target, agent: Agent, seconds: number, sample: LoadSample): Promise<void> {
   const until = performance.now() + seconds * 1000
   const cpuBefore = cpuTimeMs(target.pid ?? 0) ?? 0
+  const mainBefore = mainThreadCpuMs(target.pid ?? 0)
   const stream = async (): Promise<void> => {
     while (performance.now() < until) {
       const started = performance.now()
@@ -117,10 +136,31 @@ async function load(target: Target, agent: Agent, seconds: number, sample: LoadS
   }
   await Promise.all(Array.from({ length: concurrency }, stream))
   sample.cpuMs += (cpuTimeMs(target.pid ?? 0) ?? 0) - cpuBefore
+  sample.mainThreadCpuMs += mainThreadCpuMs(target.pid ?? 0) - mainBefore
 }
 
-const cpuPerRequest = (sample: LoadSample): string =>
-  fmt((sample.cpuMs * 1000) / Math.max(1, sample.latencies.length), 0)
+const perRequestUs = (cpuMs: number, sample: LoadSample): string =>
+  fmt((cpuMs * 1000) / Math.max(1, sample.latencies.length), 0)
+
+/** The mean of `values` with a percentile bootstrap 95% interval (seeded, so a rerun prints the same interval for the same data). */
+function bootstrapMean(values: readonly number[], resamples = 10_000): { mean: number; low: number; high: number } {
+  let seed = 0x2545f491
+  const random = (): number => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return (seed >>> 0) / 4294967296
+  }
+  const mean = (list: readonly number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length
+  const means = Array.from({ length: resamples }, () =>
+    mean(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)] ?? 0)),
+  ).toSorted((a, b) => a - b)
+  return {
+    mean: mean(values),
+    low: means[Math.floor(resamples * 0.025)] ?? Number.NaN,
+    high: means[Math.floor(resamples * 0.975)] ?? Number.NaN,
+  }
+}
 
 function residentMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -130,6 +170,14 @@ function residentMb(pid: number): number {
 }
 
 const fmt = (value: number, digits = 2): string => value.toFixed(digits)
+
+function mergeInto(total: LoadSample, round: LoadSample): void {
+  total.latencies.push(...round.latencies)
+  total.firstBytes.push(...round.firstBytes)
+  total.failed += round.failed
+  total.cpuMs += round.cpuMs
+  total.mainThreadCpuMs += round.mainThreadCpuMs
+}
 
 const mock = await startMockProcess()
 const receiver = await startReceiver()
@@ -158,28 +206,49 @@ try {
   for (const target of [off, on, down]) await load(target, agentOf(target), 1, newSample())
 
   const samples = new Map([off, on].map((target) => [target.name, newSample()]))
+  /** Per round: export on's p50 minus export off's, in ms. */
+  const paired = { firstByte: [] as number[], answer: [] as number[] }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [off, on] : [on, off]
-    for (const target of order)
-      await load(target, agentOf(target), roundSeconds, samples.get(target.name) as LoadSample)
+    const roundSamples = new Map<string, LoadSample>()
+    for (const target of order) {
+      const sample = newSample()
+      await load(target, agentOf(target), roundSeconds, sample)
+      roundSamples.set(target.name, sample)
+      mergeInto(samples.get(target.name) as LoadSample, sample)
+    }
+    const [offRound, onRound] = [roundSamples.get(off.name), roundSamples.get(on.name)] as [LoadSample, LoadSample]
+    paired.firstByte.push(percentile(onRound.firstBytes, 50) - percentile(offRound.firstBytes, 50))
+    paired.answer.push(percentile(onRound.latencies, 50) - percentile(offRound.latencies, 50))
   }
-  const offSample = samples.get(off.name) as LoadSample
-  const onSample = samples.get(on.name) as LoadSample
   console.log(
-    '| ctxgate | requests | failed | first byte p50 ms | first byte p99 ms | answer p50 ms | answer p99 ms | ctxgate CPU µs/request |',
+    '| ctxgate | requests | failed | first byte p50 ms | first byte p99 ms | answer p50 ms | answer p99 ms | CPU µs/request, main thread | CPU µs/request, process |',
   )
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
   for (const [name, sample] of samples)
     console.log(
-      `| ${name} | ${sample.latencies.length} | ${sample.failed} | ${fmt(percentile(sample.firstBytes, 50))} | ${fmt(percentile(sample.firstBytes, 99))} | ${fmt(percentile(sample.latencies, 50))} | ${fmt(percentile(sample.latencies, 99))} | ${cpuPerRequest(sample)} |`,
+      `| ${name} | ${sample.latencies.length} | ${sample.failed} | ${fmt(percentile(sample.firstBytes, 50))} | ${fmt(percentile(sample.firstBytes, 99))} | ${fmt(percentile(sample.latencies, 50))} | ${fmt(percentile(sample.latencies, 99))} | ${perRequestUs(sample.mainThreadCpuMs, sample)} | ${perRequestUs(sample.cpuMs, sample)} |`,
     )
-  const added = (pick: (sample: LoadSample) => number[], p: number): string =>
-    fmt(percentile(pick(onSample), p) - percentile(pick(offSample), p), 3)
+  const interval = (values: readonly number[]): string => {
+    const { mean, low, high } = bootstrapMean(values)
+    return `${fmt(mean, 3)} ms (95% interval ${fmt(low, 3)} … ${fmt(high, 3)})`
+  }
+  console.log(`\nadded p50 with export on, mean of ${rounds} paired rounds (on − off, same round):`)
+  console.log(`  first byte ${interval(paired.firstByte)}`)
+  console.log(`  answer     ${interval(paired.answer)}`)
+  const holds = [paired.firstByte, paired.answer].every((values) => {
+    const { low, high } = bootstrapMean(values)
+    return low >= -0.1 && high <= 0.1
+  })
   console.log(
-    `\nadded with export on, p50: first byte ${added((sample) => sample.firstBytes, 50)} ms, answer ${added((sample) => sample.latencies, 50)} ms (target: within 0.1 ms)`,
+    `target (p50 within 0.1 ms of export off): ${holds ? 'holds — both intervals lie within ±0.1 ms' : 'not shown — an interval reaches past ±0.1 ms'}`,
   )
+  const offSample = samples.get(off.name) as LoadSample
+  const onSample = samples.get(on.name) as LoadSample
+  const p99 = (pick: (sample: LoadSample) => number[]): string =>
+    fmt(percentile(pick(onSample), 99) - percentile(pick(offSample), 99), 3)
   console.log(
-    `added with export on, p99: first byte ${added((sample) => sample.firstBytes, 99)} ms, answer ${added((sample) => sample.latencies, 99)} ms`,
+    `added p99 with export on, pooled: first byte ${p99((sample) => sample.firstBytes)} ms, answer ${p99((sample) => sample.latencies)} ms`,
   )
   console.log(`the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB`)
 

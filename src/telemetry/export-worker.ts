@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { startExportPipeline } from './export-pipeline.ts'
 import type { ExportWorkerData, FromExportWorker, ToExportWorker } from './worker-messages.ts'
@@ -8,6 +9,13 @@ import type { ExportWorkerData, FromExportWorker, ToExportWorker } from './worke
  */
 const port = parentPort
 if (!port) throw new Error('export-worker.ts runs as a worker thread (start-telemetry.ts starts it)')
+// The lowest CPU priority, for this thread only (on Linux a thread's nice value is its own,
+// setpriority(2)): when the cores are busy, requests run first and export waits.
+try {
+  setPriority(19)
+} catch {
+  // Not permitted or not supported here: export runs at the process's priority.
+}
 const send = (message: FromExportWorker): void => port.postMessage(message)
 const { settings, servers } = workerData as ExportWorkerData
 const pipeline = startExportPipeline(settings, servers, {

@@ -48,9 +48,11 @@ export interface ExportedCall extends CallFacts {
   readonly tracestate?: string | undefined
 }
 
+/** performance.now()'s origin as epoch milliseconds: fixed for the thread's life, so read once. */
+const origin = performance.timeOrigin
+
 /** The export's copy of a record; runs on the request's thread, so it copies and computes as little as it can. */
 export function exportedCallOf(record: RequestRecord, modelLabel: string): ExportedCall {
-  const origin = performance.timeOrigin
   const startedAt = record.startedAt ?? performance.now() - record.durationMs
   const accounting = record.accounting
   const report = accounting?.report
