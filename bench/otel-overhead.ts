@@ -10,7 +10,9 @@
  *   2. a collector that is down: ctxgate exporting to a closed port for the whole `--seconds`, at 64
  *      concurrent streams — requests that failed or came back different, latency beside export off,
  *      and the process's resident memory before and after (the span queue is bounded).
- * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10]
+ * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10] [--together]
+ *   --together runs off and on in the same moments each round (64 streams each) rather than one
+ *   after the other, so load from other work on the machine lands on both arms alike.
  *   (the figure in BENCHMARKS.md: --seconds 60 --rounds 40 --round-seconds 2)
  * --chunk-delay-ms 0 answers as fast as the mock can, which saturates the CPU: then every µs of
  * work per request shows up as latency for all 64 streams.
@@ -18,6 +20,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { cpuTimeMs, freePort, percentile, startCtxgate, startMockProcess, type Target } from './peers.ts'
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '10' },
     'round-seconds': { type: 'string', default: '1' },
     'chunk-delay-ms': { type: 'string', default: '10' },
+    together: { type: 'boolean', default: false },
   },
 })
 const downSeconds = Number(values.seconds)
@@ -36,20 +40,29 @@ const chunkDelayMs = Number(values['chunk-delay-ms'])
 const concurrency = 64
 /** Each round runs every target this long. */
 const roundSeconds = Number(values['round-seconds'])
+/** Both arms in the same moments (64 streams each) instead of one after the other: load from elsewhere hits both alike. */
+const together = values.together
 
-/** A local collector that reads and acknowledges every export, counting what it got. */
+/** A local collector that acknowledges every export and keeps the trace bodies, decoded at the end (not during the rounds). */
 async function startReceiver(): Promise<{
   url: string
   exports: () => number
   bytes: () => number
+  spans: () => number
   close: () => Promise<void>
 }> {
   let exports = 0
   let bytes = 0
+  const traceBodies: Buffer[] = []
   const server: Server = createServer((incoming, response) => {
-    incoming.on('data', (chunk: Buffer) => (bytes += chunk.length))
+    const chunks: Buffer[] = []
+    incoming.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      chunks.push(chunk)
+    })
     incoming.on('end', () => {
       exports++
+      if (incoming.url === '/v1/traces') traceBodies.push(Buffer.concat(chunks))
       response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
     })
   })
@@ -58,9 +71,27 @@ async function startReceiver(): Promise<{
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exports: () => exports,
     bytes: () => bytes,
+    spans: () => traceBodies.reduce((sum, body) => sum + spanCount(body), 0),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
 }
+
+/** Spans in one OTLP protobuf trace export, read with the official schema (as the tests' receiver does). */
+function spanCount(body: Buffer): number {
+  const decoded = traceRequest.decode(body) as {
+    resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[]
+  }
+  return (decoded.resourceSpans ?? [])
+    .flatMap((resource) => resource.scopeSpans ?? [])
+    .reduce((sum, scope) => sum + (scope.spans?.length ?? 0), 0)
+}
+const traceRequest = (
+  createRequire(import.meta.url)('otlp-proto-schema/build/src/generated/root.js') as {
+    opentelemetry: {
+      proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown } } } } }
+    }
+  }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
 
 const body = JSON.stringify({
   model: 'claude-sonnet-4-5',
@@ -201,22 +232,26 @@ try {
   console.log(
     `OpenTelemetry export overhead: ${concurrency} concurrent streamed Anthropic requests (2 KB), rewrite on, upstream events ${chunkDelayMs} ms apart`,
   )
-  console.log(`node ${process.version}; ${rounds} interleaved rounds of ${roundSeconds} s per target\n`)
+  console.log(
+    `node ${process.version}; ${rounds} rounds of ${roundSeconds} s, ${together ? 'both targets at the same time' : 'one target after the other, order alternating'}\n`,
+  )
   // Warm-up: connections, JIT, the exporter's first connection.
-  for (const target of [off, on, down]) await load(target, agentOf(target), 1, newSample())
+  const warmUps = [off, on, down].map(() => newSample())
+  for (const [index, target] of [off, on, down].entries())
+    await load(target, agentOf(target), 1, warmUps[index] as LoadSample)
+  const warmUpRequests = warmUps[1]?.latencies.length ?? 0
 
   const samples = new Map([off, on].map((target) => [target.name, newSample()]))
   /** Per round: export on's p50 minus export off's, in ms. */
   const paired = { firstByte: [] as number[], answer: [] as number[] }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [off, on] : [on, off]
-    const roundSamples = new Map<string, LoadSample>()
-    for (const target of order) {
-      const sample = newSample()
-      await load(target, agentOf(target), roundSeconds, sample)
-      roundSamples.set(target.name, sample)
-      mergeInto(samples.get(target.name) as LoadSample, sample)
-    }
+    const roundSamples = new Map(order.map((target) => [target.name, newSample()]))
+    const run = (target: Target): Promise<void> =>
+      load(target, agentOf(target), roundSeconds, roundSamples.get(target.name) as LoadSample)
+    if (together) await Promise.all(order.map(run))
+    else for (const target of order) await run(target)
+    for (const [name, sample] of roundSamples) mergeInto(samples.get(name) as LoadSample, sample)
     const [offRound, onRound] = [roundSamples.get(off.name), roundSamples.get(on.name)] as [LoadSample, LoadSample]
     paired.firstByte.push(percentile(onRound.firstBytes, 50) - percentile(offRound.firstBytes, 50))
     paired.answer.push(percentile(onRound.latencies, 50) - percentile(offRound.latencies, 50))
@@ -250,7 +285,11 @@ try {
   console.log(
     `added p99 with export on, pooled: first byte ${p99((sample) => sample.firstBytes)} ms, answer ${p99((sample) => sample.latencies)} ms`,
   )
-  console.log(`the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB`)
+  // Export on's spans arrive up to OTEL_BSP_SCHEDULE_DELAY (5 s) after its last round.
+  await new Promise((resolve) => setTimeout(resolve, 6_000))
+  console.log(
+    `the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB: ${receiver.spans()} spans for export on's ${onSample.latencies.length + warmUpRequests} requests (warm-up included)`,
+  )
 
   // The collector is down for the whole window; export off runs right after for the same time.
   const rssBefore = residentMb(down.pid ?? 0)
