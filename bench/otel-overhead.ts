@@ -10,7 +10,7 @@
  *   2. a collector that is down: ctxgate exporting to a closed port for the whole `--seconds`, at 64
  *      concurrent streams — requests that failed or came back different, latency beside export off,
  *      and the process's resident memory before and after (the span queue is bounded).
- * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10] [--together]
+ * Usage: tsx bench/otel-overhead.ts [--seconds 10 (0: no collector-down run)] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10] [--together]
  *   --together runs off and on in the same moments each round (64 streams each) rather than one
  *   after the other, so load from other work on the machine lands on both arms alike.
  *   (the figure in BENCHMARKS.md: --seconds 60 --rounds 40 --round-seconds 2)
@@ -173,8 +173,13 @@ async function load(target: Target, agent: Agent, seconds: number, sample: LoadS
 const perRequestUs = (cpuMs: number, sample: LoadSample): string =>
   fmt((cpuMs * 1000) / Math.max(1, sample.latencies.length), 0)
 
-/** The mean of `values` with a percentile bootstrap 95% interval (seeded, so a rerun prints the same interval for the same data). */
-function bootstrapMean(values: readonly number[], resamples = 10_000): { mean: number; low: number; high: number } {
+const meanOf = (list: readonly number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length
+
+/** The mean of `differences` with a percentile bootstrap 95% interval (seeded, so a rerun prints the same interval for the same data). */
+function bootstrapMean(
+  differences: readonly number[],
+  resamples = 10_000,
+): { mean: number; low: number; high: number } {
   let seed = 0x2545f491
   const random = (): number => {
     seed ^= seed << 13
@@ -182,12 +187,13 @@ function bootstrapMean(values: readonly number[], resamples = 10_000): { mean: n
     seed ^= seed << 5
     return (seed >>> 0) / 4294967296
   }
-  const mean = (list: readonly number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length
   const means = Array.from({ length: resamples }, () =>
-    mean(Array.from({ length: values.length }, () => values[Math.floor(random() * values.length)] ?? 0)),
+    meanOf(
+      Array.from({ length: differences.length }, () => differences[Math.floor(random() * differences.length)] ?? 0),
+    ),
   ).toSorted((a, b) => a - b)
   return {
-    mean: mean(values),
+    mean: meanOf(differences),
     low: means[Math.floor(resamples * 0.025)] ?? Number.NaN,
     high: means[Math.floor(resamples * 0.975)] ?? Number.NaN,
   }
@@ -228,6 +234,44 @@ const down = await startCtxgate(mock.url, true, {
 const agents = new Map([off, on, down].map((target) => [target.name, new Agent({ connections: concurrency })]))
 const agentOf = (target: Target): Agent => agents.get(target.name) as Agent
 
+/** The collector is down for the whole window (export to a closed port); export off runs right after for the same time. */
+async function collectorDown(): Promise<void> {
+  const rssBefore = residentMb(down.pid ?? 0)
+  const rssSeen: number[] = []
+  const watch = setInterval(() => rssSeen.push(residentMb(down.pid ?? 0)), 1000)
+  const downSample: LoadSample = newSample()
+  await load(down, agentOf(down), downSeconds, downSample)
+  clearInterval(watch)
+  const rssAfter = residentMb(down.pid ?? 0)
+  const rssHalf = rssSeen[Math.floor(rssSeen.length / 2)] ?? rssAfter
+  const offAgain: LoadSample = newSample()
+  await load(off, agentOf(off), downSeconds, offAgain)
+  const different = [...downSample.answers].filter((answer) => !offAgain.answers.has(answer)).length
+  console.log(`\ncollector down for ${downSeconds} s (export to a closed port), then export off for ${downSeconds} s:`)
+  console.log(
+    '| ctxgate | requests | failed | answers unlike export off | answer p50 ms | answer p99 ms | RSS before → halfway → end (peak) |',
+  )
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |')
+  console.log(
+    `| collector down | ${downSample.latencies.length} | ${downSample.failed} | ${different} | ${fmt(percentile(downSample.latencies, 50))} | ${fmt(percentile(downSample.latencies, 99))} | ${fmt(rssBefore, 0)} → ${fmt(rssHalf, 0)} → ${fmt(rssAfter, 0)} MB (${fmt(Math.max(rssAfter, ...rssSeen), 0)}) |`,
+  )
+  console.log(
+    `| export off | ${offAgain.latencies.length} | ${offAgain.failed} | – | ${fmt(percentile(offAgain.latencies, 50))} | ${fmt(percentile(offAgain.latencies, 99))} | – |`,
+  )
+  console.log(`requests affected while the collector was down: ${downSample.failed + different}`)
+  if (different > 0 && process.env['BENCH_DEBUG']) {
+    const [a = '', b = ''] = [[...downSample.answers][0], [...offAgain.answers][0]]
+    let at = 0
+    while (at < a.length && a[at] === b[at]) at++
+    console.log(
+      'first difference:',
+      JSON.stringify(a.slice(at - 80, at + 80)),
+      'vs',
+      JSON.stringify(b.slice(at - 80, at + 80)),
+    )
+  }
+}
+
 try {
   console.log(
     `OpenTelemetry export overhead: ${concurrency} concurrent streamed Anthropic requests (2 KB), rewrite on, upstream events ${chunkDelayMs} ms apart`,
@@ -264,15 +308,15 @@ try {
     console.log(
       `| ${name} | ${sample.latencies.length} | ${sample.failed} | ${fmt(percentile(sample.firstBytes, 50))} | ${fmt(percentile(sample.firstBytes, 99))} | ${fmt(percentile(sample.latencies, 50))} | ${fmt(percentile(sample.latencies, 99))} | ${perRequestUs(sample.mainThreadCpuMs, sample)} | ${perRequestUs(sample.cpuMs, sample)} |`,
     )
-  const interval = (values: readonly number[]): string => {
-    const { mean, low, high } = bootstrapMean(values)
+  const interval = (differences: readonly number[]): string => {
+    const { mean, low, high } = bootstrapMean(differences)
     return `${fmt(mean, 3)} ms (95% interval ${fmt(low, 3)} … ${fmt(high, 3)})`
   }
   console.log(`\nadded p50 with export on, mean of ${rounds} paired rounds (on − off, same round):`)
   console.log(`  first byte ${interval(paired.firstByte)}`)
   console.log(`  answer     ${interval(paired.answer)}`)
-  const holds = [paired.firstByte, paired.answer].every((values) => {
-    const { low, high } = bootstrapMean(values)
+  const holds = [paired.firstByte, paired.answer].every((differences) => {
+    const { low, high } = bootstrapMean(differences)
     return low >= -0.1 && high <= 0.1
   })
   console.log(
@@ -291,41 +335,7 @@ try {
     `the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB: ${receiver.spans()} spans for export on's ${onSample.latencies.length + warmUpRequests} requests (warm-up included)`,
   )
 
-  // The collector is down for the whole window; export off runs right after for the same time.
-  const rssBefore = residentMb(down.pid ?? 0)
-  const rssSeen: number[] = []
-  const watch = setInterval(() => rssSeen.push(residentMb(down.pid ?? 0)), 1000)
-  const downSample: LoadSample = newSample()
-  await load(down, agentOf(down), downSeconds, downSample)
-  clearInterval(watch)
-  const rssAfter = residentMb(down.pid ?? 0)
-  const rssHalf = rssSeen[Math.floor(rssSeen.length / 2)] ?? rssAfter
-  const offAgain: LoadSample = newSample()
-  await load(off, agentOf(off), downSeconds, offAgain)
-  const different = [...downSample.answers].filter((answer) => !offAgain.answers.has(answer)).length
-  console.log(`\ncollector down for ${downSeconds} s (export to a closed port), then export off for ${downSeconds} s:`)
-  console.log(
-    '| ctxgate | requests | failed | answers unlike export off | answer p50 ms | answer p99 ms | RSS before → halfway → end (peak) |',
-  )
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |')
-  console.log(
-    `| collector down | ${downSample.latencies.length} | ${downSample.failed} | ${different} | ${fmt(percentile(downSample.latencies, 50))} | ${fmt(percentile(downSample.latencies, 99))} | ${fmt(rssBefore, 0)} → ${fmt(rssHalf, 0)} → ${fmt(rssAfter, 0)} MB (${fmt(Math.max(rssAfter, ...rssSeen), 0)}) |`,
-  )
-  console.log(
-    `| export off | ${offAgain.latencies.length} | ${offAgain.failed} | – | ${fmt(percentile(offAgain.latencies, 50))} | ${fmt(percentile(offAgain.latencies, 99))} | – |`,
-  )
-  console.log(`requests affected while the collector was down: ${downSample.failed + different}`)
-  if (different > 0 && process.env['BENCH_DEBUG']) {
-    const [a = '', b = ''] = [[...downSample.answers][0], [...offAgain.answers][0]]
-    let at = 0
-    while (at < a.length && a[at] === b[at]) at++
-    console.log(
-      'first difference:',
-      JSON.stringify(a.slice(at - 80, at + 80)),
-      'vs',
-      JSON.stringify(b.slice(at - 80, at + 80)),
-    )
-  }
+  if (downSeconds > 0) await collectorDown()
 } finally {
   for (const agent of agents.values()) await agent.close()
   await Promise.all([off.stop(), on.stop(), down.stop(), mock.stop()])
