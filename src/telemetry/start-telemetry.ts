@@ -1,3 +1,4 @@
+import { access } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
@@ -32,6 +33,9 @@ export function startTelemetry(settings: TelemetrySettings, config: Readonly<Con
 function startWorker(data: ExportWorkerData): Worker {
   const compiled = !import.meta.url.endsWith('.ts')
   const file = new URL(compiled ? './export-worker.js' : './export-worker.ts', import.meta.url)
+  // libuv starts its thread pool on first use and new threads inherit their starter's nice value:
+  // one async fs call here has this thread start it, so the worker's low priority stays its own.
+  access(file, () => {})
   const worker = compiled
     ? new Worker(file, { workerData: data })
     : new Worker(
@@ -62,7 +66,12 @@ export class WorkerTelemetry implements Telemetry {
     this.#worker = worker
     this.#bound = bound
     this.#logger = logger
-    this.#closed = new Promise((resolve) => worker.once('exit', () => resolve()))
+    this.#closed = new Promise((resolve) =>
+      worker.once('exit', () => {
+        this.#alive = false
+        resolve()
+      }),
+    )
     worker.on('message', (message: FromExportWorker) => this.#receive(message))
     worker.on('error', (error) => {
       this.#alive = false
@@ -133,6 +142,11 @@ export class WorkerTelemetry implements Telemetry {
       case 'closed':
         void this.#worker.terminate()
     }
+  }
+
+  /** Calls recorded and not yet handed to the SDK in the worker. */
+  get pendingCalls(): number {
+    return this.#inFlight + this.#batch.length
   }
 
   /** Calls not exported because the worker was behind by the queue's bound, since start. */
