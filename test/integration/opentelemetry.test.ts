@@ -2,6 +2,8 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/load-config.ts'
 import { startTelemetry } from '../../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../../src/telemetry/telemetry-settings.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
@@ -350,5 +352,36 @@ describe('a collector that is down or slow', () => {
       await Promise.all([baseline.close(), dead.close(), slowed.close()])
       await slow.close()
     }
+  })
+})
+
+describe('the hand-off to the export worker', () => {
+  it('drops calls past the queue bound instead of holding them, and says so once', async () => {
+    const settings = loadTelemetrySettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_BSP_MAX_QUEUE_SIZE: '8',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+    })
+    if (!settings) throw new Error('telemetry settings should be on')
+    const lines: string[] = []
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) })
+    const telemetry = startTelemetry(settings, loadConfig({ env: {} }), logger)
+    const record = {
+      route: 'anthropic-messages',
+      provider: 'anthropic',
+      status: 200,
+      outcome: 'complete',
+      attempts: 1,
+      retries: [],
+      durationMs: 5,
+    }
+    // One synchronous burst: the worker cannot take any of it before the loop ends.
+    for (let call = 0; call < 100; call++) telemetry.recordModelCall(record, 'claude-sonnet-5')
+    expect(telemetry.pendingCalls).toBe(8)
+    expect(telemetry.droppedCalls).toBe(92)
+    expect(lines.filter((line) => line.includes('export is behind'))).toHaveLength(1)
+    await eventually(() => expect(telemetry.pendingCalls).toBe(0))
+    await telemetry.shutdown()
   })
 })
