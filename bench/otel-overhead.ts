@@ -13,6 +13,8 @@
  * Usage: tsx bench/otel-overhead.ts [--seconds 10 (0: no collector-down run)] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10] [--together]
  *   --together runs off and on in the same moments each round (64 streams each) rather than one
  *   after the other, so load from other work on the machine lands on both arms alike.
+ *   --idle-worker makes export on hand every call to the worker, which samples it out and records no
+ *   metrics: the cost of the hand-off alone, without the worker's own work.
  *   (the figure in BENCHMARKS.md: --seconds 60 --rounds 40 --round-seconds 2)
  * --chunk-delay-ms 0 answers as fast as the mock can, which saturates the CPU: then every µs of
  * work per request shows up as latency for all 64 streams.
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     'round-seconds': { type: 'string', default: '1' },
     'chunk-delay-ms': { type: 'string', default: '10' },
     together: { type: 'boolean', default: false },
+    'idle-worker': { type: 'boolean', default: false },
   },
 })
 const downSeconds = Number(values.seconds)
@@ -222,6 +225,8 @@ const deadPort = await freePort()
 const exportEnv = (endpoint: string): Record<string, string> => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
   OTEL_SERVICE_NAME: 'ctxgate-bench',
+  // The hand-off alone: every call still goes to the worker, which samples it out and records no metrics.
+  ...(values['idle-worker'] ? { OTEL_TRACES_SAMPLER: 'always_off', OTEL_METRICS_EXPORTER: 'none' } : {}),
   // Metrics every 5 s instead of 60 so a short run exports some too.
   OTEL_METRIC_EXPORT_INTERVAL: '5000',
 })
