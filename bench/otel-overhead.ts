@@ -2,19 +2,27 @@
  * What OpenTelemetry export costs a request, side by side in one run against the same fake upstream:
  *   1. added latency: ctxgate with export off and with export on to a local OTLP/HTTP receiver, at 64
  *      concurrent streams (the fake upstream spaces its events `--chunk-delay-ms` apart, as a model
- *      does), in interleaved rounds — p50 and p99 of time to first byte and of the whole answer, and
- *      ctxgate's CPU time per request;
+ *      does), in many short interleaved rounds (off/on, then on/off). Each round's p50 with export on
+ *      minus the same round's p50 with export off is one paired difference; the headline is their
+ *      mean with a bootstrap 95% interval over rounds, so a machine whose load drifts between rounds
+ *      moves both arms alike. Beside it, ctxgate's CPU per request: the main thread (where requests
+ *      run) and the whole process (with the export worker);
  *   2. a collector that is down: ctxgate exporting to a closed port for the whole `--seconds`, at 64
  *      concurrent streams — requests that failed or came back different, latency beside export off,
  *      and the process's resident memory before and after (the span queue is bounded).
- * Usage: tsx bench/otel-overhead.ts [--seconds 10] [--rounds 6] [--chunk-delay-ms 10]   (--seconds 60: the full minute)
+ * Usage: tsx bench/otel-overhead.ts [--seconds 10 (0: no collector-down run)] [--rounds 10] [--round-seconds 1] [--chunk-delay-ms 10] [--together]
+ *   --together runs off and on in the same moments each round (64 streams each) rather than one
+ *   after the other, so load from other work on the machine lands on both arms alike.
+ *   --idle-worker makes export on hand every call to the worker, which samples it out and records no
+ *   metrics: the cost of the hand-off alone, without the worker's own work.
+ *   (the figure in BENCHMARKS.md: --seconds 60 --rounds 40 --round-seconds 2)
  * --chunk-delay-ms 0 answers as fast as the mock can, which saturates the CPU: then every µs of
  * work per request shows up as latency for all 64 streams.
- * Timings move with whatever else the machine runs: read the columns against each other, not alone.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { cpuTimeMs, freePort, percentile, startCtxgate, startMockProcess, type Target } from './peers.ts'
@@ -22,8 +30,11 @@ import { cpuTimeMs, freePort, percentile, startCtxgate, startMockProcess, type T
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '10' },
+    'round-seconds': { type: 'string', default: '1' },
     'chunk-delay-ms': { type: 'string', default: '10' },
+    together: { type: 'boolean', default: false },
+    'idle-worker': { type: 'boolean', default: false },
   },
 })
 const downSeconds = Number(values.seconds)
@@ -31,21 +42,30 @@ const rounds = Number(values.rounds)
 const chunkDelayMs = Number(values['chunk-delay-ms'])
 const concurrency = 64
 /** Each round runs every target this long. */
-const roundSeconds = 2
+const roundSeconds = Number(values['round-seconds'])
+/** Both arms in the same moments (64 streams each) instead of one after the other: load from elsewhere hits both alike. */
+const together = values.together
 
-/** A local collector that reads and acknowledges every export, counting what it got. */
+/** A local collector that acknowledges every export and keeps the trace bodies, decoded at the end (not during the rounds). */
 async function startReceiver(): Promise<{
   url: string
   exports: () => number
   bytes: () => number
+  spans: () => number
   close: () => Promise<void>
 }> {
   let exports = 0
   let bytes = 0
+  const traceBodies: Buffer[] = []
   const server: Server = createServer((incoming, response) => {
-    incoming.on('data', (chunk: Buffer) => (bytes += chunk.length))
+    const chunks: Buffer[] = []
+    incoming.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      chunks.push(chunk)
+    })
     incoming.on('end', () => {
       exports++
+      if (incoming.url === '/v1/traces') traceBodies.push(Buffer.concat(chunks))
       response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()
     })
   })
@@ -54,9 +74,27 @@ async function startReceiver(): Promise<{
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exports: () => exports,
     bytes: () => bytes,
+    spans: () => traceBodies.reduce((sum, body) => sum + spanCount(body), 0),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
 }
+
+/** Spans in one OTLP protobuf trace export, read with the official schema (as the tests' receiver does). */
+function spanCount(body: Buffer): number {
+  const decoded = traceRequest.decode(body) as {
+    resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[]
+  }
+  return (decoded.resourceSpans ?? [])
+    .flatMap((resource) => resource.scopeSpans ?? [])
+    .reduce((sum, scope) => sum + (scope.spans?.length ?? 0), 0)
+}
+const traceRequest = (
+  createRequire(import.meta.url)('otlp-proto-schema/build/src/generated/root.js') as {
+    opentelemetry: {
+      proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown } } } } }
+    }
+  }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
 
 const body = JSON.stringify({
   model: 'claude-sonnet-4-5',
@@ -78,16 +116,31 @@ interface LoadSample {
   readonly firstBytes: number[]
   failed: number
   readonly answers: Set<string>
-  /** ctxgate's CPU time spent on this sample's requests. */
+  /** ctxgate's CPU time spent on this sample's requests: the whole process, and its main thread. */
   cpuMs: number
+  mainThreadCpuMs: number
 }
 
-const newSample = (): LoadSample => ({ latencies: [], firstBytes: [], failed: 0, answers: new Set(), cpuMs: 0 })
+const newSample = (): LoadSample => ({
+  latencies: [],
+  firstBytes: [],
+  failed: 0,
+  answers: new Set(),
+  cpuMs: 0,
+  mainThreadCpuMs: 0,
+})
+
+/** CPU time (ms, 10 ms ticks) of a process's main thread, the one requests run on (Linux /proc). */
+function mainThreadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
 
 /** `concurrency` streams, each sending the next request as soon as its answer has ended, for `seconds`. */
 async function load(target: Target, agent: Agent, seconds: number, sample: LoadSample): Promise<void> {
   const until = performance.now() + seconds * 1000
   const cpuBefore = cpuTimeMs(target.pid ?? 0) ?? 0
+  const mainBefore = mainThreadCpuMs(target.pid ?? 0)
   const stream = async (): Promise<void> => {
     while (performance.now() < until) {
       const started = performance.now()
@@ -117,10 +170,37 @@ async function load(target: Target, agent: Agent, seconds: number, sample: LoadS
   }
   await Promise.all(Array.from({ length: concurrency }, stream))
   sample.cpuMs += (cpuTimeMs(target.pid ?? 0) ?? 0) - cpuBefore
+  sample.mainThreadCpuMs += mainThreadCpuMs(target.pid ?? 0) - mainBefore
 }
 
-const cpuPerRequest = (sample: LoadSample): string =>
-  fmt((sample.cpuMs * 1000) / Math.max(1, sample.latencies.length), 0)
+const perRequestUs = (cpuMs: number, sample: LoadSample): string =>
+  fmt((cpuMs * 1000) / Math.max(1, sample.latencies.length), 0)
+
+const meanOf = (list: readonly number[]): number => list.reduce((sum, value) => sum + value, 0) / list.length
+
+/** The mean of `differences` with a percentile bootstrap 95% interval (seeded, so a rerun prints the same interval for the same data). */
+function bootstrapMean(
+  differences: readonly number[],
+  resamples = 10_000,
+): { mean: number; low: number; high: number } {
+  let seed = 0x2545f491
+  const random = (): number => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return (seed >>> 0) / 4294967296
+  }
+  const means = Array.from({ length: resamples }, () =>
+    meanOf(
+      Array.from({ length: differences.length }, () => differences[Math.floor(random() * differences.length)] ?? 0),
+    ),
+  ).toSorted((a, b) => a - b)
+  return {
+    mean: meanOf(differences),
+    low: means[Math.floor(resamples * 0.025)] ?? Number.NaN,
+    high: means[Math.floor(resamples * 0.975)] ?? Number.NaN,
+  }
+}
 
 function residentMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -131,12 +211,22 @@ function residentMb(pid: number): number {
 
 const fmt = (value: number, digits = 2): string => value.toFixed(digits)
 
+function mergeInto(total: LoadSample, round: LoadSample): void {
+  total.latencies.push(...round.latencies)
+  total.firstBytes.push(...round.firstBytes)
+  total.failed += round.failed
+  total.cpuMs += round.cpuMs
+  total.mainThreadCpuMs += round.mainThreadCpuMs
+}
+
 const mock = await startMockProcess()
 const receiver = await startReceiver()
 const deadPort = await freePort()
 const exportEnv = (endpoint: string): Record<string, string> => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
   OTEL_SERVICE_NAME: 'ctxgate-bench',
+  // The hand-off alone: every call still goes to the worker, which samples it out and records no metrics.
+  ...(values['idle-worker'] ? { OTEL_TRACES_SAMPLER: 'always_off', OTEL_METRICS_EXPORTER: 'none' } : {}),
   // Metrics every 5 s instead of 60 so a short run exports some too.
   OTEL_METRIC_EXPORT_INTERVAL: '5000',
 })
@@ -149,41 +239,8 @@ const down = await startCtxgate(mock.url, true, {
 const agents = new Map([off, on, down].map((target) => [target.name, new Agent({ connections: concurrency })]))
 const agentOf = (target: Target): Agent => agents.get(target.name) as Agent
 
-try {
-  console.log(
-    `OpenTelemetry export overhead: ${concurrency} concurrent streamed Anthropic requests (2 KB), rewrite on, upstream events ${chunkDelayMs} ms apart`,
-  )
-  console.log(`node ${process.version}; ${rounds} interleaved rounds of ${roundSeconds} s per target\n`)
-  // Warm-up: connections, JIT, the exporter's first connection.
-  for (const target of [off, on, down]) await load(target, agentOf(target), 1, newSample())
-
-  const samples = new Map([off, on].map((target) => [target.name, newSample()]))
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? [off, on] : [on, off]
-    for (const target of order)
-      await load(target, agentOf(target), roundSeconds, samples.get(target.name) as LoadSample)
-  }
-  const offSample = samples.get(off.name) as LoadSample
-  const onSample = samples.get(on.name) as LoadSample
-  console.log(
-    '| ctxgate | requests | failed | first byte p50 ms | first byte p99 ms | answer p50 ms | answer p99 ms | ctxgate CPU µs/request |',
-  )
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
-  for (const [name, sample] of samples)
-    console.log(
-      `| ${name} | ${sample.latencies.length} | ${sample.failed} | ${fmt(percentile(sample.firstBytes, 50))} | ${fmt(percentile(sample.firstBytes, 99))} | ${fmt(percentile(sample.latencies, 50))} | ${fmt(percentile(sample.latencies, 99))} | ${cpuPerRequest(sample)} |`,
-    )
-  const added = (pick: (sample: LoadSample) => number[], p: number): string =>
-    fmt(percentile(pick(onSample), p) - percentile(pick(offSample), p), 3)
-  console.log(
-    `\nadded with export on, p50: first byte ${added((sample) => sample.firstBytes, 50)} ms, answer ${added((sample) => sample.latencies, 50)} ms (target: within 0.1 ms)`,
-  )
-  console.log(
-    `added with export on, p99: first byte ${added((sample) => sample.firstBytes, 99)} ms, answer ${added((sample) => sample.latencies, 99)} ms`,
-  )
-  console.log(`the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB`)
-
-  // The collector is down for the whole window; export off runs right after for the same time.
+/** The collector is down for the whole window (export to a closed port); export off runs right after for the same time. */
+async function collectorDown(): Promise<void> {
   const rssBefore = residentMb(down.pid ?? 0)
   const rssSeen: number[] = []
   const watch = setInterval(() => rssSeen.push(residentMb(down.pid ?? 0)), 1000)
@@ -218,6 +275,72 @@ try {
       JSON.stringify(b.slice(at - 80, at + 80)),
     )
   }
+}
+
+try {
+  console.log(
+    `OpenTelemetry export overhead: ${concurrency} concurrent streamed Anthropic requests (2 KB), rewrite on, upstream events ${chunkDelayMs} ms apart`,
+  )
+  console.log(
+    `node ${process.version}; ${rounds} rounds of ${roundSeconds} s, ${together ? 'both targets at the same time' : 'one target after the other, order alternating'}\n`,
+  )
+  // Warm-up: connections, JIT, the exporter's first connection.
+  const warmUps = [off, on, down].map(() => newSample())
+  for (const [index, target] of [off, on, down].entries())
+    await load(target, agentOf(target), 1, warmUps[index] as LoadSample)
+  const warmUpRequests = warmUps[1]?.latencies.length ?? 0
+
+  const samples = new Map([off, on].map((target) => [target.name, newSample()]))
+  /** Per round: export on's p50 minus export off's, in ms. */
+  const paired = { firstByte: [] as number[], answer: [] as number[] }
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [off, on] : [on, off]
+    const roundSamples = new Map(order.map((target) => [target.name, newSample()]))
+    const run = (target: Target): Promise<void> =>
+      load(target, agentOf(target), roundSeconds, roundSamples.get(target.name) as LoadSample)
+    if (together) await Promise.all(order.map(run))
+    else for (const target of order) await run(target)
+    for (const [name, sample] of roundSamples) mergeInto(samples.get(name) as LoadSample, sample)
+    const [offRound, onRound] = [roundSamples.get(off.name), roundSamples.get(on.name)] as [LoadSample, LoadSample]
+    paired.firstByte.push(percentile(onRound.firstBytes, 50) - percentile(offRound.firstBytes, 50))
+    paired.answer.push(percentile(onRound.latencies, 50) - percentile(offRound.latencies, 50))
+  }
+  console.log(
+    '| ctxgate | requests | failed | first byte p50 ms | first byte p99 ms | answer p50 ms | answer p99 ms | CPU µs/request, main thread | CPU µs/request, process |',
+  )
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  for (const [name, sample] of samples)
+    console.log(
+      `| ${name} | ${sample.latencies.length} | ${sample.failed} | ${fmt(percentile(sample.firstBytes, 50))} | ${fmt(percentile(sample.firstBytes, 99))} | ${fmt(percentile(sample.latencies, 50))} | ${fmt(percentile(sample.latencies, 99))} | ${perRequestUs(sample.mainThreadCpuMs, sample)} | ${perRequestUs(sample.cpuMs, sample)} |`,
+    )
+  const interval = (differences: readonly number[]): string => {
+    const { mean, low, high } = bootstrapMean(differences)
+    return `${fmt(mean, 3)} ms (95% interval ${fmt(low, 3)} … ${fmt(high, 3)})`
+  }
+  console.log(`\nadded p50 with export on, mean of ${rounds} paired rounds (on − off, same round):`)
+  console.log(`  first byte ${interval(paired.firstByte)}`)
+  console.log(`  answer     ${interval(paired.answer)}`)
+  const holds = [paired.firstByte, paired.answer].every((differences) => {
+    const { low, high } = bootstrapMean(differences)
+    return low >= -0.1 && high <= 0.1
+  })
+  console.log(
+    `target (p50 within 0.1 ms of export off): ${holds ? 'holds — both intervals lie within ±0.1 ms' : 'not shown — an interval reaches past ±0.1 ms'}`,
+  )
+  const offSample = samples.get(off.name) as LoadSample
+  const onSample = samples.get(on.name) as LoadSample
+  const p99 = (pick: (sample: LoadSample) => number[]): string =>
+    fmt(percentile(pick(onSample), 99) - percentile(pick(offSample), 99), 3)
+  console.log(
+    `added p99 with export on, pooled: first byte ${p99((sample) => sample.firstBytes)} ms, answer ${p99((sample) => sample.latencies)} ms`,
+  )
+  // Export on's spans arrive up to OTEL_BSP_SCHEDULE_DELAY (5 s) after its last round.
+  await new Promise((resolve) => setTimeout(resolve, 6_000))
+  console.log(
+    `the receiver got ${receiver.exports()} exports, ${fmt(receiver.bytes() / 1024, 0)} KB: ${receiver.spans()} spans for export on's ${onSample.latencies.length + warmUpRequests} requests (warm-up included)`,
+  )
+
+  if (downSeconds > 0) await collectorDown()
 } finally {
   for (const agent of agents.values()) await agent.close()
   await Promise.all([off.stop(), on.stop(), down.stop(), mock.stop()])

@@ -1,12 +1,16 @@
 /**
  * What a collector that is down costs in memory: ctxgate (in this process) exporting to a closed
  * port, against the same with export off, heap after a full GC every `--requests` streamed
- * requests. The span queue (OTEL_BSP_MAX_QUEUE_SIZE) should show as a step that stops growing.
+ * requests: the requests' thread's heap plus the export worker's, where the span queue
+ * (OTEL_BSP_MAX_QUEUE_SIZE) lives. Export to a collector that is up shows the worker's own heap;
+ * down adds the queue, which should show as a step that stops growing.
  * Usage: node --expose-gc --import tsx bench/otel-queue-memory.ts [--rounds 6] [--requests 1500]
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
-import { startTelemetry } from '../src/telemetry/start-telemetry.ts'
+import { startTelemetry, type WorkerTelemetry } from '../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../src/telemetry/telemetry-settings.ts'
 import { startStack } from '../test/helpers/stack.ts'
 
@@ -31,12 +35,24 @@ const headers = {
 }
 const streams = 16
 
-async function heapSeries(exporting: boolean): Promise<string[]> {
-  // Port 9 (discard) is closed on loopback: every export is refused.
-  const settings = loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })
+/** A collector that takes every export. */
+const receiver = createServer((incoming, response) => {
+  incoming.resume()
+  incoming.on('end', () => response.writeHead(200).end())
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
+
+/** `endpoint` undefined: export off. */
+async function heapSeries(endpoint: string | undefined): Promise<string[]> {
+  const exporting = endpoint !== undefined
+  const settings = loadTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint ?? '' })
+  let telemetry: WorkerTelemetry | undefined
   const stack = await startStack({
     logLevel: 'silent',
-    ...(exporting && settings ? { telemetry: (config, logger) => startTelemetry(settings, config, logger) } : {}),
+    ...(exporting && settings
+      ? { telemetry: (config, logger) => (telemetry = startTelemetry(settings, config, logger)) }
+      : {}),
   })
   const agent = new Agent({ connections: streams })
   const series: string[] = []
@@ -56,7 +72,8 @@ async function heapSeries(exporting: boolean): Promise<string[]> {
         }),
       )
       gc?.()
-      series.push((process.memoryUsage().heapUsed / 1048576).toFixed(1))
+      const workerHeap = (await telemetry?.workerHeapBytes()) ?? 0
+      series.push(((process.memoryUsage().heapUsed + workerHeap) / 1048576).toFixed(1))
     }
   } finally {
     await agent.close()
@@ -65,10 +82,13 @@ async function heapSeries(exporting: boolean): Promise<string[]> {
   return series
 }
 
-console.log(`heap used (MB) after each ${perRound} streamed requests, full GC first:`)
+console.log(`heap used (MB, requests' thread + export worker) after each ${perRound} streamed requests, full GC first:`)
 console.log(
   '| ctxgate | ' + Array.from({ length: rounds }, (_, round) => `${(round + 1) * perRound}`).join(' | ') + ' |',
 )
 console.log('| --- | ' + Array.from({ length: rounds }, () => '---:').join(' | ') + ' |')
-console.log(`| collector down | ${(await heapSeries(true)).join(' | ')} |`)
-console.log(`| export off | ${(await heapSeries(false)).join(' | ')} |`)
+// Port 9 (discard) is closed on loopback: every export is refused.
+console.log(`| collector down | ${(await heapSeries('http://127.0.0.1:9')).join(' | ')} |`)
+console.log(`| collector up | ${(await heapSeries(receiverUrl)).join(' | ')} |`)
+console.log(`| export off | ${(await heapSeries(undefined)).join(' | ')} |`)
+receiver.close()

@@ -1,13 +1,12 @@
 import type { Attributes } from '@opentelemetry/api'
-import { cacheMissSummary } from '../request/cache-miss-agreement.ts'
-import type { RequestRecord } from '../request/request-record.ts'
+import type { CallFacts } from './exported-call.ts'
 
 /**
  * What ctxgate did to the request, beside the GenAI attributes: the rewrite report (its token
  * counts are ctxgate's estimates, hence the names), the batch, refit and fail-open, the session's
  * kind and, when a holdout runs, the arm the session is in.
  */
-export function ctxgateAttributes(record: RequestRecord): Attributes {
+export function ctxgateAttributes(record: CallFacts): Attributes {
   const attributes: Attributes = {
     'ctxgate.route': record.route,
     'ctxgate.outcome': record.outcome,
@@ -37,7 +36,7 @@ export function ctxgateAttributes(record: RequestRecord): Attributes {
   if (accounting.prefixBreak) attributes['ctxgate.cache.prefix_break'] = accounting.prefixBreak
   if (accounting.kind) attributes['ctxgate.session.kind'] = accounting.kind
   if (accounting.arm) attributes['ctxgate.holdout.arm'] = accounting.arm
-  const miss = cacheMissSummary(record.usage, accounting)
-  if (miss) attributes['ctxgate.cache.miss_reason'] = miss.reason
+  const missReason = record.usage?.cacheDiagnosis?.reason
+  if (missReason) attributes['ctxgate.cache.miss_reason'] = missReason
   return attributes
 }

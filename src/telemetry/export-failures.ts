@@ -1,5 +1,5 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
-import type { Logger } from 'pino'
+import type { WarningSink } from './model-call-export.ts'
 
 /** A collector that stays down is reported once a minute, not once per batch. */
 const reportEveryMs = 60_000
@@ -12,7 +12,7 @@ interface Exporter<T> {
  * Wraps an OTLP exporter's `export` so failed batches show in ctxgate's log (the SDK's own
  * diagnostics are silent by default); the batch is dropped either way, as the SDK does.
  */
-export function reportingFailures<T, E extends Exporter<T>>(exporter: E, signal: string, logger: Logger): E {
+export function reportingFailures<T, E extends Exporter<T>>(exporter: E, signal: string, logger: WarningSink): E {
   const original = exporter.export.bind(exporter)
   let lastReport = -Infinity
   let failedSince = 0

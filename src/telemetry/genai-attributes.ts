@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api'
-import type { RequestRecord } from '../request/request-record.ts'
+import type { CallFacts } from './exported-call.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 
 /** The upstream's host and port, as the span's `server.*` attributes name it. */
@@ -17,7 +17,7 @@ export const operationName = 'chat'
  * ones: for Anthropic input + cache read + cache creation. Message content is never read here.
  */
 export function genAiAttributes(
-  record: RequestRecord,
+  record: CallFacts,
   server: ServerAddress | undefined,
   options: { readonly latestOnly: boolean },
 ): Attributes {
@@ -55,7 +55,7 @@ export function genAiAttributes(
 }
 
 /** `error.type`: the HTTP status for an error answer, else how the call failed; nothing for a success. */
-export function errorTypeOf(record: RequestRecord): string | undefined {
+export function errorTypeOf(record: CallFacts): string | undefined {
   if (record.status >= 400) return String(record.status)
   switch (record.outcome) {
     case 'upstream_unreachable':

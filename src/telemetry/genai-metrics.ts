@@ -1,7 +1,7 @@
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api'
-import type { RequestRecord } from '../request/request-record.ts'
 import { tokenBuckets } from '../model-call/token-buckets.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
+import type { ExportedCall } from './exported-call.ts'
 import { errorTypeOf, operationName, type ServerAddress } from './genai-attributes.ts'
 
 /** gen_ai.client.operation.duration's ExplicitBucketBoundaries (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-metrics/). */
@@ -21,6 +21,7 @@ export class GenAiMetrics {
   readonly #tokens: Histogram
   readonly #duration: Histogram
   readonly #firstChunk: Histogram
+  readonly #series = new Map<string, Series>()
 
   constructor(meter: Meter) {
     this.#tokens = meter.createHistogram('gen_ai.client.token.usage', {
@@ -40,22 +41,42 @@ export class GenAiMetrics {
     })
   }
 
-  record(record: RequestRecord, modelLabel: string, server: ServerAddress | undefined): void {
+  record(record: ExportedCall, server: ServerAddress | undefined): void {
+    const errorType = errorTypeOf(record)
+    const series = this.#seriesOf(record, server, errorType)
+    this.#duration.record(record.durationMs / 1000, series.duration)
+    if (record.streamed && record.ttfbMs !== undefined) this.#firstChunk.record(record.ttfbMs / 1000, series.base)
+    const usage = record.usage
+    if (!usage) return
+    this.#tokens.record(promptTokensOf(usage), series.input)
+    this.#tokens.record(usage.outputTokens, series.output)
+  }
+
+  /** One set of attribute objects per series (providers, model labels and error types are all bounded), not four per call. */
+  #seriesOf(record: ExportedCall, server: ServerAddress | undefined, errorType: string | undefined): Series {
+    const key = `${record.provider}\n${record.modelLabel}\n${errorType ?? ''}`
+    const known = this.#series.get(key)
+    if (known) return known
     const base: Attributes = {
       'gen_ai.operation.name': operationName,
       'gen_ai.provider.name': record.provider,
-      'gen_ai.request.model': modelLabel,
+      'gen_ai.request.model': record.modelLabel,
+      ...(server ? { 'server.address': server.address, 'server.port': server.port } : {}),
     }
-    if (server) {
-      base['server.address'] = server.address
-      base['server.port'] = server.port
+    const series: Series = {
+      base,
+      duration: errorType ? { ...base, 'error.type': errorType } : base,
+      input: { ...base, 'gen_ai.token.type': 'input' },
+      output: { ...base, 'gen_ai.token.type': 'output' },
     }
-    const errorType = errorTypeOf(record)
-    this.#duration.record(record.durationMs / 1000, errorType ? { ...base, 'error.type': errorType } : base)
-    if (record.streamed && record.ttfbMs !== undefined) this.#firstChunk.record(record.ttfbMs / 1000, base)
-    const usage = record.usage
-    if (!usage) return
-    this.#tokens.record(promptTokensOf(usage), { ...base, 'gen_ai.token.type': 'input' })
-    this.#tokens.record(usage.outputTokens, { ...base, 'gen_ai.token.type': 'output' })
+    this.#series.set(key, series)
+    return series
   }
+}
+
+interface Series {
+  readonly base: Attributes
+  readonly duration: Attributes
+  readonly input: Attributes
+  readonly output: Attributes
 }

@@ -1,8 +1,6 @@
 import type { Attributes, Meter } from '@opentelemetry/api'
-import type { Logger } from 'pino'
-import type { Config } from '../config/schema.ts'
-import type { RequestRecord } from '../request/request-record.ts'
 import { ctxgateAttributes } from './ctxgate-attributes.ts'
+import type { ExportedCall } from './exported-call.ts'
 import type { FinishedSpans } from './finished-spans.ts'
 import { genAiAttributes, type ServerAddress } from './genai-attributes.ts'
 import { GenAiMetrics } from './genai-metrics.ts'
@@ -10,36 +8,38 @@ import { recordModelCallSpan } from './model-call-span.ts'
 import { openInferenceAttributes } from './openinference-attributes.ts'
 import type { TelemetrySettings } from './telemetry-settings.ts'
 
+/** Where a warning goes: ctxgate's logger, or from the export worker a message to it. */
+export interface WarningSink {
+  warn(object: object, message: string): void
+}
+
 export interface ModelCallExportDeps {
   readonly settings: TelemetrySettings
-  readonly config: Readonly<Config>
+  /** Each upstream's host and port, by provider name. */
+  readonly servers: Readonly<Record<string, ServerAddress>>
   readonly spans: FinishedSpans | undefined
   readonly meter: Meter | undefined
-  readonly logger: Logger
+  readonly logger: WarningSink
 }
 
 /** Turns each finished model call into its span and GenAI metrics; a failure here is logged, never thrown at the request. */
 export class ModelCallExport {
   readonly #deps: ModelCallExportDeps
   readonly #metrics: GenAiMetrics | undefined
-  readonly #servers: ReadonlyMap<string, ServerAddress>
   #warned = false
 
   constructor(deps: ModelCallExportDeps) {
     this.#deps = deps
     this.#metrics = deps.meter ? new GenAiMetrics(deps.meter) : undefined
-    this.#servers = new Map(
-      Object.entries(deps.config.upstreams).map(([name, upstream]) => [name, serverAddressOf(upstream.url)]),
-    )
   }
 
-  record(record: RequestRecord, modelLabel: string): void {
+  record(call: ExportedCall): void {
     // Calls no wire format claimed (model lists, files, …) are not model calls.
-    if (record.route === 'passthrough') return
+    if (call.route === 'passthrough') return
     try {
-      const server = this.#servers.get(record.provider)
-      this.#metrics?.record(record, modelLabel, server)
-      if (this.#deps.spans) recordModelCallSpan(this.#deps.spans, record, this.#attributes(record, server), server)
+      const server = this.#deps.servers[call.provider]
+      this.#metrics?.record(call, server)
+      if (this.#deps.spans) recordModelCallSpan(this.#deps.spans, call, this.#attributes(call, server), server)
     } catch (error) {
       if (this.#warned) return
       this.#warned = true
@@ -47,13 +47,14 @@ export class ModelCallExport {
     }
   }
 
-  #attributes(record: RequestRecord, server: ServerAddress | undefined): Attributes {
+  #attributes(call: ExportedCall, server: ServerAddress | undefined): Attributes {
     const { format, latestGenAiOnly } = this.#deps.settings
-    return {
-      ...(format !== 'openinference' ? genAiAttributes(record, server, { latestOnly: latestGenAiOnly }) : {}),
-      ...(format !== 'genai' ? openInferenceAttributes(record) : {}),
-      ...ctxgateAttributes(record),
-    }
+    if (format === 'genai')
+      return Object.assign(genAiAttributes(call, server, { latestOnly: latestGenAiOnly }), ctxgateAttributes(call))
+    const openInference = Object.assign(openInferenceAttributes(call), ctxgateAttributes(call))
+    return format === 'both'
+      ? Object.assign(genAiAttributes(call, server, { latestOnly: latestGenAiOnly }), openInference)
+      : openInference
   }
 }
 

@@ -1,43 +1,43 @@
 import { SpanKind, trace, type Attributes, type SpanContext } from '@opentelemetry/api'
-import type { RequestRecord } from '../request/request-record.ts'
 import type { AttemptTiming } from '../upstream/send-with-retries.ts'
 import { socketRoute } from '../providers/registry.ts'
+import type { ExportedCall } from './exported-call.ts'
 import type { FinishedSpans, FinishedSpan } from './finished-spans.ts'
 import { errorTypeOf, operationName, type ServerAddress } from './genai-attributes.ts'
 import { parentContextOf } from './trace-parent.ts'
 
-/** performance.now() readings as the epoch milliseconds OpenTelemetry takes. */
-function epochMs(at: number): number {
-  return performance.timeOrigin + at
-}
-
 /**
  * One finished model call as a CLIENT span named `{gen_ai.operation.name} {gen_ai.request.model}`
  * (GenAI semantic conventions), made after the fact from the request's record so nothing runs while
- * the request does. Children: one span per upstream attempt. Events: the first upstream byte, a refusal.
+ * the request does. Children: one span per upstream attempt when there were several (retries, a
+ * refit). Events: the first upstream byte, a refusal.
+ * Times in `record` are epoch milliseconds.
  */
 export function recordModelCallSpan(
   spans: FinishedSpans,
-  record: RequestRecord,
+  record: ExportedCall,
   attributes: Attributes,
   server: ServerAddress | undefined,
 ): void {
-  const startedAt = record.startedAt ?? performance.now() - record.durationMs
   const model = record.accounting?.model
   const name = model ? `${operationName} ${model}` : operationName
-  const parent = parentContextOf(record.traceContext)
+  const parent = parentContextOf(
+    record.traceparent === undefined ? undefined : { traceparent: record.traceparent, tracestate: record.tracestate },
+  )
   const context = spans.begin(parent, name, SpanKind.CLIENT, attributes)
   // Sampled out: nothing more to build.
   if (!context) return
-  const attempts = record.upstreamAttempts ?? []
-  attempts.forEach((attempt, index) => recordAttempt(spans, context, { record, attempt, index, server }))
-  const endMs = epochMs(startedAt + record.durationMs)
+  const attempts = record.upstreamAttempts
+  // One attempt is the call itself (its status and first byte are on this span): children only when there were retries or a refit.
+  if (attempts.length > 1)
+    attempts.forEach((attempt, index) => recordAttempt(spans, context, { record, attempt, index, server }))
+  const endMs = record.endMs
   const events: NonNullable<FinishedSpan['events']>[number][] = []
   const answered = attempts.findLast((attempt) => attempt.status !== undefined && attempt.retry === undefined)
   if (answered && record.upstreamStatus !== undefined)
     events.push({
       name: 'ctxgate.upstream.first_byte',
-      atMs: epochMs(answered.endedAt),
+      atMs: answered.endedAt,
       attributes: { 'http.response.status_code': answered.status ?? 0 },
     })
   const refusal = refusalEvent(record, attempts, endMs)
@@ -47,7 +47,7 @@ export function recordModelCallSpan(
     kind: SpanKind.CLIENT,
     context,
     parent: trace.getSpanContext(parent),
-    startMs: epochMs(startedAt),
+    startMs: record.startMs,
     endMs,
     attributes,
     events,
@@ -56,7 +56,7 @@ export function recordModelCallSpan(
 }
 
 interface AttemptInput {
-  readonly record: RequestRecord
+  readonly record: ExportedCall
   readonly attempt: AttemptTiming
   readonly index: number
   readonly server: ServerAddress | undefined
@@ -87,8 +87,8 @@ function recordAttempt(
     kind: SpanKind.CLIENT,
     context: spans.child(parent),
     parent,
-    startMs: epochMs(attempt.startedAt),
-    endMs: epochMs(attempt.endedAt),
+    startMs: attempt.startedAt,
+    endMs: attempt.endedAt,
     attributes,
     error: errorType,
   })
@@ -98,12 +98,12 @@ function recordAttempt(
  * A refusal: the upstream refused the first request for its length (ctxgate then sent a smaller
  * one), or ctxgate answered "too long" itself without calling the upstream.
  */
-function refusalEvent(record: RequestRecord, attempts: readonly AttemptTiming[], endMs: number) {
+function refusalEvent(record: ExportedCall, attempts: readonly AttemptTiming[], endMs: number) {
   if (record.refitted) {
     const refused = attempts.find((attempt) => attempt.status !== undefined && attempt.retry === undefined)
     return {
       name: 'ctxgate.refusal',
-      atMs: refused ? epochMs(refused.endedAt) : endMs,
+      atMs: refused ? refused.endedAt : endMs,
       attributes: {
         'ctxgate.refusal.source': 'upstream',
         'ctxgate.refusal.reason': 'context_length',

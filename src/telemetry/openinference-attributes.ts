@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api'
-import type { RequestRecord } from '../request/request-record.ts'
+import type { CallFacts } from './exported-call.ts'
 import { promptTokensOf } from '../model-call/usage.ts'
 
 /**
@@ -7,7 +7,7 @@ import { promptTokensOf } from '../model-call/usage.ts'
  * (https://arize-ai.github.io/openinference/spec/semantic_conventions.html). No input or output
  * values: message content is never exported.
  */
-export function openInferenceAttributes(record: RequestRecord): Attributes {
+export function openInferenceAttributes(record: CallFacts): Attributes {
   const attributes: Attributes = {
     'openinference.span.kind': 'LLM',
     'llm.system': record.provider,

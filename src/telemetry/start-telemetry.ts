@@ -1,72 +1,169 @@
-import type { Meter } from '@opentelemetry/api'
-import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
-import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { access } from 'node:fs'
+import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
-import { reportingFailures } from './export-failures.ts'
-import { FinishedSpans } from './finished-spans.ts'
-import { ModelCallExport } from './model-call-export.ts'
-import { samplerFor } from './sampler.ts'
-import type { OtlpTarget, TelemetrySettings } from './telemetry-settings.ts'
+import type { RequestRecord } from '../request/request-record.ts'
+import { exportedCallOf, type ExportedCall } from './exported-call.ts'
+import type { ServerAddress } from './genai-attributes.ts'
+import { serverAddressOf } from './model-call-export.ts'
+import type { TelemetrySettings } from './telemetry-settings.ts'
 import type { Telemetry } from './telemetry.ts'
+import type { ExportWorkerData, FromExportWorker, ToExportWorker } from './worker-messages.ts'
 
-const instrumentationScope = 'ctxgate'
+/** Calls are handed to the worker in batches: one message per this many calls, or per this long. */
+const batchCalls = 128
+const batchDelayMs = 50
+/** Dropped calls are reported once a minute, as failed exports are. */
+const reportEveryMs = 60_000
 
 /**
- * The OpenTelemetry SDK's pipeline, owned by ctxgate (nothing registered globally): spans leave
- * through a BatchSpanProcessor, whose queue bounds what a collector that is down can cost (spans
- * past it are dropped), metrics through a MeterProvider's periodic reader.
+ * OpenTelemetry export with the SDK in a worker thread (export-worker.ts). The requests' thread
+ * only copies each finished record's facts into a batch; the spans, histograms, OTLP encoding and
+ * HTTP export happen in the worker. Calls waiting for the worker are bounded by the span queue's
+ * size (OTEL_BSP_MAX_QUEUE_SIZE), so a worker that falls behind costs dropped spans, not memory.
  */
-export function startTelemetry(settings: TelemetrySettings, config: Readonly<Config>, logger: Logger): Telemetry {
-  const resource = resourceFromAttributes({
-    ...settings.resourceAttributes,
-    'service.name': settings.serviceName,
-  })
-  const spans = settings.traces
-    ? new FinishedSpans(
-        new BatchSpanProcessor(reportingFailures(traceExporter(settings.traces), 'traces', logger), {
-          maxQueueSize: settings.batch.maxQueueSize,
-          maxExportBatchSize: settings.batch.maxExportBatchSize,
-          scheduledDelayMillis: settings.batch.scheduledDelayMs,
-          exportTimeoutMillis: settings.batch.exportTimeoutMs,
-        }),
-        samplerFor(settings.sampler),
-        resource,
+export function startTelemetry(settings: TelemetrySettings, config: Readonly<Config>, logger: Logger): WorkerTelemetry {
+  const servers: Record<string, ServerAddress> = Object.fromEntries(
+    Object.entries(config.upstreams).map(([name, upstream]) => [name, serverAddressOf(upstream.url)]),
+  )
+  return new WorkerTelemetry(startWorker({ settings, servers }), settings.batch.maxQueueSize, logger)
+}
+
+/** The compiled worker; from the TypeScript sources (tests, `npm run dev`) through tsx, which only they have. */
+function startWorker(data: ExportWorkerData): Worker {
+  const compiled = !import.meta.url.endsWith('.ts')
+  const file = new URL(compiled ? './export-worker.js' : './export-worker.ts', import.meta.url)
+  // libuv starts its thread pool on first use and new threads inherit their starter's nice value:
+  // one async fs call here has this thread start it, so the worker's low priority stays its own.
+  access(file, () => {})
+  const worker = compiled
+    ? new Worker(file, { workerData: data })
+    : new Worker(
+        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file.href)}) })`,
+        { eval: true, workerData: data },
       )
-    : undefined
-  const meterProvider = settings.metrics
-    ? new MeterProvider({
-        resource,
-        readers: [
-          new PeriodicExportingMetricReader({
-            exporter: reportingFailures(metricExporter(settings.metrics), 'metrics', logger),
-            exportIntervalMillis: settings.metricIntervalMs,
-            exportTimeoutMillis: Math.min(settings.metrics.timeoutMs, settings.metricIntervalMs),
-          }),
-        ],
-      })
-    : undefined
-  const meter: Meter | undefined = meterProvider?.getMeter(instrumentationScope)
-  const exported = new ModelCallExport({ settings, config, spans, meter, logger })
-  return {
-    recordModelCall: (record, modelLabel) => exported.record(record, modelLabel),
-    shutdown: async () => {
-      await Promise.allSettled([spans?.shutdown(), meterProvider?.shutdown()])
-    },
+  // The worker never holds the process open; shutdown() waits for it explicitly.
+  worker.unref()
+  return worker
+}
+
+export class WorkerTelemetry implements Telemetry {
+  readonly #worker: Worker
+  readonly #logger: Logger
+  readonly #bound: number
+  #batch: ExportedCall[] = []
+  #timer: NodeJS.Timeout | undefined
+  /** Calls posted to the worker and not yet handed to the SDK. */
+  #inFlight = 0
+  #dropped = 0
+  #droppedTotal = 0
+  #lastDropReport = -Infinity
+  #alive = true
+  #heapWaiters: ((bytes: number) => void)[] = []
+  #closed: Promise<void>
+
+  constructor(worker: Worker, bound: number, logger: Logger) {
+    this.#worker = worker
+    this.#bound = bound
+    this.#logger = logger
+    this.#closed = new Promise((resolve) =>
+      worker.once('exit', () => {
+        this.#alive = false
+        resolve()
+      }),
+    )
+    worker.on('message', (message: FromExportWorker) => this.#receive(message))
+    worker.on('error', (error) => {
+      this.#alive = false
+      logger.warn(
+        { error: error.message },
+        'OpenTelemetry export worker failed; export is off (requests are not affected)',
+      )
+    })
   }
-}
 
-function traceExporter(target: OtlpTarget): ProtoTraceExporter | JsonTraceExporter {
-  const options = { url: target.url, headers: { ...target.headers }, timeoutMillis: target.timeoutMs }
-  return target.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtoTraceExporter(options)
-}
+  recordModelCall(record: RequestRecord, modelLabel: string): void {
+    // Calls no wire format claimed (model lists, files, …) are not model calls.
+    if (!this.#alive || record.route === 'passthrough') return
+    if (this.#inFlight + this.#batch.length >= this.#bound) return this.#drop()
+    this.#batch.push(exportedCallOf(record, modelLabel))
+    if (this.#batch.length >= batchCalls) this.#post()
+    else this.#timer ??= setTimeout(() => this.#post(), batchDelayMs).unref()
+  }
 
-function metricExporter(target: OtlpTarget): ProtoMetricExporter | JsonMetricExporter {
-  const options = { url: target.url, headers: { ...target.headers }, timeoutMillis: target.timeoutMs }
-  return target.protocol === 'http/json' ? new JsonMetricExporter(options) : new ProtoMetricExporter(options)
+  async shutdown(): Promise<void> {
+    if (!this.#alive) return
+    this.#post()
+    this.#alive = false
+    this.#worker.ref()
+    this.#send({ kind: 'shutdown' })
+    await this.#closed
+  }
+
+  /** The worker's heap in use, for bench/otel-queue-memory.ts. */
+  workerHeapBytes(): Promise<number> {
+    return new Promise((resolve) => {
+      this.#heapWaiters.push(resolve)
+      this.#send({ kind: 'heap' })
+    })
+  }
+
+  #post(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#batch.length === 0) return
+    const calls = this.#batch
+    this.#batch = []
+    this.#inFlight += calls.length
+    this.#send({ kind: 'calls', calls })
+  }
+
+  #send(message: ToExportWorker): void {
+    try {
+      // oxlint-disable-next-line unicorn/require-post-message-target-origin -- a worker thread, not a window
+      this.#worker.postMessage(message)
+    } catch (error) {
+      this.#alive = false
+      this.#logger.warn({ error: (error as Error).message }, 'OpenTelemetry export worker unreachable; export is off')
+    }
+  }
+
+  #receive(message: FromExportWorker): void {
+    switch (message.kind) {
+      case 'done':
+        this.#inFlight -= message.count
+        return
+      case 'warn':
+        this.#logger.warn(message.object, message.message)
+        return
+      case 'heap':
+        this.#heapWaiters.shift()?.(message.bytes)
+        return
+      case 'closed':
+        void this.#worker.terminate()
+    }
+  }
+
+  /** Calls recorded and not yet handed to the SDK in the worker. */
+  get pendingCalls(): number {
+    return this.#inFlight + this.#batch.length
+  }
+
+  /** Calls not exported because the worker was behind by the queue's bound, since start. */
+  get droppedCalls(): number {
+    return this.#droppedTotal
+  }
+
+  #drop(): void {
+    this.#dropped++
+    this.#droppedTotal++
+    const now = performance.now()
+    if (now - this.#lastDropReport < reportEveryMs) return
+    this.#lastDropReport = now
+    this.#logger.warn(
+      { droppedCalls: this.#dropped },
+      'OpenTelemetry export is behind; calls past the queue bound were not exported (requests are not affected)',
+    )
+    this.#dropped = 0
+  }
 }

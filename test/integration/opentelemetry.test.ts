@@ -2,6 +2,8 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import pino from 'pino'
+import { loadConfig } from '../../src/config/load-config.ts'
 import { startTelemetry } from '../../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../../src/telemetry/telemetry-settings.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
@@ -109,10 +111,10 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
     expect(spans[0]?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBeGreaterThan(1000)
     expect(spans[1]?.attributes['gen_ai.usage.cache_read.input_tokens']).toBeGreaterThan(1000)
 
-    const attempts = receiver.spans.filter((span) => span.name === 'POST')
-    expect(attempts).toHaveLength(2)
-    expect(attempts.map((span) => span.parentSpanId).toSorted()).toEqual(spans.map((span) => span.spanId).toSorted())
-    expect(attempts[0]?.attributes['http.response.status_code']).toBe(200)
+    // One upstream attempt each: the call's span is the attempt (its status is on the first-byte event), no child.
+    expect(receiver.spans.filter((span) => span.name === 'POST')).toHaveLength(0)
+    const firstByte = spans[0]?.events.find((event) => event.name === 'ctxgate.upstream.first_byte')
+    expect(firstByte?.attributes['http.response.status_code']).toBe(200)
     // Message content never leaves: neither the system prompt nor the user's message.
     expect(
       JSON.stringify(receiver.spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)),
@@ -181,8 +183,7 @@ describe('OpenTelemetry export over OTLP/HTTP protobuf', () => {
       'gen_ai.usage.output_tokens': completed.response.usage.output_tokens,
       'ctxgate.route': 'openai-responses-ws',
     })
-    const [send] = receiver.spans.filter((candidate) => candidate.name === 'response.create')
-    expect(send?.parentSpanId).toBe(span?.spanId)
+    expect(span?.attributes['ctxgate.upstream.attempts']).toBe(1)
   })
 
   it('exports the GenAI metrics with the same token numbers and the specification buckets', async () => {
@@ -351,5 +352,36 @@ describe('a collector that is down or slow', () => {
       await Promise.all([baseline.close(), dead.close(), slowed.close()])
       await slow.close()
     }
+  })
+})
+
+describe('the hand-off to the export worker', () => {
+  it('drops calls past the queue bound instead of holding them, and says so once', async () => {
+    const settings = loadTelemetrySettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_BSP_MAX_QUEUE_SIZE: '8',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+    })
+    if (!settings) throw new Error('telemetry settings should be on')
+    const lines: string[] = []
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) })
+    const telemetry = startTelemetry(settings, loadConfig({ env: {} }), logger)
+    const record = {
+      route: 'anthropic-messages',
+      provider: 'anthropic',
+      status: 200,
+      outcome: 'complete',
+      attempts: 1,
+      retries: [],
+      durationMs: 5,
+    }
+    // One synchronous burst: the worker cannot take any of it before the loop ends.
+    for (let call = 0; call < 100; call++) telemetry.recordModelCall(record, 'claude-sonnet-5')
+    expect(telemetry.pendingCalls).toBe(8)
+    expect(telemetry.droppedCalls).toBe(92)
+    expect(lines.filter((line) => line.includes('export is behind'))).toHaveLength(1)
+    await eventually(() => expect(telemetry.pendingCalls).toBe(0))
+    await telemetry.shutdown()
   })
 })
