@@ -4,7 +4,7 @@
  */
 import { estimateCadence, type Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch, eligibleResults, totalTokens } from '../../src/rewrite/economy/decide.ts'
-import { anthropicMultipliers } from '../../src/billing/prices.ts'
+import { defaultMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy, type ResultCost } from '../../src/rewrite/economy/types.ts'
 import type { Policy, PolicyContext } from './simulate.ts'
 
@@ -94,7 +94,7 @@ export function cachePriced(
       const decision = decideBatch({
         conversation: context.conversation,
         cadence: cadenceFor(context, remaining),
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy: full,
       })
       return decision.kind === 'batch' ? decision.ids : []

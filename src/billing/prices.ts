@@ -20,8 +20,8 @@ export interface ModelPrices {
   readonly cacheRead: number
 }
 
-/** The published Anthropic multipliers, used when no configured entry matches. */
-export const anthropicMultipliers: ModelPrices = {
+/** Used when no configured entry matches: Anthropic's published multipliers, as config/default.yaml's `*` entry. */
+export const defaultMultipliers: ModelPrices = {
   match: '*',
   input: null,
   output: null,
@@ -31,7 +31,7 @@ export const anthropicMultipliers: ModelPrices = {
 }
 
 export function pricesFor(entries: readonly ModelPrices[], model: string): ModelPrices {
-  return entries.find((entry) => globToRegExp(entry.match).test(model)) ?? anthropicMultipliers
+  return entries.find((entry) => globToRegExp(entry.match).test(model)) ?? defaultMultipliers
 }
 
 /** Prompt tokens weighted by price, in uncached-input tokens: what the replay calls billed-equivalent input. */

@@ -7,7 +7,8 @@ export interface PageAsset {
   readonly body: string
 }
 
-export type AssetName = 'uplot.js' | 'uplot.css' | 'token-chart.js' | 'live-page.js' | 'live-page.css'
+export type AssetName =
+  'uplot.js' | 'uplot.css' | 'token-chart.js' | 'holdout-table.js' | 'live-page.js' | 'live-page.css'
 
 const require = createRequire(import.meta.url)
 
@@ -19,6 +20,7 @@ export function loadPageAssets(): Readonly<Record<AssetName, PageAsset>> {
     'uplot.js': { contentType: js, body: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8') },
     'uplot.css': { contentType: css, body: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8') },
     'token-chart.js': { contentType: js, body: readOwn('token-chart.js') },
+    'holdout-table.js': { contentType: js, body: readOwn('holdout-table.js') },
     'live-page.js': { contentType: js, body: readOwn('live-page.js') },
     'live-page.css': { contentType: css, body: readOwn('live-page.css') },
   }

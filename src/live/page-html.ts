@@ -4,7 +4,7 @@ export function livePageHtml(): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ctxgate — live</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="assets/uplot.css"><link rel="stylesheet" href="assets/live-page.css">
-<script defer src="assets/uplot.js"></script><script defer src="assets/token-chart.js"></script><script defer src="assets/live-page.js"></script>
+<script defer src="assets/uplot.js"></script><script defer src="assets/token-chart.js"></script><script defer src="assets/holdout-table.js"></script><script defer src="assets/live-page.js"></script>
 </head><body>
 <header><h1>ctxgate <span>live</span></h1><span id="status" class="status">connecting…</span></header>
 <main>

@@ -13,7 +13,7 @@
  * part: the edit point is the same, and whatever is left whole costs more now and later.
  */
 import { clearRisks, hazardOf, type ToolCall } from '../rewrite/clear-order.ts'
-import { anthropicMultipliers, type ModelPrices } from '../billing/prices.ts'
+import { defaultMultipliers, type ModelPrices } from '../billing/prices.ts'
 
 /** One tool round, in the upstream's token count: the call (assistant turn) and its result (user turn). */
 export interface LoopRound {
@@ -57,7 +57,7 @@ export function scheduleCost(
   loop: ToolLoop,
   floor: ScheduleFloor,
   batchAt: readonly number[],
-  prices: ModelPrices = anthropicMultipliers,
+  prices: ModelPrices = defaultMultipliers,
 ): number {
   const costs = new LoopCosts(loop, floor, prices)
   let billed = 0
@@ -73,11 +73,7 @@ export function scheduleCost(
   return billed + costs.plainRequests(previous + 1, costs.requests, cleared)
 }
 
-export function bestSchedule(
-  loop: ToolLoop,
-  floor: ScheduleFloor,
-  prices: ModelPrices = anthropicMultipliers,
-): Schedule {
+export function bestSchedule(loop: ToolLoop, floor: ScheduleFloor, prices: ModelPrices = defaultMultipliers): Schedule {
   const costs = new LoopCosts(loop, floor, prices)
   const last = costs.requests
   // cheapest[t]: the cheapest bill of requests 1..t with a batch at t (t = 0: the start, no batch yet).

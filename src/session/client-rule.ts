@@ -30,7 +30,8 @@ export const clientRules: Readonly<Record<ClientRuleName, ClientRule>> = {
   codex: {
     name: 'codex',
     compactAt: (window) => Math.floor(window * codexShare),
-    source: 'openai/codex codex-rs/protocol/src/openai_models.rs auto_compact_token_limit: 90% of the context window',
+    // Read in the Codex repository (openai/codex), codex-rs/protocol/src/openai_models.rs.
+    source: "Codex CLI's source, codex-rs/protocol, auto_compact_token_limit: 90% of the context window",
   },
   opencode: {
     name: 'opencode',

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch, totalTokens } from '../../src/rewrite/economy/decide.ts'
-import { anthropicMultipliers } from '../../src/billing/prices.ts'
+import { defaultMultipliers } from '../../src/billing/prices.ts'
 import type { ConversationCost, EconomyPolicy, MessageCost } from '../../src/rewrite/economy/types.ts'
 import { defaultEconomyPolicy } from '../../src/rewrite/economy/types.ts'
 
@@ -77,7 +77,7 @@ describe('economy decision properties', () => {
   it('never makes a below-budget batch with a predicted net loss', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
-        const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
+        const decision = decideBatch({ conversation, cadence, prices: defaultMultipliers, policy })
         if (decision.kind === 'batch' && decision.reason !== 'over_budget') {
           expect(decision.predictedNetSaving).toBeGreaterThanOrEqual(0)
           expect(decision.predictedNetSaving).toBeGreaterThanOrEqual(policy.margin * decision.oneTimeCost)
@@ -89,7 +89,7 @@ describe('economy decision properties', () => {
   it('never makes a below-budget batch whose payback needs more requests than the conservative forecast allows', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
-        const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
+        const decision = decideBatch({ conversation, cadence, prices: defaultMultipliers, policy })
         if (decision.kind === 'batch' && decision.reason !== 'over_budget') {
           expect(decision.paybackRequests).toBeLessThanOrEqual(cadence.conservativeRemaining)
           expect(decision.horizon).toBeLessThanOrEqual(cadence.conservativeRemaining)
@@ -102,7 +102,7 @@ describe('economy decision properties', () => {
   it('never edits a short session, or one the client has not yet grown past the start point, below budget', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
-        const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
+        const decision = decideBatch({ conversation, cadence, prices: defaultMultipliers, policy })
         const underBudget = totalTokens(conversation) <= conversation.budget
         if (
           underBudget &&
@@ -116,7 +116,7 @@ describe('economy decision properties', () => {
   it('keeps the quality floor: the newest rounds whole, excluded tools untouched, ids real and unique', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
-        const decision = decideBatch({ conversation, cadence, prices: anthropicMultipliers, policy })
+        const decision = decideBatch({ conversation, cadence, prices: defaultMultipliers, policy })
         if (decision.kind !== 'batch') return
         const results = new Map(
           conversation.messages.flatMap((message) => message.results).map((result) => [result.id, result]),

@@ -8,7 +8,7 @@ import {
   type LedgerEntry,
 } from '../../src/rewrite/economy/ledger.ts'
 import { realizedRewrite } from '../../src/metrics/record-ledger.ts'
-import { anthropicMultipliers } from '../../src/billing/prices.ts'
+import { defaultMultipliers } from '../../src/billing/prices.ts'
 import { zeroUsage } from '../../src/model-call/usage.ts'
 
 const batch = {
@@ -63,8 +63,8 @@ describe('the regret ledger', () => {
 
   it('prices the realized rewrite as what the upstream wrote beyond the client growth', () => {
     const usage = { ...zeroUsage, inputTokens: 3, cacheWrite5mTokens: 20_000, cacheReadTokens: 60_000 }
-    expect(realizedRewrite(usage, 1_003, anthropicMultipliers)).toBeCloseTo(19_000 * 1.15, 6)
-    expect(realizedRewrite(usage, 50_000, anthropicMultipliers)).toBe(0)
+    expect(realizedRewrite(usage, 1_003, defaultMultipliers)).toBeCloseTo(19_000 * 1.15, 6)
+    expect(realizedRewrite(usage, 50_000, defaultMultipliers)).toBe(0)
   })
 })
 

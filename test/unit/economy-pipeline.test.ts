@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { anthropicMultipliers } from '../../src/billing/prices.ts'
+import { defaultMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/economy/types.ts'
 import type { ConversationMemory, PipelineInput } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'
@@ -26,7 +26,7 @@ const session = (requests: number, overrides: Partial<ConversationMemory> = {}):
 function run(view: ChatView, memory: ConversationMemory | undefined, overrides: Partial<PipelineInput> = {}) {
   return runRewritten(view, memory, {
     limits: { window: 200_000, budget: 180_000 },
-    economy: { prices: anthropicMultipliers, policy },
+    economy: { prices: defaultMultipliers, policy },
     now: 30_000,
     ...overrides,
   })
@@ -106,7 +106,7 @@ describe('the cache-priced economy through the pipeline', () => {
   it('waits when too few requests are ahead for the batch to pay back', () => {
     // Priced over this request alone: 87,320 tokens × 0.1 saved once is less than the rewrite (≈ 11,100).
     const tight = run(long, session(40), {
-      economy: { prices: anthropicMultipliers, policy: { ...policy, horizonCap: 0 } },
+      economy: { prices: defaultMultipliers, policy: { ...policy, horizonCap: 0 } },
     })
     expect(tight).toMatchObject({ batch: undefined, waited: 'no_payback_in_time' })
   })
@@ -160,7 +160,7 @@ describe('the cache-priced economy through the pipeline', () => {
     // Half the results stay, so the batch pays back only over a longer horizon: priced at the median forecast.
     const outcome = run(named, session(40, { nextEditResult: 'r1' }), {
       economy: {
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy: { ...policy, excludeTools: ['memory'], forecastQuantile: 0.5 },
       },
     })

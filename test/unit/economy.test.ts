@@ -4,7 +4,7 @@ import { chooseStableTtl, isCold } from '../../src/rewrite/economy/cache-timing.
 import { estimateCadence, expectedRemaining, type Cadence } from '../../src/rewrite/economy/cadence.ts'
 import { decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { pricePath } from '../../src/rewrite/economy/path-cost.ts'
-import { anthropicMultipliers, billedDollars, billedInputTokens, pricesFor } from '../../src/billing/prices.ts'
+import { defaultMultipliers, billedDollars, billedInputTokens, pricesFor } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
 import { foldSummary } from '../../src/rewrite/notes.ts'
 
@@ -118,7 +118,7 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(10, 2_000),
       cadence: steady,
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(decision).toEqual({ kind: 'none', reason: 'under_start' })
@@ -130,7 +130,7 @@ describe('break-even decision', () => {
       decideBatch({
         conversation: conversation(40, 2_400, { clientTokens }),
         cadence: steady,
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy: { ...policy, startTokens: 150_000 },
       })
     expect(decide(112_900)).toEqual({ kind: 'none', reason: 'under_start' })
@@ -141,7 +141,7 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400),
       cadence: { ...steady, requestsSoFar: 5 },
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(decision).toEqual({ kind: 'none', reason: 'short_session' })
@@ -152,7 +152,7 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400),
       cadence: steady,
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(decision).toMatchObject({ kind: 'batch', reason: 'pays_back', editPoint: 2, tokensRemoved: 87_320 })
@@ -173,7 +173,7 @@ describe('break-even decision', () => {
       decideBatch({
         conversation: conversation(40, 2_400, { batchRewritesHead }),
         cadence: steady,
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy,
       })
     const later = priced(false)
@@ -187,7 +187,7 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400),
       cadence: { ...steady, conservativeRemaining: 1 },
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(decision).toEqual({ kind: 'none', reason: 'no_payback_in_time' })
@@ -198,7 +198,7 @@ describe('break-even decision', () => {
       const decision = decideBatch({
         conversation: conversation(40, 2_400, markerAt === undefined ? {} : { markerAt }),
         cadence: steady,
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy,
       })
       if (decision.kind !== 'batch') throw new Error('expected a batch')
@@ -213,7 +213,7 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400, { msSinceLastRequest: 6 * 60_000 }),
       cadence: { ...steady, conservativeRemaining: 1 },
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(decision).toMatchObject({ kind: 'batch', reason: 'cold_cache', oneTimeCost: 0, paybackRequests: 0 })
@@ -237,7 +237,7 @@ describe('break-even decision', () => {
       decideBatch({
         conversation: conversationCost,
         cadence: { ...steady, conservativeRemaining: remaining, expectedRemaining: remaining },
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
         policy,
       })
     const plain = decide(base, 150)
@@ -262,14 +262,14 @@ describe('break-even decision', () => {
     const decision = decideBatch({
       conversation: conversation(40, 2_400, { budget: 100_000 }),
       cadence: { ...steady, expectedRemaining: 0, requestsSoFar: 2 },
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy: { ...policy, excludeTools: ['bash'] },
     })
     expect(decision).toEqual({ kind: 'none', reason: 'nothing_eligible' })
     const cleared = decideBatch({
       conversation: conversation(40, 2_400, { budget: 100_000 }),
       cadence: { ...steady, expectedRemaining: 0, requestsSoFar: 2 },
-      prices: anthropicMultipliers,
+      prices: defaultMultipliers,
       policy,
     })
     expect(cleared).toMatchObject({ kind: 'batch', reason: 'over_budget' })
@@ -330,19 +330,19 @@ describe('cache timing', () => {
   it('writes the stable part for an hour when pauses over 5 minutes are common (worked example)', () => {
     const cadence = { ...steady, expectedRemaining: 20, pausesOver5m: 0.3, pausesOver1h: 0 }
     // 5m: 20 × 0.3 × 1.15 × 20,000 = 138,000; 1h: (2 − 1.25) × 20,000 = 15,000 once.
-    expect(
-      chooseStableTtl({ clientSetTtl: false, stableTokens: 20_000, cadence, prices: anthropicMultipliers }),
-    ).toEqual({
-      ttl: '1h',
-      expected5m: 138_000,
-      expected1h: 15_000,
-    })
+    expect(chooseStableTtl({ clientSetTtl: false, stableTokens: 20_000, cadence, prices: defaultMultipliers })).toEqual(
+      {
+        ttl: '1h',
+        expected5m: 138_000,
+        expected1h: 15_000,
+      },
+    )
     expect(
       chooseStableTtl({
         clientSetTtl: false,
         stableTokens: 20_000,
         cadence: { ...cadence, pausesOver5m: 0.01, expectedRemaining: 2 },
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
       })?.ttl,
     ).toBe('5m')
   })
@@ -353,11 +353,11 @@ describe('cache timing', () => {
         clientSetTtl: true,
         stableTokens: 1,
         cadence: { ...steady, pausesOver5m: 1 },
-        prices: anthropicMultipliers,
+        prices: defaultMultipliers,
       }),
     ).toBeUndefined()
     expect(
-      chooseStableTtl({ clientSetTtl: false, stableTokens: 1, cadence: steady, prices: anthropicMultipliers }),
+      chooseStableTtl({ clientSetTtl: false, stableTokens: 1, cadence: steady, prices: defaultMultipliers }),
     ).toBeUndefined()
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { batchStart, reachBackValue } from '../../src/rewrite/economy/edit-point.ts'
-import { anthropicMultipliers } from '../../src/billing/prices.ts'
+import { defaultMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
 import { runRewritten, viewOf, viewRound } from '../helpers/chat-view.ts'
 
@@ -88,10 +88,10 @@ describe('batches start where the previous request kept its marker', () => {
   const policy = { ...defaultEconomyPolicy, startTokens: 20_000 }
 
   it('the economy leaves what lies before the marker whole (r1 is in message 5)', () => {
-    const held = decideBatch({ conversation: conversation(5), cadence, prices: anthropicMultipliers, policy })
+    const held = decideBatch({ conversation: conversation(5), cadence, prices: defaultMultipliers, policy })
     expect(held).toMatchObject({ kind: 'batch', reason: 'pays_back', editPoint: 5 })
     if (held.kind === 'batch') expect(held.ids).toEqual(Array.from({ length: 17 }, (_, index) => `r${index + 1}`))
-    const free = decideBatch({ conversation: conversation(), cadence, prices: anthropicMultipliers, policy })
+    const free = decideBatch({ conversation: conversation(), cadence, prices: defaultMultipliers, policy })
     if (free.kind === 'batch') expect(free.ids[0]).toBe('r0')
     else throw new Error('expected a batch')
   })

@@ -10,7 +10,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) return sourceFiles(path)
-    return entry.name.endsWith('.ts') ? [path] : []
+    return /\.(ts|js)$/.test(entry.name) ? [path] : []
   })
 }
 
@@ -21,7 +21,7 @@ export function lineCount(text: string): number {
 }
 
 describe('file length', () => {
-  it(`keeps every TypeScript file in src at ${maxLines} lines or fewer`, () => {
+  it(`keeps every TypeScript and browser script file in src at ${maxLines} lines or fewer`, () => {
     const offenders = sourceFiles(srcRoot)
       .map((path) => ({ file: relative(srcRoot, path), lines: lineCount(readFileSync(path, 'utf8')) }))
       .filter(({ lines }) => lines > maxLines)

@@ -11,15 +11,8 @@ import { describe, expect, it } from 'vitest'
  * recordings and replays them in the Messages format. Comments may name a provider (they cite its docs).
  */
 const allowed = [/^providers\//, /^config\//, /^cli\.ts$/, /^mock\//, /^replay\//]
-/** Files that name one for a reason of their own, each said here. */
-const exceptions: Readonly<Record<string, string>> = {
-  // The default price table (Anthropic's published multipliers) is the lead's economy code (issue 22).
-  'billing/prices.ts': 'not yet moved',
-  // Replay's uncached-equivalent input is priced at that same default table.
-  'billing/usage-totals.ts': 'not yet moved',
-  // A client rule shows where it was read: the client's own source repository (openai/codex).
-  'session/client-rule.ts': 'cites its source',
-}
+/** Files that name one for a reason of their own, each said here (none left). */
+const exceptions: Readonly<Record<string, string>> = {}
 const srcRoot = join(import.meta.dirname, '../../src')
 const providerName = /anthropic|openai/i
 
