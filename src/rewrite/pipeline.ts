@@ -1,6 +1,7 @@
 import { isCold } from './economy/cache-timing.ts'
 import { nextCadenceMemory } from './economy/cadence-memory.ts'
 import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import { belowFloor } from './economy/decide.ts'
 import type { EconomyDecision } from './economy/types.ts'
 import {
   realizationOf as ledgerRealization,
@@ -203,8 +204,8 @@ function economyDecision(
   sentByClient: number,
 ): EconomyDecision | undefined {
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
-  if (requestsSoFar < settings.policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
-  if (sentByClient < settings.policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  const floor = belowFloor(requestsSoFar, sentByClient, settings.policy)
+  if (floor) return floor
   if (promiseSpent(input, sizes.gapMs)) return { kind: 'none', reason: 'marker_moving' }
   return decideForRequest({
     settings,

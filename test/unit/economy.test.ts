@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { chooseStableTtl, isCold } from '../../src/rewrite/economy/cache-timing.ts'
 import { estimateCadence, expectedRemaining, type Cadence } from '../../src/rewrite/economy/cadence.ts'
-import { decideBatch } from '../../src/rewrite/economy/decide.ts'
+import { belowFloor, decideBatch } from '../../src/rewrite/economy/decide.ts'
 import { pricePath } from '../../src/rewrite/economy/path-cost.ts'
 import { defaultMultipliers, billedDollars, billedInputTokens, pricesFor } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type ConversationCost, type MessageCost } from '../../src/rewrite/economy/types.ts'
@@ -258,21 +258,29 @@ describe('break-even decision', () => {
     )
   })
 
-  it('over budget, batches whatever the price, and never touches excluded tools', () => {
+  it('never touches excluded tools, and leaves what is over budget to the planner', () => {
     const decision = decideBatch({
-      conversation: conversation(40, 2_400, { budget: 100_000 }),
-      cadence: { ...steady, expectedRemaining: 0, requestsSoFar: 2 },
+      conversation: conversation(40, 2_400),
+      cadence: steady,
       prices: defaultMultipliers,
       policy: { ...policy, excludeTools: ['bash'] },
     })
     expect(decision).toEqual({ kind: 'none', reason: 'nothing_eligible' })
-    const cleared = decideBatch({
+    // Over budget the economy has no branch of its own: the pipeline does not ask it (the planner cuts
+    // to fit), and asked anyway it prices the batch like any other.
+    const over = decideBatch({
       conversation: conversation(40, 2_400, { budget: 100_000 }),
-      cadence: { ...steady, expectedRemaining: 0, requestsSoFar: 2 },
+      cadence: steady,
       prices: defaultMultipliers,
       policy,
     })
-    expect(cleared).toMatchObject({ kind: 'batch', reason: 'over_budget' })
+    expect(over).toMatchObject({ kind: 'batch', reason: 'pays_back' })
+  })
+
+  it('checks the floor in one place: short sessions and small conversations first', () => {
+    expect(belowFloor(5, 200_000, policy)).toEqual({ kind: 'none', reason: 'short_session' })
+    expect(belowFloor(40, 49_999, policy)).toEqual({ kind: 'none', reason: 'under_start' })
+    expect(belowFloor(40, 50_000, policy)).toBeUndefined()
   })
 })
 

@@ -20,13 +20,26 @@ export interface EconomyInput {
   readonly realization?: number
 }
 
+/**
+ * The quality floor's two cheap conditions, in one place: the pipeline asks before it describes the
+ * request for the economy, and the decision asks again of whatever it is handed.
+ */
+export function belowFloor(
+  requestsSoFar: number,
+  clientTokens: number,
+  policy: Pick<EconomyPolicy, 'shortSessionRequests' | 'startTokens'>,
+): EconomyDecision | undefined {
+  if (requestsSoFar < policy.shortSessionRequests) return { kind: 'none', reason: 'short_session' }
+  if (clientTokens < policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  return undefined
+}
+
+/** A below-budget batch or none (over budget the planner edits; the pipeline does not ask the economy then). */
 export function decideBatch(input: EconomyInput): EconomyDecision {
   const { conversation, policy } = input
   const size = totalTokens(conversation)
-  const overBudget = size > conversation.budget
-  if (!overBudget && input.cadence.requestsSoFar < policy.shortSessionRequests)
-    return { kind: 'none', reason: 'short_session' }
-  if (!overBudget && conversation.clientTokens < policy.startTokens) return { kind: 'none', reason: 'under_start' }
+  const floor = belowFloor(input.cadence.requestsSoFar, conversation.clientTokens, policy)
+  if (floor) return floor
   const batch = eligibleResults(conversation, policy)
   if (batch.length === 0) return { kind: 'none', reason: 'nothing_eligible' }
   const cold = isCold(conversation.msSinceLastRequest, conversation.cacheTtl)
@@ -58,7 +71,6 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const savingPerRequest = tokensRemoved * carry * Math.min(1, Math.max(0, input.realization ?? 1))
   const account = batchAccountOf(path.oneTimeCost, savingPerRequest, remaining, refetchCost)
   const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved, ...account } as const
-  if (overBudget) return { ...base, reason: 'over_budget' }
   if (account.paybackRequests > remaining) return { kind: 'none', reason: 'no_payback_in_time' }
   // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over the forecast.
   if (path.wait < path.batchNow || account.predictedNetSaving < policy.margin * path.oneTimeCost)
