@@ -127,10 +127,10 @@ function grownPrompt(
       measuredGrowth:
         previous.measuredGrowth === undefined ? measuredGrowth : 0.7 * previous.measuredGrowth + 0.3 * measuredGrowth,
     }
-  // A batch's own estimate of the history can come out a little smaller than the request before's
-  // (the cleared results are re-measured), which would read as no growth: a request grows at least
-  // as requests usually do.
-  const grown = Math.max(estimatedGrowth * previous.growthScale, previous.measuredGrowth ?? 0)
+  // On a batch the estimate of the history moves with the calibration factor, which learns between
+  // requests and can make the history read smaller than before: such a request grows as requests
+  // usually do, measured, once there is a measurement.
+  const grown = previous.measuredGrowth ?? estimatedGrowth * previous.growthScale
   return {
     prompt: previous.lastPrompt + grown,
     growthScale: previous.growthScale,
