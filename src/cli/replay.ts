@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { ClientCache } from '../replay/build-requests.ts'
+import { ReplayedLengths } from '../replay/learning-store.ts'
 import { toJsonl, type Conversation } from '../replay/conversation.ts'
 import {
   latestRecording,
@@ -47,6 +48,8 @@ OpenHands, mini-swe-agent or ctxgate JSONL recording.
   --min-cacheable TOKENS   shortest cacheable prefix of the fake upstream (default 1024)
   --strategy FILE          a ctxgate config to compare; repeat to compare several (default: built-in)
   --uncompacted            undo recorded compactions (keep the history, drop the summary)
+  --learn                  each run's ctxgate knows how long the runs before it lasted (as one that
+                           served them would): forecasts learn; without it every run starts cold
   --prompt FILE            prompt file of a Claude Code stream-json or Codex exec --json log
   --verbose                also show examples of needed-but-hidden strings
   --json                   print the report as JSON
@@ -71,6 +74,7 @@ export const replayOptions = {
   uncompacted: { type: 'boolean' },
   prompt: { type: 'string' },
   verbose: { type: 'boolean' },
+  learn: { type: 'boolean' },
   json: { type: 'boolean' },
   markdown: { type: 'boolean' },
   html: { type: 'string' },
@@ -242,7 +246,13 @@ function replayOptionsFrom(values: Values): ReplayOptions {
     variants,
     ...(values.model ? { model: values.model } : {}),
     ...(budget === undefined ? {} : { budget }),
+    ...(values.learn === true ? { learned: learnedByVariant(variants) } : {}),
   }
+}
+
+/** One record of replayed session lengths per ctxgate variant, kept across the runs (`--learn`). */
+function learnedByVariant(variants: readonly Variant[]): ReadonlyMap<string, ReplayedLengths> {
+  return new Map(variants.filter((variant) => !variant.direct).map((variant) => [variant.label, new ReplayedLengths()]))
 }
 
 function positive(flag: string, raw: string): number {

@@ -3,6 +3,9 @@ import { Registry } from 'prom-client'
 import { Agent, request } from 'undici'
 import { buildApp } from '../app.ts'
 import { loadConfig } from '../config/load-config.ts'
+import type { Config } from '../config/schema.ts'
+import { MemorySessionStore } from '../session/memory-store.ts'
+import { LearningStore, type ReplayedLengths } from './learning-store.ts'
 import { createLogger } from '../log/logger.ts'
 import type { CacheWrites } from '../mock/prompt-cache.ts'
 import { startMockServer } from '../mock/server.ts'
@@ -37,6 +40,11 @@ export interface ReplayOptions {
   readonly stream: boolean
   /** Sent as x-ctxgate-budget to ctxgate variants. */
   readonly budget?: number
+  /**
+   * Per ctxgate variant, the lengths of the sessions replayed before this one (`--learn`): its
+   * forecasts then learn from them, as a ctxgate that had served them would. Absent: each run starts cold.
+   */
+  readonly learned?: ReadonlyMap<string, ReplayedLengths>
   readonly variants: readonly Variant[]
 }
 
@@ -138,10 +146,15 @@ async function sendThrough(
         models: [replayModel],
       },
     })
-    const app = await buildApp({ config, logger: createLogger('silent'), registry })
+    const learned = options.learned?.get(variant.label)
+    const store = learned ? learningStore(config, learned) : undefined
+    const app = await buildApp({ config, logger: createLogger('silent'), registry, ...(store ? { store } : {}) })
     await app.server.listen({ host: '127.0.0.1', port: 0 })
     baseUrl = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
-    close = () => app.server.close()
+    close = async () => {
+      await app.server.close()
+      store?.finishRun()
+    }
   }
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -185,6 +198,11 @@ async function sendThrough(
     await mock.close()
     await dispatcher.close()
   }
+}
+
+function learningStore(config: Config, learned: ReplayedLengths): LearningStore {
+  const { maxEntries, idleTtlMs, maxStateBytes, maxTotalBytes } = config.sessions
+  return new LearningStore(new MemorySessionStore({ maxEntries, idleTtlMs, maxStateBytes, maxTotalBytes }), learned)
 }
 
 /** The ledger metric summed over reasons, by figure. */
