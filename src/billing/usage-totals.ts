@@ -1,4 +1,4 @@
-import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
+import { addTokenCounts, promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
 import { defaultMultipliers, billedInputTokens } from './prices.ts'
 
 export { zeroUsage, type Usage }
@@ -14,12 +14,7 @@ export function cacheReadShare(usage: Usage): number {
   return total === 0 ? 0 : usage.cacheReadTokens / total
 }
 
+/** Two answers' counts added (the totals of a run). */
 export function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    cacheWrite5mTokens: a.cacheWrite5mTokens + b.cacheWrite5mTokens,
-    cacheWrite1hTokens: a.cacheWrite1hTokens + b.cacheWrite1hTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-  }
+  return addTokenCounts(a, b)
 }

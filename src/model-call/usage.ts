@@ -58,17 +58,20 @@ export function promptTokensOf(usage: TokenCounts): number {
   return usage.inputTokens + usage.cacheWrite5mTokens + usage.cacheWrite1hTokens + usage.cacheReadTokens
 }
 
+/** Two sets of counts added field by field. */
+export function addTokenCounts(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    cacheWrite5mTokens: a.cacheWrite5mTokens + b.cacheWrite5mTokens,
+    cacheWrite1hTokens: a.cacheWrite1hTokens + b.cacheWrite1hTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+  }
+}
+
 /** Everything one answer was billed for: its own counts plus a compaction pass's. */
 export function billedTokenCounts(usage: Usage): TokenCounts {
-  const extra = usage.compaction
-  if (!extra) return usage
-  return {
-    inputTokens: usage.inputTokens + extra.inputTokens,
-    cacheWrite5mTokens: usage.cacheWrite5mTokens + extra.cacheWrite5mTokens,
-    cacheWrite1hTokens: usage.cacheWrite1hTokens + extra.cacheWrite1hTokens,
-    cacheReadTokens: usage.cacheReadTokens + extra.cacheReadTokens,
-    outputTokens: usage.outputTokens + extra.outputTokens,
-  }
+  return usage.compaction ? addTokenCounts(usage, usage.compaction) : usage
 }
 
 /** The request an answer is to, as the client sent it: some readers only read what the client asked for. */

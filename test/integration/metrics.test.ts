@@ -9,6 +9,7 @@ import { ModelLabels, maxModelLabels } from '../../src/metrics/model-labels.ts'
 import { recordRequest } from '../../src/metrics/record-request.ts'
 import { SessionAccounting } from '../../src/session/accounting.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
+import { completedRecord } from '../helpers/request-record.ts'
 
 let stack: Stack
 
@@ -184,17 +185,14 @@ describe('sessions and label bounds', () => {
       sessions: new SessionAccounting(100),
     }
     for (let index = 0; index < 10_000; index++) {
-      recordRequest(deps, {
-        route: 'anthropic-messages',
-        provider: 'anthropic',
-        status: 200,
-        outcome: 'complete',
-        attempts: 1,
-        retries: [],
-        durationMs: 1,
-        usage: { inputTokens: 1, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 1 },
-        accounting: { model: `model-${index}-\u00e9"x`, refusalAvoided: false },
-      })
+      recordRequest(
+        deps,
+        completedRecord({
+          durationMs: 1,
+          usage: { inputTokens: 1, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 1 },
+          accounting: { model: `model-${index}-\u00e9"x`, refusalAvoided: false },
+        }),
+      )
     }
     const values = (await registry.getSingleMetric('ctxgate_tokens_total')?.get())?.values ?? []
     const models = new Set(values.map((value) => value.labels['model']))

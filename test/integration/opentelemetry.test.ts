@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load-config.ts'
 import { startTelemetry } from '../../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../../src/telemetry/telemetry-settings.ts'
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
+import { completedRecord } from '../helpers/request-record.ts'
 import { eventually, startStack, type Stack } from '../helpers/stack.ts'
 import { openSocket, turn } from '../helpers/sockets.ts'
 
@@ -367,15 +368,7 @@ describe('the hand-off to the export worker', () => {
     const lines: string[] = []
     const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) })
     const telemetry = startTelemetry(settings, loadConfig({ env: {} }), logger)
-    const record = {
-      route: 'anthropic-messages',
-      provider: 'anthropic',
-      status: 200,
-      outcome: 'complete',
-      attempts: 1,
-      retries: [],
-      durationMs: 5,
-    }
+    const record = completedRecord({ durationMs: 5 })
     // One synchronous burst: the worker cannot take any of it before the loop ends.
     for (let call = 0; call < 100; call++) telemetry.recordModelCall(record, 'claude-sonnet-5')
     expect(telemetry.pendingCalls).toBe(8)

@@ -1,21 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { RequestRecord } from '../../src/request/request-record.ts'
 import { ctxgateAttributes } from '../../src/telemetry/ctxgate-attributes.ts'
 import { errorTypeOf, genAiAttributes } from '../../src/telemetry/genai-attributes.ts'
 import { openInferenceAttributes } from '../../src/telemetry/openinference-attributes.ts'
 import { serverAddressOf } from '../../src/telemetry/model-call-export.ts'
+import { completedRecord } from '../helpers/request-record.ts'
 
-const record = (overrides: Partial<RequestRecord> = {}): RequestRecord => ({
-  route: 'anthropic-messages',
-  provider: 'anthropic',
-  status: 200,
-  outcome: 'complete',
-  attempts: 1,
-  retries: [],
-  durationMs: 12,
-  ...overrides,
-})
+const record = completedRecord
 
 const count = fc.integer({ min: 0, max: 10_000_000 })
 

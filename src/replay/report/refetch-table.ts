@@ -5,6 +5,7 @@
  */
 import type { RunResult } from '../run-replay.ts'
 import { runName } from './rows.ts'
+import { renderCells } from './columns.ts'
 
 export interface RefetchRow {
   readonly run: string
@@ -61,26 +62,12 @@ const columns: readonly [string, (row: RefetchRow) => string][] = [
 
 export function renderRefetchTable(rows: readonly RefetchRow[], markdown: boolean): string {
   const cells = rows.map((row) => columns.map(([, cell]) => cell(row)))
-  if (markdown) {
-    const head = `| ${columns.map(([title]) => title).join(' | ')} |`
-    const rule = `|${columns.map((_, index) => (index < 2 ? '---' : '---:')).join('|')}|`
-    return [head, rule, ...cells.map((line) => `| ${line.join(' | ')} |`)].join('\n')
-  }
-  const widths = columns.map(([title], index) =>
-    Math.max(title.length, ...cells.map((line) => (line[index] as string).length)),
+  return renderCells(
+    columns.map(([title]) => title),
+    cells,
+    markdown,
+    { leftAligned: (index) => index < 2, trimEnd: true },
   )
-  const line = (values: readonly string[]): string =>
-    values
-      .map((value, index) =>
-        index < 2 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number),
-      )
-      .join('  ')
-      .trimEnd()
-  return [
-    line(columns.map(([title]) => title)),
-    line(widths.map((width) => '-'.repeat(width))),
-    ...cells.map(line),
-  ].join('\n')
 }
 
 export const refetchNotes = [

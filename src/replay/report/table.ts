@@ -1,4 +1,5 @@
 import type { ReportRow } from './rows.ts'
+import { renderCells } from './columns.ts'
 
 export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
   ['run', (row) => row.run],
@@ -28,27 +29,23 @@ export const reportColumns: readonly [string, (row: ReportRow) => string][] = [
 /** A plain-text table, one row per run and variant, for the terminal. */
 export function renderTable(rows: readonly ReportRow[]): string {
   const cells = rows.map((row) => reportColumns.map(([, cell]) => cell(row)))
-  const widths = reportColumns.map(([title], index) =>
-    Math.max(title.length, ...cells.map((line) => (line[index] as string).length)),
+  return renderCells(
+    reportColumns.map(([title]) => title),
+    cells,
+    false,
+    { leftAligned: (index) => index < 2 },
   )
-  const line = (values: readonly string[]): string =>
-    values
-      .map((value, index) =>
-        index < 2 ? value.padEnd(widths[index] as number) : value.padStart(widths[index] as number),
-      )
-      .join('  ')
-  return [
-    line(reportColumns.map(([title]) => title)),
-    line(widths.map((width) => '-'.repeat(width))),
-    ...cells.map(line),
-  ].join('\n')
 }
 
 /** The same table in Markdown, for BENCHMARKS.md. */
 export function renderMarkdownTable(rows: readonly ReportRow[]): string {
-  const head = `| ${reportColumns.map(([title]) => title).join(' | ')} |`
-  const rule = `|${reportColumns.map((_, index) => (index < 2 ? '---' : '---:')).join('|')}|`
-  return [head, rule, ...rows.map((row) => `| ${reportColumns.map(([, cell]) => cell(row)).join(' | ')} |`)].join('\n')
+  const cells = rows.map((row) => reportColumns.map(([, cell]) => cell(row)))
+  return renderCells(
+    reportColumns.map(([title]) => title),
+    cells,
+    true,
+    { leftAligned: (index) => index < 2 },
+  )
 }
 
 export function thousands(value: number): string {
