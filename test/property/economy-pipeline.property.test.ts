@@ -67,7 +67,8 @@ describe.each(wireFixtures)('the cache-priced economy over generated $format con
           expect(fixture.head(step.sent)).toBe(fixture.head(previous.sent))
         })
       }),
-      { numRuns: 15 },
+      // Seeded: the count of batches below must not hang on luck (an unseeded run once drew none).
+      { numRuns: 15, seed: 20261201 },
     )
     // The economy did edit below budget in these runs: the property is not vacuous.
     expect(batches).toBeGreaterThan(0)
@@ -92,7 +93,7 @@ describe.each(wireFixtures)('the cache-priced economy over generated $format con
               expect(entry.content).toEqual(originals.get(entry.id))
         })
       }),
-      { numRuns: 15 },
+      { numRuns: 15, seed: 20261201 },
     )
     expect(batches).toBeGreaterThan(0)
   })
