@@ -23,7 +23,13 @@ import { loadConfig } from '../src/config/load-config.ts'
 import { isSummaryRequest } from '../src/mock/agent-loop.ts'
 import { startMockServer, type MockServer, type RecordedRequest } from '../src/mock/server.ts'
 import type { UsageTotals } from '../src/mock/usage-ledger.ts'
-import { bestSchedule, scheduleCost, type ScheduleFloor, type ToolLoop } from '../src/replay/best-schedule.ts'
+import {
+  bestSchedule,
+  scheduleCost,
+  scheduleFloorOf,
+  type ScheduleFloor,
+  type ToolLoop,
+} from '../src/replay/best-schedule.ts'
 import { batchRequestsOf, NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
 
 const { values } = parseArgs({
@@ -140,6 +146,16 @@ function runClaude(
   )
 }
 
+/** The Messages calls the mock recorded (token counting left out). */
+function chatRequests(records: readonly RecordedRequest[]): RecordedRequest[] {
+  return records.filter(
+    (record) =>
+      record.url.startsWith('/v1/messages') &&
+      record.method === 'POST' &&
+      !record.url.startsWith('/v1/messages/count_tokens'),
+  )
+}
+
 function lastUserText(record: RecordedRequest): string {
   const body = JSON.parse(record.body) as { messages?: { role: string; content: unknown }[] }
   const last = body.messages?.[body.messages.length - 1]
@@ -207,8 +223,7 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
   try {
     process.stderr.write(`running Claude Code ${label} (${steps} steps, window ${window})…\n`)
     const run = await runClaude(claude, proxy?.url ?? mock.url)
-    const messages = mock.requests.filter((record) => record.url.startsWith('/v1/messages') && record.method === 'POST')
-    const chats = messages.filter((record) => !record.url.startsWith('/v1/messages/count_tokens'))
+    const chats = chatRequests(mock.requests)
     let resultText = run.stdout.trim()
     try {
       resultText = String((JSON.parse(run.stdout) as { result?: unknown }).result ?? resultText)
@@ -250,13 +265,7 @@ const pct = (share: number): string => `${(share * 100).toFixed(1)} %`
 
 /** What the best batch schedule, chosen with hindsight, would have billed on this run's rounds under each floor. */
 function boundTable(loops: NonNullable<RunResult['loops']>, ctxgateBilled: number, directBilled?: number): string {
-  const economy = loadConfig().economy
-  const floor: ScheduleFloor = {
-    keepNewestRounds: economy.keepRecentRounds,
-    startTokens: economy.startTokens,
-    shortSessionRequests: economy.shortSessionRequests,
-    maxNeedHazard: economy.maxNeedHazard,
-  }
+  const floor: ScheduleFloor = scheduleFloorOf(loadConfig().economy)
   const ratio = (billed: number): string => (directBilled ? `${(billed / directBilled).toFixed(3)}×` : '-')
   const best = bestSchedule(loops.note, floor)
   const rows: [string, number][] = [
@@ -391,9 +400,7 @@ async function learningTable(claude: string, sessions: number, direct: RunResult
       process.stderr.write(`running Claude Code through one ctxgate, session ${session} of ${sessions}…\n`)
       await runClaude(claude, proxy.url)
       const billed = mock.usage.totals().billedEquivalentInput - billedBefore
-      const bodies = mock.requests
-        .slice(seenBefore)
-        .filter((record) => record.url.startsWith('/v1/messages') && !record.url.includes('count_tokens'))
+      const bodies = chatRequests(mock.requests.slice(seenBefore))
         .filter((record) => record.status === 200)
         .map((record) => record.body)
       const ratio = direct ? `${(billed / direct.usage.billedEquivalentInput).toFixed(3)}×` : '-'

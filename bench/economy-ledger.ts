@@ -12,7 +12,7 @@ import { runName } from '../src/replay/report/rows.ts'
 import { replayConversation, type LedgerFigures } from '../src/replay/run-replay.ts'
 import { cacheWriteReadings } from '../src/mock/prompt-cache.ts'
 import { loadConfig } from '../src/config/load-config.ts'
-import { bestSchedule, scheduleCost, type ScheduleFloor } from '../src/replay/best-schedule.ts'
+import { bestSchedule, scheduleCost, scheduleFloorOf, type ScheduleFloor } from '../src/replay/best-schedule.ts'
 import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
 import type { Conversation } from '../src/replay/conversation.ts'
 import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
@@ -29,13 +29,7 @@ const clientCache = values['client-cache'] === 'none' ? 'none' : 'rolling'
 const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
 const conversations = positionals.flatMap((file) => loadRecording(file, { uncompacted: false }).conversations)
 
-const economy = loadConfig().economy
-const floor: ScheduleFloor = {
-  keepNewestRounds: economy.keepRecentRounds,
-  startTokens: economy.startTokens,
-  shortSessionRequests: economy.shortSessionRequests,
-  maxNeedHazard: economy.maxNeedHazard,
-}
+const floor: ScheduleFloor = scheduleFloorOf(loadConfig().economy)
 
 /**
  * The hindsight-best schedule of whole batches, ÷ the same model with no batch, under the default

@@ -26,6 +26,7 @@ import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { cpuTimeMs, freePort, percentile, startCtxgate, startMockProcess, type Target } from './peers.ts'
+import { smallRequest } from './latency-bodies.ts'
 
 const { values } = parseArgs({
   options: {
@@ -96,12 +97,8 @@ const traceRequest = (
   }
 ).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
 
-const body = JSON.stringify({
-  model: 'claude-sonnet-4-5',
-  max_tokens: 64,
-  stream: true,
-  messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
-})
+// The latency benches' 2 KB request, streamed.
+const body = JSON.stringify({ ...smallRequest, stream: true })
 const headers = {
   'content-type': 'application/json',
   'x-api-key': 'sk-ant-bench-0001',

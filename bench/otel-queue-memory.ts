@@ -13,6 +13,7 @@ import { Agent, request } from 'undici'
 import { startTelemetry, type WorkerTelemetry } from '../src/telemetry/start-telemetry.ts'
 import { loadTelemetrySettings } from '../src/telemetry/telemetry-settings.ts'
 import { startStack } from '../test/helpers/stack.ts'
+import { smallRequest } from './latency-bodies.ts'
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '6' }, requests: { type: 'string', default: '1500' } },
@@ -22,12 +23,8 @@ const perRound = Number(values.requests)
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc) throw new Error('run with node --expose-gc --import tsx')
 
-const body = JSON.stringify({
-  model: 'claude-sonnet-4-5',
-  max_tokens: 64,
-  stream: true,
-  messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
-})
+// The latency benches' 2 KB request, streamed.
+const body = JSON.stringify({ ...smallRequest, stream: true })
 const headers = {
   'content-type': 'application/json',
   'x-api-key': 'sk-ant-bench-0001',

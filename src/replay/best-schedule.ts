@@ -42,6 +42,21 @@ export interface ScheduleFloor {
   readonly maxNeedHazard?: number
 }
 
+/** The floor a ctxgate config's economy section sets (the same fields the economy reads). */
+export function scheduleFloorOf(economy: {
+  readonly keepRecentRounds: number
+  readonly startTokens: number
+  readonly shortSessionRequests: number
+  readonly maxNeedHazard: number
+}): ScheduleFloor {
+  return {
+    keepNewestRounds: economy.keepRecentRounds,
+    startTokens: economy.startTokens,
+    shortSessionRequests: economy.shortSessionRequests,
+    maxNeedHazard: economy.maxNeedHazard,
+  }
+}
+
 export interface Schedule {
   /** Billed-equivalent input of the whole run, in uncached-input tokens. */
   readonly billed: number

@@ -131,9 +131,13 @@ const hazardTable: Readonly<Record<ClearRisk, readonly [number, number, number]>
 /** Below budget a result is cleared only when the agent needs it again this rarely (per request). */
 export const belowBudgetMaxHazard = 0.01
 
+/** The last age of the young and of the middle band; older is old. */
+const youngUpTo = 10
+const middleUpTo = 20
+
 export function hazardOf(risk: ClearRisk, age: number): number {
   const [young, middle, old] = hazardTable[risk]
-  return age <= 10 ? young : age <= 20 ? middle : old
+  return age <= youngUpTo ? young : age <= middleUpTo ? middle : old
 }
 
 /** Chance the agent fetches a cleared result again within `requests` requests. */
@@ -176,8 +180,15 @@ export function resultRiskAges(messages: readonly MessageView[]): Map<string, { 
  * round per request (the hazard falls with age: a constant young rate over a long horizon overstates it).
  */
 export function refetchChanceOver(risk: ClearRisk, age: number, requests: number): number {
-  let kept = 1
-  for (let step = 1; step <= Math.max(0, Math.floor(requests)); step++) kept *= 1 - hazardOf(risk, age + step)
+  const [young, middle, old] = hazardTable[risk]
+  const first = age + 1
+  const last = age + Math.max(0, Math.floor(requests))
+  // Requests spent in each band of ages first..last: the hazard is constant within a band.
+  const inBand = (from: number, to: number): number => Math.max(0, Math.min(last, to) - Math.max(first, from) + 1)
+  const kept =
+    (1 - young) ** inBand(-Infinity, youngUpTo) *
+    (1 - middle) ** inBand(youngUpTo + 1, middleUpTo) *
+    (1 - old) ** inBand(middleUpTo + 1, Infinity)
   return 1 - kept
 }
 

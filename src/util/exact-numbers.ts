@@ -1,3 +1,4 @@
+import { endOfJsonString } from './json-scan.ts'
 /**
  * JSON.parse turns number literals into doubles: `9007199254740993` comes back as …992 and `1e400`
  * as Infinity (written out as `null`). A body ctxgate rewrites must keep every number the client
@@ -50,7 +51,9 @@ function replaceRiskyLiterals(text: string, replace: (literal: string) => string
   for (let index = 0; index < text.length;) {
     const code = text.charCodeAt(index)
     if (code === 0x22) {
-      index = endOfString(text, index)
+      // An unclosed string runs to the end of the text.
+      const end = endOfJsonString(text, index)
+      index = end < 0 ? text.length : end
       continue
     }
     if (code === 0x2d || (code >= 0x30 && code <= 0x39)) {
@@ -66,15 +69,6 @@ function replaceRiskyLiterals(text: string, replace: (literal: string) => string
     index++
   }
   return copiedTo === 0 ? text : out + text.slice(copiedTo)
-}
-
-function endOfString(text: string, start: number): number {
-  for (let quote = text.indexOf('"', start + 1); quote !== -1; quote = text.indexOf('"', quote + 1)) {
-    let backslashes = 0
-    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
-    if (backslashes % 2 === 0) return quote + 1
-  }
-  return text.length
 }
 
 function endOfNumber(text: string, start: number): number {

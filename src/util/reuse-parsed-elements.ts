@@ -1,3 +1,4 @@
+import { endOfJsonString, skipJsonSpace } from './json-scan.ts'
 /**
  * A chat client re-sends its whole history on every request, so nearly all of a body's text is
  * text the process parsed a moment ago. A top-level object is parsed here member by member, and
@@ -116,63 +117,44 @@ function deepFreeze<T>(value: T): T {
 
 /** The spans of a top-level object's members, or undefined when the text is not one (JSON.parse then says why). */
 function topLevelMembers(text: string): MemberSpan[] | undefined {
-  let index = skipSpace(text, 0)
+  let index = skipJsonSpace(text, 0)
   if (text.charCodeAt(index) !== 0x7b) return undefined
-  index = skipSpace(text, index + 1)
+  index = skipJsonSpace(text, index + 1)
   const members: MemberSpan[] = []
-  if (text.charCodeAt(index) === 0x7d) return skipSpace(text, index + 1) === text.length ? members : undefined
+  if (text.charCodeAt(index) === 0x7d) return skipJsonSpace(text, index + 1) === text.length ? members : undefined
   for (;;) {
     if (text.charCodeAt(index) !== 0x22) return undefined
-    const keyEnd = endOfString(text, index)
+    const keyEnd = endOfJsonString(text, index)
     if (keyEnd < 0) return undefined
-    const colon = skipSpace(text, keyEnd)
+    const colon = skipJsonSpace(text, keyEnd)
     if (text.charCodeAt(colon) !== 0x3a) return undefined
-    const valueStart = skipSpace(text, colon + 1)
+    const valueStart = skipJsonSpace(text, colon + 1)
     const valueEnd = endOfValue(text, valueStart)
     if (valueEnd < 0) return undefined
     members.push({ keyStart: index, keyEnd, valueStart, valueEnd })
-    index = skipSpace(text, valueEnd)
+    index = skipJsonSpace(text, valueEnd)
     const next = text.charCodeAt(index)
-    if (next === 0x7d) return skipSpace(text, index + 1) === text.length ? members : undefined
+    if (next === 0x7d) return skipJsonSpace(text, index + 1) === text.length ? members : undefined
     if (next !== 0x2c) return undefined
-    index = skipSpace(text, index + 1)
+    index = skipJsonSpace(text, index + 1)
   }
 }
 
 /** Start and end offsets of each element of the array at [start, end), flat; undefined if it is not well formed. */
 function arrayElements(text: string, start: number, end: number): number[] | undefined {
   const spans: number[] = []
-  let index = skipSpace(text, start + 1)
+  let index = skipJsonSpace(text, start + 1)
   if (text.charCodeAt(index) === 0x5d) return index + 1 === end ? spans : undefined
   for (;;) {
     const elementEnd = endOfValue(text, index)
     if (elementEnd < 0 || elementEnd > end) return undefined
     spans.push(index, elementEnd)
-    index = skipSpace(text, elementEnd)
+    index = skipJsonSpace(text, elementEnd)
     const next = text.charCodeAt(index)
     if (next === 0x5d) return index + 1 === end ? spans : undefined
     if (next !== 0x2c) return undefined
-    index = skipSpace(text, index + 1)
+    index = skipJsonSpace(text, index + 1)
   }
-}
-
-function skipSpace(text: string, from: number): number {
-  let index = from
-  for (;;) {
-    const code = text.charCodeAt(index)
-    if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return index
-    index++
-  }
-}
-
-/** One past the closing quote of the string opening at `start`; -1 if it never closes. */
-function endOfString(text: string, start: number): number {
-  for (let quote = text.indexOf('"', start + 1); quote !== -1; quote = text.indexOf('"', quote + 1)) {
-    let backslashes = 0
-    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
-    if (backslashes % 2 === 0) return quote + 1
-  }
-  return -1
 }
 
 /**
@@ -181,13 +163,13 @@ function endOfString(text: string, start: number): number {
  */
 function endOfValue(text: string, start: number): number {
   const first = text.charCodeAt(start)
-  if (first === 0x22) return endOfString(text, start)
+  if (first === 0x22) return endOfJsonString(text, start)
   if (first !== 0x7b && first !== 0x5b) return endOfScalar(text, start)
   let depth = 0
   for (let index = start; index < text.length; index++) {
     const code = text.charCodeAt(index)
     if (code === 0x22) {
-      const after = endOfString(text, index)
+      const after = endOfJsonString(text, index)
       if (after < 0) return -1
       index = after - 1
     } else if (code === 0x7b || code === 0x5b) depth++

@@ -1,3 +1,4 @@
+import { endOfJsonString, skipJsonSpace } from './json-scan.ts'
 /**
  * Writes an edited JSON document as the client's own text with only the changed parts replaced, so
  * every byte ctxgate did not change (number literals like `1.0` or `1E5`, escapes, whitespace,
@@ -55,7 +56,7 @@ export function spliceJsonBytes(
 
 function changedParts(text: string, original: unknown, next: unknown, serialize: (value: unknown) => string): Patch[] {
   const patches: Patch[] = []
-  diffValue(text, skipWhitespace(text, 0), original, next, patches, serialize)
+  diffValue(text, skipJsonSpace(text, 0), original, next, patches, serialize)
   return patches.toSorted((a, b) => a.start - b.start)
 }
 
@@ -98,13 +99,13 @@ function diffArray(
   patches: Patch[],
   serialize: (value: unknown) => string,
 ): number {
-  let index = skipWhitespace(text, open + 1)
+  let index = skipJsonSpace(text, open + 1)
   if (text.charCodeAt(index) === 0x5d) return original.length === 0 ? index + 1 : -1
   for (let element = 0; ; element++) {
     if (element >= original.length) return -1
-    index = skipWhitespace(text, diffValue(text, index, original[element], next[element], patches, serialize))
+    index = skipJsonSpace(text, diffValue(text, index, original[element], next[element], patches, serialize))
     if (text.charCodeAt(index) !== 0x2c) return element === original.length - 1 ? index + 1 : -1
-    index = skipWhitespace(text, index + 1)
+    index = skipJsonSpace(text, index + 1)
   }
 }
 
@@ -122,26 +123,26 @@ function diffObject(
   // JSON.parse keeps the last of duplicate keys, so only the last one's edits are kept.
   const edits = new Map<string, Patch[]>()
   let lastEnd = open + 1
-  let index = skipWhitespace(text, open + 1)
+  let index = skipJsonSpace(text, open + 1)
   if (text.charCodeAt(index) !== 0x7d) {
     for (;;) {
-      const keyEnd = endOfString(text, index)
+      const keyEnd = stringEnd(text, index)
       const raw = text.slice(index, keyEnd)
       const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1)
-      const valueStart = skipWhitespace(text, skipWhitespace(text, keyEnd) + 1)
+      const valueStart = skipJsonSpace(text, skipJsonSpace(text, keyEnd) + 1)
       if (changed.has(key)) {
         const own: Patch[] = []
         lastEnd = diffValue(text, valueStart, original[key], next[key], own, serialize)
         edits.set(key, own)
       } else lastEnd = endOfValue(text, valueStart)
-      index = skipWhitespace(text, lastEnd)
+      index = skipJsonSpace(text, lastEnd)
       if (text.charCodeAt(index) !== 0x2c) break
-      index = skipWhitespace(text, index + 1)
+      index = skipJsonSpace(text, index + 1)
     }
   }
   if (edits.size !== changed.size) return -1
   for (const own of edits.values()) patches.push(...own)
-  const close = skipWhitespace(text, lastEnd)
+  const close = skipJsonSpace(text, lastEnd)
   const added = Object.keys(next).filter((key) => !Object.hasOwn(original, key) && next[key] !== undefined)
   if (added.length > 0) {
     // After the last field, where a spread (`{ ...block, cache_control }`) puts them, so a parse of the text keeps the order.
@@ -155,21 +156,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** JSON whitespace is space, tab, LF and CR. */
-function isWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
-}
-
-function skipWhitespace(text: string, from: number): number {
-  let index = from
-  while (isWhitespace(text.charCodeAt(index))) index++
-  return index
-}
-
 /** The index just past the value starting at `start` (the text is known to be valid JSON). */
 function endOfValue(text: string, start: number): number {
   const code = text.charCodeAt(start)
-  if (code === 0x22) return endOfString(text, start)
+  if (code === 0x22) return stringEnd(text, start)
   if (code !== 0x7b && code !== 0x5b) {
     let index = start + 1
     for (; index < text.length; index++) {
@@ -190,18 +180,15 @@ function endOfValue(text: string, start: number): number {
   let depth = 0
   for (let index = start; index < text.length; index++) {
     const next = text.charCodeAt(index)
-    if (next === 0x22) index = endOfString(text, index) - 1
+    if (next === 0x22) index = stringEnd(text, index) - 1
     else if (next === 0x7b || next === 0x5b) depth++
     else if ((next === 0x7d || next === 0x5d) && --depth === 0) return index + 1
   }
   return text.length
 }
 
-function endOfString(text: string, start: number): number {
-  for (let quote = text.indexOf('"', start + 1); quote !== -1; quote = text.indexOf('"', quote + 1)) {
-    let backslashes = 0
-    while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
-    if (backslashes % 2 === 0) return quote + 1
-  }
-  return text.length
+/** The text is known to be JSON: a string that never closes (it cannot) runs to the end. */
+function stringEnd(text: string, start: number): number {
+  const end = endOfJsonString(text, start)
+  return end < 0 ? text.length : end
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   clearOrder,
@@ -145,5 +146,18 @@ describe('the clearing order', () => {
     expect(refetchChanceOver('read', 0, 5)).toBeCloseTo(1 - (1 - hazardOf('read', 1)) ** 5, 10)
     expect(refetchChanceOver('read', 5, 100)).toBeLessThan(refetchChance(hazardOf('read', 5), 100))
     expect(refetchChanceOver('read', 5, 100)).toBeGreaterThan(refetchChanceOver('read', 30, 100))
+    // The same as stepping request by request through the age bands, for any class, age and horizon.
+    fc.assert(
+      fc.property(
+        fc.constantFrom('superseded', 'output', 'read', 'editing' as const),
+        fc.nat(60),
+        fc.nat(250),
+        (risk, age, requests) => {
+          let kept = 1
+          for (let step = 1; step <= requests; step++) kept *= 1 - hazardOf(risk, age + step)
+          expect(refetchChanceOver(risk, age, requests)).toBeCloseTo(1 - kept, 12)
+        },
+      ),
+    )
   })
 })
