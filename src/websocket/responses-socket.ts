@@ -10,7 +10,7 @@ import type { HistoryBudget } from './history-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
-import { asCreateMessage, eventType, modelLabel, parseObject, withInput } from './socket-messages.ts'
+import { asCreateMessage, modelLabel, parseObject, withInput } from './socket-messages.ts'
 import { SocketTurn, type TurnDeps } from './turn.ts'
 
 type Json = Record<string, unknown>
@@ -73,7 +73,7 @@ export class ResponsesSocket {
       ctxgateErrorEvent(new CtxgateError('CTXGATE_UPSTREAM_UNREACHABLE', message)),
       false,
     )
-    turn.end(this.#deps, { status: turn.firstEventAt === undefined ? 503 : 200, outcome: 'shutdown' })
+    turn.end(this.#deps, { status: turn.answered ? 200 : 503, outcome: 'shutdown' })
   }
 
   bind(relay: FrameRelay): void {
@@ -89,7 +89,7 @@ export class ResponsesSocket {
     clientClosed: () => {
       this.#conversation.release()
       this.#turn?.end(this.#deps, {
-        status: this.#turn.firstEventAt === undefined ? 0 : 200,
+        status: this.#turn.answered ? 200 : 0,
         outcome: 'client_closed',
       })
     },
@@ -122,12 +122,8 @@ export class ResponsesSocket {
     const reqId = turn ? `${this.#deps.socketId}:${turn.number}` : this.#deps.socketId
     const reason = error instanceof Error ? error.message : 'unreadable'
     this.#deps.logger.warn({ reqId, error: reason }, 'websocket message could not be read; forwarded as sent')
-    if (turn && !turn.done && turn.sentAt === undefined) {
-      turn.failOpen = 'prepare'
-      turn.usage ??= socketFormat.chat.usage()
-      turn.sentAs = 'as-sent'
-      turn.sentAt = performance.now()
-    } else if (turn?.sentAt !== undefined && !turn.done) return
+    if (turn && !turn.done && !turn.sent) turn.sentAfterFailure()
+    else if (turn?.sent && !turn.done) return
     ;(this.#relay as FrameRelay).toUpstream(data, isBinary)
   }
 
@@ -135,20 +131,16 @@ export class ResponsesSocket {
     const relay = this.#relay as FrameRelay
     const turn = new SocketTurn(++this.#turns, data.length)
     this.#turn = turn
-    turn.plan = this.#conversation.plan(message)
+    turn.planned(this.#conversation.plan(message))
     if (turn.plan.kind === 'not-found') {
-      turn.accounting = { model: modelLabel(message['model']), refusalAvoided: false }
+      turn.answeredItself({ accounting: { model: modelLabel(message['model']), refusalAvoided: false } })
       relay.toClient(previousResponseNotFound(turn.plan.id), false)
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
-    if (turn.plan.kind === 'untracked') turn.failOpen = 'websocket_history'
     const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
     if (send === undefined) return
-    turn.usage ??= socketFormat.chat.usage()
-    turn.sentAs ??= 'as-sent'
-    turn.sentAt = performance.now()
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
-    if (turn.prepared?.followUp?.replannable) turn.held = []
+    turn.send()
     relay.toUpstream(send, false)
   }
 
@@ -179,22 +171,19 @@ export class ResponsesSocket {
     const body = withInput(fields, turn.plan.inputJson)
     try {
       const result = await this.#deps.prepare(body, this.#handshake)
-      turn.log = result.kind === 'reject' ? result.log : result.prepared.log
-      turn.accounting = result.kind === 'reject' ? result.accounting : result.prepared.accounting
       if (result.kind === 'reject') {
+        turn.answeredItself(result)
         ;(this.#relay as FrameRelay).toClient(ctxgateErrorEvent(result.error), false)
         turn.end(this.#deps, { status: result.error.status, outcome: 'rejected', error: result.error.code })
         return undefined
       }
-      turn.prepared = result.prepared
-      turn.usage = result.prepared.followUp?.usageReader()
       // Unchanged: the client's own message goes on, previous_response_id and all.
-      if (result.prepared.body === body || result.prepared.body.equals(body)) return original
-      turn.sentAs = 'full-input'
+      const unchanged = result.prepared.body === body || result.prepared.body.equals(body)
+      turn.adopt(result.prepared, !unchanged)
+      if (unchanged) return original
       return asCreateMessage(this.#restoreNumbers(result.prepared.body))
     } catch (error) {
-      turn.failOpen = 'prepare'
-      turn.error = error instanceof Error ? error.message : String(error)
+      turn.preparationFailed(error)
       return original
     }
   }
@@ -207,19 +196,10 @@ export class ResponsesSocket {
   #hold(data: Buffer, isBinary: boolean): boolean {
     const turn = this.#turn
     if (!turn || turn.done || isBinary) return false
-    if (turn.refitting) return Boolean(turn.refitting.push(data))
-    if (turn.dropUntilCreated) {
-      turn.dropUntilCreated = eventType(data) !== 'response.created'
-      return turn.dropUntilCreated
-    }
-    const held = turn.held
-    if (!held) return false
-    if (socketFormat.streamRefusal.preamble.has(eventType(data))) return Boolean(held.push(data))
-    turn.held = undefined
-    const refusal = socketFormat.streamRefusal.read(data.toString('utf8'))
-    if (!refusal) this.#release(held)
-    else void this.#refit(turn, refusal, [...held, data])
-    return refusal !== undefined
+    const step = turn.openingStep(data)
+    if (step.kind === 'release') this.#release(step.held)
+    if (step.kind === 'refit') void this.#refit(turn, step.refusal)
+    return step.kind === 'swallow' || step.kind === 'refit'
   }
 
   /** Relays held messages in order, each read as if it had just arrived. */
@@ -230,43 +210,29 @@ export class ResponsesSocket {
     }
   }
 
-  async #refit(turn: SocketTurn, refusal: LengthRefusal, refused: Buffer[]): Promise<void> {
-    turn.refitting = refused
+  async #refit(turn: SocketTurn, refusal: LengthRefusal): Promise<void> {
     let smaller: Prepared | undefined
     try {
       smaller = await turn.prepared?.followUp?.replan(refusal)
     } catch {
       smaller = undefined
     }
-    const kept = turn.refitting
-    turn.refitting = undefined
+    const kept = turn.refitEnded()
     if (!smaller || turn.done) return this.#release(kept)
-    turn.prepared = smaller
-    turn.log = smaller.log
-    turn.accounting = smaller.accounting ?? turn.accounting
-    turn.usage = smaller.followUp?.usageReader()
-    turn.refitted = true
-    turn.dropUntilCreated = true
-    turn.sentAs = 'full-input'
+    turn.refitted(smaller)
     ;(this.#relay as FrameRelay).toUpstream(asCreateMessage(this.#restoreNumbers(smaller.body)), false)
   }
 
   #fromUpstream(data: Buffer, isBinary: boolean): void {
     const turn = this.#turn
     if (!turn || turn.done || isBinary) return
-    turn.firstEventAt ??= performance.now()
-    turn.bytesOut += data.length
     const text = data.toString('utf8')
-    try {
-      turn.usage?.onEvent({ data: text })
-    } catch {
-      // Usage is read from a copy; an event it cannot read changes nothing for the client.
-    }
+    turn.upstreamEvent(data, text)
     if (!interesting.test(text)) return
     const event = parseObject(data)
     const type = event?.['type']
     if (!event || typeof type !== 'string') return
-    if (type === 'response.output_item.done') turn.output.push(event['item'])
+    if (type === 'response.output_item.done') turn.outputItem(event['item'])
     if (terminal.has(type)) this.#endTurn(turn, type, event)
   }
 
@@ -281,7 +247,8 @@ export class ResponsesSocket {
       })
     }
     const response = (event['response'] ?? {}) as Json
-    const output = Array.isArray(response['output']) && response['output'].length > 0 ? response['output'] : turn.output
+    const output =
+      Array.isArray(response['output']) && response['output'].length > 0 ? response['output'] : turn.outputItems
     if (typeof response['id'] === 'string') this.#remember(turn, response['id'], output)
     const outcome =
       type === 'response.completed' ? 'complete' : type === 'response.failed' ? 'upstream_error' : 'incomplete'
@@ -306,7 +273,7 @@ export class ResponsesSocket {
 
   #upstreamGone(code: number): void {
     const turn = this.#turn
-    if (!turn || turn.done || turn.sentAt === undefined) return
+    if (!turn || turn.done || !turn.sent) return
     const message =
       `The ${socketFormat.provider.upstream} API closed the connection (code ${code}) before the response completed. ` +
       'ctxgate does not resend a request once it has been sent; send it again on a new connection.'
@@ -315,7 +282,7 @@ export class ResponsesSocket {
       false,
     )
     turn.end(this.#deps, {
-      status: turn.firstEventAt === undefined ? 502 : 200,
+      status: turn.answered ? 200 : 502,
       outcome: 'upstream_failed',
       error: `close ${code}`,
     })
