@@ -91,6 +91,7 @@ async function forwardOnce(
     body: ready.body,
     cancellation,
     policy: deps.config.retry,
+    overloadStatus: input.provider.overloadStatus,
     onRetry: (reason) => retries.push(reason),
     ...(attempts ? { onAttempt: (attempt: AttemptTiming) => attempts.push(attempt) } : {}),
   }

@@ -2,6 +2,7 @@ import type { BatchReason } from '../rewrite/economy/types.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import { modelRoutes, providers } from '../providers/registry.ts'
 import { cacheMissLabelPairs } from '../request/cache-miss-agreement.ts'
+import { commonRetryReasons, overloadReason } from '../upstream/retry-policy.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 
 const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
@@ -20,14 +21,14 @@ const routeProviders = [
     ...providerNames.map((name) => `passthrough ${name}`),
   ]),
 ].map((pair) => pair.split(' ') as [string, string])
+// Every upstream's series include each provider's overload reason, so the set users scrape is the same for all.
 const retryReasons = [
-  'connection',
-  'status_408',
-  'status_409',
-  'status_429',
-  'status_5xx',
-  'status_529',
-  'should_retry_header',
+  ...commonRetryReasons,
+  ...new Set(
+    Object.values(providers)
+      .flatMap((provider) => provider.overloadStatus ?? [])
+      .map(overloadReason),
+  ),
 ]
 
 /**

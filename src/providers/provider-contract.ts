@@ -23,6 +23,8 @@ export interface Provider {
   readonly diagnosesCacheMisses?: boolean
   /** Kinds of edit the upstream itself makes to a prompt and reports in its usage (its context editing). */
   readonly serverEditKinds?: readonly string[]
+  /** The status this upstream answers when it is overloaded: retried like a 5xx, counted under its own retry reason. */
+  readonly overloadStatus?: number
   /** The official SDKs' user-agent prefixes and the client name each means (for the live page's client column). */
   readonly sdkClients?: readonly (readonly [RegExp, string])[]
 }

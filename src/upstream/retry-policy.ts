@@ -11,8 +11,25 @@ export interface RetryPolicy {
   readonly maxTotalWaitMs: number
 }
 
+/** An upstream's own overload status (the provider registry's `overloadStatus`) as its retry reason. */
+export type OverloadReason = `status_${number}`
+
 export type RetryReason =
-  'connection' | 'status_408' | 'status_409' | 'status_429' | 'status_5xx' | 'status_529' | 'should_retry_header'
+  'connection' | 'status_408' | 'status_409' | 'status_429' | 'status_5xx' | OverloadReason | 'should_retry_header'
+
+/** The reasons every upstream may retry for, its overload status apart. */
+export const commonRetryReasons: readonly RetryReason[] = [
+  'connection',
+  'status_408',
+  'status_409',
+  'status_429',
+  'status_5xx',
+  'should_retry_header',
+]
+
+export function overloadReason(status: number): OverloadReason {
+  return `status_${status}`
+}
 
 export type RetryDecision =
   { readonly retry: false } | { readonly retry: true; readonly delayMs: number; readonly reason: RetryReason }
@@ -25,6 +42,8 @@ export interface AttemptOutcome {
   readonly attempt: number
   /** Milliseconds already spent waiting between attempts. */
   readonly waitedMs: number
+  /** The upstream's overload status (from the provider registry), counted apart from other 5xx. */
+  readonly overloadStatus?: number | undefined
 }
 
 const noRetry: RetryDecision = { retry: false }
@@ -35,7 +54,7 @@ export function decideRetry(
   random: () => number = Math.random,
 ): RetryDecision {
   if (outcome.attempt >= policy.maxAttempts) return noRetry
-  const reason = retryReason(outcome.status, outcome.headers)
+  const reason = retryReason(outcome)
   if (reason === undefined) return noRetry
   const delayMs = outcome.status === undefined ? undefined : retryAfterMs(outcome.headers)
   const wait = delayMs ?? backoffMs(outcome.attempt, policy, random)
@@ -43,7 +62,7 @@ export function decideRetry(
   return { retry: true, delayMs: wait, reason }
 }
 
-function retryReason(status: number | undefined, headers: AttemptOutcome['headers']): RetryReason | undefined {
+function retryReason({ status, headers, overloadStatus }: AttemptOutcome): RetryReason | undefined {
   if (status === undefined) return 'connection'
   // The same request gets the same 400 every time, whatever the upstream hints.
   if (status === 400) return undefined
@@ -52,7 +71,7 @@ function retryReason(status: number | undefined, headers: AttemptOutcome['header
   if (status === 408) return 'status_408'
   if (status === 409) return 'status_409'
   if (status === 429) return 'status_429'
-  if (status === 529) return 'status_529'
+  if (status === overloadStatus) return overloadReason(status)
   if (status >= 500) return 'status_5xx'
   if (hint === 'true') return 'should_retry_header'
   return undefined

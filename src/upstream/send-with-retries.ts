@@ -16,6 +16,8 @@ export interface UpstreamCall {
   readonly body: Buffer | Readable | null
   readonly cancellation: Cancellation
   readonly policy: RetryPolicy
+  /** The upstream's overload status (the provider registry's), retried under its own reason. */
+  readonly overloadStatus?: number | undefined
   readonly onRetry?: (reason: RetryReason, delayMs: number) => void
   /** Told when each attempt ends, whichever way (the trace's child spans). */
   readonly onAttempt?: (attempt: AttemptTiming) => void
@@ -121,7 +123,10 @@ async function attemptSteps(call: UpstreamCall, policy: RetryPolicy, context: At
     return afterFailure(error, policy, context)
   }
   const { status, headers, body } = response
-  const decision = decideRetry({ status, headers, attempt: context.attempt, waitedMs: context.waitedMs }, policy)
+  const decision = decideRetry(
+    { status, headers, attempt: context.attempt, waitedMs: context.waitedMs, overloadStatus: call.overloadStatus },
+    policy,
+  )
   if (decision.retry) {
     // Drain the refused answer so its connection goes back to the pool.
     body.discard()

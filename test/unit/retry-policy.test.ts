@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
+import { providers } from '../../src/providers/registry.ts'
 import { backoffMs, decideRetry, retryAfterMs, type RetryPolicy } from '../../src/upstream/retry-policy.ts'
 
 const policy: RetryPolicy = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 8_000, maxTotalWaitMs: 30_000 }
+/** An attempt at the Anthropic upstream, whose overload status (529) the provider registry names. */
 const outcome = (status: number | undefined, headers: Record<string, string> = {}, attempt = 1, waitedMs = 0) => ({
   status,
   headers,
   attempt,
   waitedMs,
+  overloadStatus: providers.anthropic.overloadStatus,
 })
 const noJitter = () => 0
 
@@ -23,6 +26,15 @@ describe('decideRetry', () => {
     [529, 'status_529'],
   ] as const)('retries %s as %s', (status, reason) => {
     expect(decideRetry(outcome(status), policy, noJitter)).toEqual({ retry: true, delayMs: 500, reason })
+  })
+
+  it("counts a 529 as any 5xx where the provider registry names no overload status (OpenAI's)", () => {
+    expect(providers.openai.overloadStatus).toBeUndefined()
+    expect(decideRetry({ ...outcome(529), overloadStatus: undefined }, policy, noJitter)).toEqual({
+      retry: true,
+      delayMs: 500,
+      reason: 'status_5xx',
+    })
   })
 
   it.each([200, 201, 400, 401, 403, 404, 413, 422])('does not retry %i', (status) => {

@@ -18,7 +18,12 @@ function replannable(log: Record<string, unknown>): Prepared {
     body: Buffer.from('{}'),
     log,
     followUp: {
-      usageReader: () => ({ onEvent: () => undefined, result: () => undefined }),
+      usageReader: () => ({
+        fromJson: () => undefined,
+        onEvent: () => undefined,
+        result: () => undefined,
+        complete: () => false,
+      }),
       recordUsage: async () => undefined,
       replannable: true,
       replan: async () => undefined,

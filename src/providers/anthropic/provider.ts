@@ -23,6 +23,8 @@ export const anthropicProvider: Provider = {
   headerMerges: { 'anthropic-beta': mergeCommaList },
   // Context editing's own edits, reported in usage (https://platform.claude.com/docs/en/build-with-claude/context-editing).
   serverEditKinds: ['clear_tool_uses', 'clear_thinking'],
+  // 529 overloaded_error (https://docs.anthropic.com/en/api/errors).
+  overloadStatus: 529,
   sdkClients: [
     [/^anthropic\/js$/i, 'Anthropic SDK (JS)'],
     [/^anthropic\/python$/i, 'Anthropic SDK (Python)'],
