@@ -9,7 +9,7 @@ import { createTokenCheck } from '../security/tokens.ts'
 import { forward } from '../forward/forward.ts'
 import type { ForwardDeps } from '../forward/forward-types.ts'
 import { writeError } from '../forward/write-error.ts'
-import type { UpstreamId } from '../upstream/dispatcher.ts'
+import type { UpstreamId } from '../providers/upstream-ids.ts'
 import { firstHeader } from '../util/headers.ts'
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@
  * What a request costs. Cache prices are multiples of the uncached input price (that is how both
  * providers publish them); dollars are per million tokens and may be unknown for a family.
  */
-import { globToRegExp } from '../config/model-limits.ts'
+import { globToRegExp } from '../util/glob.ts'
 import { billedTokenCounts, type Usage } from '../model-call/usage.ts'
 
 export interface ModelPrices {

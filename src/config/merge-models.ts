@@ -4,7 +4,7 @@
  * winning over it); any other entry goes in front of the defaults, in the file's order, and takes
  * the fields it leaves out from the default entry that would otherwise serve its pattern.
  */
-import { globToRegExp } from './model-limits.ts'
+import { globToRegExp } from '../util/glob.ts'
 
 type Entry = Record<string, unknown>
 

@@ -1,4 +1,5 @@
 import { memoizeByName } from '../memoize-by-name.ts'
+import { globToRegExp } from '../util/glob.ts'
 import type { Config, ModelLimits } from './schema.ts'
 
 /**
@@ -32,31 +33,6 @@ export function onUnknownModel(config: Readonly<Config>, handler: (model: string
 
 const lookups = new WeakMap<Readonly<Config>, (model: string) => ModelLimits | undefined>()
 const missHandlers = new WeakMap<Readonly<Config>, readonly ((model: string) => void)[]>()
-
-const compiled = new Map<string, RegExp>()
-
-/** `*` any run, `?` one character, `[...]` a class; everything else literal. */
-export function globToRegExp(glob: string): RegExp {
-  let pattern = compiled.get(glob)
-  if (pattern) return pattern
-  let source = ''
-  for (let index = 0; index < glob.length; index++) {
-    const char = glob[index] as string
-    if (char === '*') source += '.*'
-    else if (char === '?') source += '.'
-    else if (char === '[') {
-      const end = glob.indexOf(']', index + 1)
-      if (end === -1) source += '\\['
-      else {
-        source += `[${glob.slice(index + 1, end).replace(/\\/g, '\\\\')}]`
-        index = end
-      }
-    } else source += char.replace(/[.+^${}()|\\\]]/g, '\\$&')
-  }
-  pattern = new RegExp(`^${source}$`)
-  compiled.set(glob, pattern)
-  return pattern
-}
 
 /** Prompt tokens to keep under: the configured budget (fraction or absolute), minus max_tokens, lowered by a header. */
 export function promptBudget(limits: ModelLimits, maxOutputTokens: number, headerBudget: number | undefined): number {

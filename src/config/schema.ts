@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { upstreamIds, type UpstreamId } from '../providers/upstream-ids.ts'
 
 const port = z.number().int().min(0).max(65_535)
 const millis = z.number().int().min(0)
@@ -86,10 +87,10 @@ export const configSchema = z.strictObject({
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
-  upstreams: z.strictObject({
-    anthropic: upstreamSchema,
-    openai: upstreamSchema,
-  }),
+  /** One section per upstream of the provider registry's list. */
+  upstreams: z.strictObject(
+    Object.fromEntries(upstreamIds.map((id) => [id, upstreamSchema])) as Record<UpstreamId, typeof upstreamSchema>,
+  ),
   upstream: z.strictObject({
     connectTimeoutMs: millis,
     /** Time to response headers; the SDKs let a non-streaming call run for up to 10 minutes. */

@@ -2,6 +2,8 @@
  * Where configuration values may come from besides the YAML files: environment variables and
  * command-line flags, each mapped to one path in the schema.
  */
+import { upstreamIds, type UpstreamId } from '../providers/upstream-ids.ts'
+
 export type ValueType = 'string' | 'integer' | 'nullable-integer' | 'nullable-string' | 'list' | 'boolean' | 'share'
 
 export interface Setting {
@@ -10,6 +12,23 @@ export interface Setting {
   readonly flag?: string
   readonly type: ValueType
   readonly description: string
+}
+
+/** How `--help` describes each upstream's URL (typed by the registry's list, so a new provider needs one). */
+const upstreamUrlDescriptions: Readonly<Record<UpstreamId, string>> = {
+  anthropic: 'Anthropic API origin (and optional path prefix).',
+  openai: 'OpenAI API origin (and optional path prefix); ctxgate adds /v1.',
+}
+
+/** `upstreams.<id>.url` from `CTXGATE_<ID>_URL` or `--<id>-url`, for each upstream of the registry's list. */
+function upstreamUrlSetting(id: UpstreamId): Setting {
+  return {
+    path: ['upstreams', id, 'url'],
+    env: `CTXGATE_${id.toUpperCase()}_URL`,
+    flag: `${id}-url`,
+    type: 'string',
+    description: upstreamUrlDescriptions[id],
+  }
 }
 
 export const settings: readonly Setting[] = [
@@ -58,20 +77,7 @@ export const settings: readonly Setting[] = [
     type: 'string',
     description: 'pino level: fatal, error, warn, info, debug, trace or silent.',
   },
-  {
-    path: ['upstreams', 'anthropic', 'url'],
-    env: 'CTXGATE_ANTHROPIC_URL',
-    flag: 'anthropic-url',
-    type: 'string',
-    description: 'Anthropic API origin (and optional path prefix).',
-  },
-  {
-    path: ['upstreams', 'openai', 'url'],
-    env: 'CTXGATE_OPENAI_URL',
-    flag: 'openai-url',
-    type: 'string',
-    description: 'OpenAI API origin (and optional path prefix); ctxgate adds /v1.',
-  },
+  ...upstreamIds.map(upstreamUrlSetting),
   {
     path: ['upstream', 'connectTimeoutMs'],
     env: 'CTXGATE_CONNECT_TIMEOUT_MS',

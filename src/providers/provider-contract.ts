@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { AnsweredRequest, UsageReader } from '../model-call/usage.ts'
 import type { ChunkFilter } from '../stream/chunk-filter.ts'
-import type { UpstreamId } from '../upstream/dispatcher.ts'
+import type { UpstreamId } from './upstream-ids.ts'
 import type { ChatAdapter } from './adapter-contract.ts'
 import type { ErrorShape } from './error-shape.ts'
 import type { LengthRefusalParser, StreamRefusalReader } from './length-refusal.ts'

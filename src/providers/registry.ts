@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ExactCounters } from '../rewrite/estimate.ts'
-import type { UpstreamId } from '../upstream/dispatcher.ts'
+import type { Upstream } from '../upstream/dispatcher.ts'
+import type { UpstreamId } from './upstream-ids.ts'
 import { anthropicFormats, anthropicProvider } from './anthropic/provider.ts'
 import { openaiFormats, openaiProvider } from './openai/provider.ts'
 import { openaiExactCounters } from './openai/tokenizer/exact-counters.ts'
@@ -10,6 +11,9 @@ import type { ChatFormat, Provider, SocketFormat, WireFormat, WireFormatDefiniti
  * Every upstream and wire format ctxgate knows, in one place: the rest of the proxy looks them up
  * here and never names a provider itself.
  */
+/** Each upstream's connection pool, by the registry's ids. */
+export type Upstreams = Readonly<Record<UpstreamId, Upstream<UpstreamId>>>
+
 export const providers: Readonly<Record<UpstreamId, Provider>> = {
   anthropic: anthropicProvider,
   openai: openaiProvider,

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { upstreamIds } from '../providers/upstream-ids.ts'
 import { Registry } from 'prom-client'
 import { Agent, request } from 'undici'
 import { buildApp } from '../app.ts'
@@ -142,7 +143,8 @@ async function sendThrough(
       overrides: {
         server: { port: 0 },
         log: { level: 'silent' },
-        upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } },
+        // Every upstream of the registry's list goes to the one mock.
+        upstreams: Object.fromEntries(upstreamIds.map((id) => [id, { url: mock.url }])),
         models: [replayModel],
       },
     })

@@ -1,22 +1,29 @@
 import { Agent, type Dispatcher } from 'undici'
-import type { Config } from '../config/schema.ts'
 
-/** The upstreams configuration names, each with its own pool. */
-export type UpstreamId = keyof Config['upstreams']
-
-export interface Upstream {
-  readonly id: UpstreamId
+/** One upstream's connection pool; the ids are the provider registry's (providers/upstream-ids.ts). */
+export interface Upstream<Id extends string = string> {
+  readonly id: Id
   readonly origin: string
   /** Path prefix from the configured URL, without a trailing slash ('' for none). */
   readonly basePath: string
   readonly dispatcher: Dispatcher
 }
 
-export type Upstreams = Readonly<Record<UpstreamId, Upstream>>
+/** What the pools are made from: the config's `upstreams` and `upstream` sections (config/schema.ts). */
+interface UpstreamSettings<Id extends string> {
+  readonly upstreams: Readonly<Record<Id, { readonly url: string }>>
+  readonly upstream: {
+    readonly connectTimeoutMs: number
+    readonly headersTimeoutMs: number
+    readonly bodyTimeoutMs: number
+    readonly keepAliveTimeoutMs: number
+    readonly connectionsPerOrigin: number | null
+  }
+}
 
 /** One keep-alive pool per upstream with explicit timeouts; nothing in src uses the global dispatcher. */
-export function createUpstreams(config: Readonly<Config>): Upstreams {
-  const make = (id: UpstreamId): Upstream => {
+export function createUpstreams<Id extends string>(config: UpstreamSettings<Id>): Readonly<Record<Id, Upstream<Id>>> {
+  const make = (id: Id): Upstream<Id> => {
     const url = new URL(config.upstreams[id].url)
     const options = config.upstream
     return {
@@ -32,10 +39,10 @@ export function createUpstreams(config: Readonly<Config>): Upstreams {
       }),
     }
   }
-  const ids = Object.keys(config.upstreams) as UpstreamId[]
-  return Object.fromEntries(ids.map((id) => [id, make(id)])) as Record<UpstreamId, Upstream>
+  const ids = Object.keys(config.upstreams) as Id[]
+  return Object.fromEntries(ids.map((id) => [id, make(id)])) as Record<Id, Upstream<Id>>
 }
 
-export async function closeUpstreams(upstreams: Upstreams): Promise<void> {
+export async function closeUpstreams(upstreams: Readonly<Record<string, Upstream>>): Promise<void> {
   await Promise.all(Object.values(upstreams).map((upstream) => upstream.dispatcher.close()))
 }

@@ -13,7 +13,7 @@ import type { LiveRecorder } from '../live/live-recorder.ts'
 import type { PrepareBody } from '../request/prepared.ts'
 import { createTokenCheck } from '../security/tokens.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
-import type { Upstreams } from '../upstream/dispatcher.ts'
+import type { Upstreams } from '../providers/registry.ts'
 import { relayFrames } from './frame-relay.ts'
 import {
   clientHandshakeLines,

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/load-config.ts'
+import { settings } from '../../src/config/sources.ts'
 import { modelRoutes, providerForPassthrough, providers, wireFormats } from '../../src/providers/registry.ts'
+import { upstreamIds } from '../../src/providers/upstream-ids.ts'
 
 describe('upstreamPath', () => {
   it.each([
@@ -41,5 +44,23 @@ describe('the registry', () => {
   it('merges the client betas with the ones ctxgate adds instead of replacing them', () => {
     const merge = providers.anthropic.headerMerges?.['anthropic-beta']
     expect(merge?.('a, b', 'b,c')).toBe('a,b,c')
+  })
+})
+
+describe('the one list of providers', () => {
+  it('gives each upstream a provider, a config section and its URL settings, and nothing else', () => {
+    const config = loadConfig({})
+    expect(Object.keys(providers)).toEqual([...upstreamIds])
+    expect(Object.keys(config.upstreams)).toEqual([...upstreamIds])
+    const urlSettings = settings.filter((setting) => setting.path[0] === 'upstreams')
+    expect(urlSettings.map((setting) => [setting.path.join('.'), setting.env, setting.flag])).toEqual(
+      upstreamIds.map((id) => [`upstreams.${id}.url`, `CTXGATE_${id.toUpperCase()}_URL`, `${id}-url`]),
+    )
+  })
+
+  it('refuses a config section for an upstream the registry does not list', () => {
+    // Typed by the same list, so the type checker refuses the section too: cast to send it anyway.
+    const overrides = JSON.parse('{"upstreams":{"gemini":{"url":"http://127.0.0.1:1"}}}') as object
+    expect(() => loadConfig({ overrides: overrides as never })).toThrow(/gemini/)
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { globToRegExp, limitsFor, promptBudget } from '../../src/config/model-limits.ts'
+import { limitsFor, promptBudget } from '../../src/config/model-limits.ts'
+import { globToRegExp } from '../../src/util/glob.ts'
 import { loadConfig } from '../../src/config/load-config.ts'
 import { chooseBreakpoints } from '../../src/providers/anthropic/breakpoint-rules.ts'
 import { Calibration, defaultFactor } from '../../src/calibration/calibration.ts'
