@@ -3,6 +3,7 @@ import type { Usage } from '../model-call/usage.ts'
 import type { PrefixBreak } from '../rewrite/prefix-break.ts'
 import type { RewriteReport } from '../rewrite/types.ts'
 import { clientFamily } from './client-family.ts'
+import { tokensRemovedOf } from '../session/billed-turn.ts'
 
 /**
  * One request as the live page sees it: counts and labels only. No body, no header value beyond a
@@ -82,7 +83,6 @@ export function liveEventFrom(
   const model = labelOf(accounting.model)
   const report = accounting.report
   const window = windowOf(accounting.model)
-  const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
   const reason = report?.newBatch ? batchReason(report, window, accounting.batchReason) : undefined
   return {
     at,
@@ -101,7 +101,7 @@ export function liveEventFrom(
     folded: report?.folded ?? 0,
     cleared: report?.cleared ?? 0,
     dropped: report?.droppedMessages ?? 0,
-    tokensRemoved: removed,
+    tokensRemoved: tokensRemovedOf(report),
     newBatch: report?.newBatch ?? false,
     ...(reason ? { batchReason: reason } : {}),
     ...(accounting.prefixBreak ? { prefixBreak: accounting.prefixBreak } : {}),

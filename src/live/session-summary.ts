@@ -1,6 +1,7 @@
 import { promptTokensOf } from '../model-call/usage.ts'
-import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../billing/prices.ts'
-import { uneditedScale } from '../session/billed-turn.ts'
+import { pricesFor, type ModelPrices } from '../billing/prices.ts'
+import { turnCost } from '../session/billed-turn.ts'
+import { proactiveCompactPoint } from '../session/client-rule.ts'
 import type { LiveEvent } from './live-event.ts'
 
 /** Additive totals of one session; every field sums over its requests. */
@@ -44,11 +45,11 @@ export interface SessionSummary extends Counters {
 }
 
 /**
- * Where a client compacts on its own: Claude Code does at window − min(max output, 20,000) − 13,000;
- * with its usual large max output that is window − 33,000.
+ * Where a client compacts on its own, for clients whose own rule ctxgate does not know: Claude Code's
+ * proactive point (session/client-rule.ts) at its usual large max output.
  */
 export function compactPointOf(window: number | undefined): number | undefined {
-  return window === undefined || window <= 33_000 ? undefined : window - 33_000
+  return window === undefined ? undefined : proactiveCompactPoint(window)
 }
 
 /**
@@ -61,11 +62,9 @@ export function countersOf(
   priceTable: readonly ModelPrices[] = [],
 ): Counters {
   const usage = event.usage
-  const prices = pricesFor(priceTable, event.model)
-  const billed = usage ? billedInputTokens(usage, prices) : 0
-  // Unedited, the prompt side would have been this much larger (ctxgate's own estimates, before ÷ after).
-  const scale = uneditedScale(event)
-  const dollars = usage ? billedDollars(usage, prices) : null
+  // The session totals' own definition of a turn's cost; a known client by its own rule (it compacts
+  // where it would have), any other as if it never compacts. A virtual bill comes only with usage.
+  const cost = usage ? turnCost(usage, event, pricesFor(priceTable, event.model), event.virtual) : undefined
   const served = event.status === 200
   return {
     requests: 1,
@@ -75,16 +74,11 @@ export function countersOf(
     cacheWrite1hTokens: usage?.cacheWrite1hTokens ?? 0,
     cacheReadTokens: usage?.cacheReadTokens ?? 0,
     outputTokens: usage?.outputTokens ?? 0,
-    billedTokens: billed,
-    // A known client by its own rule (it compacts where it would have); any other as if it never compacts.
-    uneditedBilledTokens: event.virtual ? event.virtual.billedTokens : billed * scale,
-    dollars: dollars ?? 0,
-    uneditedDollars: event.virtual
-      ? (event.virtual.dollars ?? 0)
-      : usage && dollars !== null
-        ? (billedDollars(usage, prices, scale) ?? 0)
-        : 0,
-    unpricedRequests: usage && dollars === null ? 1 : 0,
+    billedTokens: cost?.billedTokens ?? 0,
+    uneditedBilledTokens: cost?.uneditedBilledTokens ?? 0,
+    dollars: cost?.dollars ?? 0,
+    uneditedDollars: cost?.uneditedDollars ?? 0,
+    unpricedRequests: cost && cost.dollars === null ? 1 : 0,
     tokensRemoved: event.tokensRemoved,
     editBatches: event.newBatch ? 1 : 0,
     refusalsAvoided: event.refusalAvoided ? 1 : 0,

@@ -7,7 +7,7 @@ import { cacheMissSummary } from '../request/cache-miss-agreement.ts'
 import { dropLoopWatchFor } from './drop-loop.ts'
 import { billedDollars, billedInputTokens, pricesFor, type ModelPrices } from '../billing/prices.ts'
 import type { SessionTotalsStore } from '../session/accounting.ts'
-import { billedTurn } from '../session/billed-turn.ts'
+import { billedTurn, tokensRemovedOf } from '../session/billed-turn.ts'
 import type { VirtualBill, VirtualClients } from '../session/client-counterfactual.ts'
 import { ledgerTurn, recordLedger, type LedgerTurn } from './record-ledger.ts'
 import { sessionDigest } from '../live/live-event.ts'
@@ -218,11 +218,10 @@ function recordSession(
   const virtual = virtualBill(deps.virtualClients, record, accounting, turn.prices)
   const { usage, status } = record
   const report = accounting.report
-  const removed = report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
   void deps.sessions.record(accounting.sessionId, {
     model: accounting.model,
     ...(usage ? { usage, billed: billedTurn(usage, report, turn.prices, virtual) } : {}),
-    tokensRemoved: removed,
+    tokensRemoved: tokensRemovedOf(report),
     prefixBreak: accounting.prefixBreak !== undefined,
     refusalAvoided: turn.avoided,
     ...(accounting.arm === undefined ? {} : { arm: accounting.arm }),

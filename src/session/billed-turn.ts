@@ -14,27 +14,64 @@ export interface BilledTurn {
 }
 
 /**
- * Unedited, the prompt would have been larger by ctxgate's own estimate (before ÷ after); billed
- * at the same mix of reads and writes, which is what the live page shows too.
+ * What one answer cost and what it would have cost unedited, unrounded: the one definition that the
+ * session totals (`/ctxgate/sessions`, rounded by `billedTurn`) and the live page's totals both read.
  */
+export interface TurnCost {
+  /** Prompt tokens in uncached-input equivalents. */
+  readonly billedTokens: number
+  readonly uneditedBilledTokens: number
+  /** Dollars (prompt and output); null when the model's price is unknown. */
+  readonly dollars: number | null
+  readonly uneditedDollars: number | null
+}
+
+/** The client's own rule's bill without ctxgate (session/client-counterfactual.ts), for known clients. */
+export interface VirtualCost {
+  readonly billedTokens: number
+  readonly dollars: number | null
+}
+
+/**
+ * Unedited, the prompt would have been larger by ctxgate's own estimate (before ÷ after); billed
+ * at the same mix of reads and writes. A known client's own rule (it compacts) replaces that estimate.
+ */
+export function turnCost(
+  usage: Usage,
+  estimates: { readonly estimatedBefore?: number; readonly estimatedAfter?: number } | undefined,
+  prices: ModelPrices,
+  virtual?: VirtualCost,
+): TurnCost {
+  const scale = uneditedScale(estimates)
+  const billed = billedInputTokens(usage, prices)
+  return {
+    billedTokens: billed,
+    uneditedBilledTokens: virtual ? virtual.billedTokens : billed * scale,
+    dollars: billedDollars(usage, prices),
+    uneditedDollars: virtual ? virtual.dollars : billedDollars(usage, prices, scale),
+  }
+}
+
+/** The turn's cost as the session totals keep it: whole tokens and whole millionths of a dollar. */
 export function billedTurn(
   usage: Usage,
-  report: RewriteReport | undefined,
+  report: Pick<RewriteReport, 'estimatedBefore' | 'estimatedAfter'> | undefined,
   prices: ModelPrices,
-  virtual?: { readonly billedTokens: number; readonly dollars: number | null },
+  virtual?: VirtualCost,
 ): BilledTurn {
-  const scale = uneditedScale(report)
-  const billed = billedInputTokens(usage, prices)
-  const dollars = billedDollars(usage, prices)
-  // A known client's own rule (it compacts) when ctxgate has it; else the prompt scaled up, billed alike.
-  const uneditedDollars = virtual ? virtual.dollars : billedDollars(usage, prices, scale)
+  const cost = turnCost(usage, report, prices, virtual)
   return {
-    billedTokens: Math.round(billed),
-    uneditedBilledTokens: Math.round(virtual ? virtual.billedTokens : billed * scale),
-    microDollars: dollars === null ? 0 : Math.round(dollars * 1_000_000),
-    uneditedMicroDollars: uneditedDollars === null ? 0 : Math.round(uneditedDollars * 1_000_000),
-    priced: dollars !== null,
+    billedTokens: Math.round(cost.billedTokens),
+    uneditedBilledTokens: Math.round(cost.uneditedBilledTokens),
+    microDollars: cost.dollars === null ? 0 : Math.round(cost.dollars * 1_000_000),
+    uneditedMicroDollars: cost.uneditedDollars === null ? 0 : Math.round(cost.uneditedDollars * 1_000_000),
+    priced: cost.dollars !== null,
   }
+}
+
+/** Tokens ctxgate's folds, clears and drops took out of one request. */
+export function tokensRemovedOf(report: Pick<RewriteReport, 'tokensRemoved'> | undefined): number {
+  return report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
 }
 
 /** How much larger the prompt was as the client sent it than as ctxgate sent it, by ctxgate's estimates. */

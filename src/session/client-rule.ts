@@ -12,6 +12,20 @@ export interface ClientRule {
   readonly source: string
 }
 
+/**
+ * Claude Code's own proactive compaction point: window − min(max output, 20,000) − 13,000 (its
+ * auto-compact buffer). Its usual max output is past 20,000, so this is window − 33,000; the page
+ * uses it for clients whose rule ctxgate does not know. Undefined for a window no larger than that.
+ */
+export function proactiveCompactPoint(window: number, maxOutputTokens = claudeCodeUsualMaxOutput): number | undefined {
+  const point = window - Math.min(maxOutputTokens, claudeCodeOutputReserveCap) - claudeCodeCompactBuffer
+  return point > 0 ? point : undefined
+}
+
+const claudeCodeOutputReserveCap = 20_000
+const claudeCodeCompactBuffer = 13_000
+const claudeCodeUsualMaxOutput = 32_000
+
 /** Codex compacts at 90% of the model's context window unless configured lower. */
 const codexShare = 0.9
 /** opencode reserves the model's output limit, capped at its OUTPUT_TOKEN_MAX of 32,000. */
@@ -20,7 +34,7 @@ const opencodeOutputCap = 32_000
 export const clientRules: Readonly<Record<ClientRuleName, ClientRule>> = {
   // Measured, not assumed: Claude Code 2.1.197 in `-p` runs grew to the window, was refused for
   // length and compacted on the refusal, every time (docs/counterfactuals.md); its proactive point
-  // (window − 13,000, CLAUDE_CODE_AUTO_COMPACT_WINDOW) did not fire there.
+  // (proactiveCompactPoint above, CLAUDE_CODE_AUTO_COMPACT_WINDOW) did not fire there.
   'claude-code': {
     name: 'claude-code',
     compactAt: (window) => window,
