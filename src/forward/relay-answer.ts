@@ -48,7 +48,7 @@ export async function relayAnswer({
     outcome: relayed.outcome,
     attempts: sent.earlierAttempts + reply.attempts,
     upstreamStatus: reply.status,
-    upstreamRequestId: firstHeader(reply.headers['request-id'] ?? reply.headers['x-request-id']),
+    upstreamRequestId: firstHeader(reply.headers[input.provider.requestIdHeader]),
     bytesOut: relayed.bytes,
     // The refit's log (re-planned, `refit: true`) replaces the first plan's.
     log: sent.refitted ? prepared?.log : undefined,

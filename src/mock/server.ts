@@ -306,7 +306,9 @@ async function send(
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
+    // Each API's own request-id header, as on the JSON answers above.
     'request-id': `req_mock_${record.sequence}`,
+    'x-request-id': `req_mock_${record.sequence}`,
   })
   const { fault } = options
   for (let index = 0; index < answer.sse.length; index++) {

@@ -13,6 +13,8 @@ export type WireFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'open
 export interface Provider {
   readonly upstream: UpstreamId
   readonly errorShape: ErrorShape
+  /** The response header carrying the upstream's own id of the request (for the log line). */
+  readonly requestIdHeader: string
   /** The path to request upstream: the configured base path, then the client's request target. */
   upstreamPath(basePath: string, requestTarget: string): string
   /** Whether a call no wire format claims (models list, files…) belongs to this upstream. */

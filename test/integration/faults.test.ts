@@ -198,3 +198,21 @@ describe('client behaviour', () => {
     await eventually(() => expect(requestLogs(stack).at(-1)).toMatchObject({ outcome: 'client_closed' }))
   })
 })
+
+describe("the upstream's own request id", () => {
+  it("reaches the log line from each provider's own header (the registry's requestIdHeader)", async () => {
+    const before = requestLogs(stack).length
+    await ask()
+    const openai = new OpenAI({ baseURL: `${stack.proxyUrl}/v1`, apiKey: 'sk-x', maxRetries: 0 })
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-5',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    for await (const _chunk of stream) void _chunk
+    await eventually(() => expect(requestLogs(stack)).toHaveLength(before + 2))
+    const [messages, chat] = requestLogs(stack).slice(before)
+    expect(messages).toMatchObject({ upstream: 'anthropic', upstreamRequestId: expect.stringMatching(/^req_mock_/) })
+    expect(chat).toMatchObject({ upstream: 'openai', upstreamRequestId: expect.stringMatching(/^req_mock_/) })
+  })
+})

@@ -10,6 +10,8 @@ const unversionedMessages = /^\/messages(\/|\?|$)/
 export const anthropicProvider: Provider = {
   upstream: 'anthropic',
   errorShape: anthropicErrorShape,
+  // https://docs.anthropic.com/en/api/errors#request-id
+  requestIdHeader: 'request-id',
   upstreamPath: (basePath, requestTarget) =>
     unversionedMessages.test(requestTarget) ? `${basePath}/v1${requestTarget}` : `${basePath}${requestTarget}`,
   // The Anthropic SDKs always send `anthropic-version`: paths both APIs share (`/v1/models`) are told apart by it.

@@ -17,6 +17,8 @@ const versioned = /^\/v1(\/|\?|$)/
 export const openaiProvider: Provider = {
   upstream: 'openai',
   errorShape: openaiErrorShape,
+  // https://platform.openai.com/docs/api-reference/debugging-requests
+  requestIdHeader: 'x-request-id',
   // Clients send `/v1/...` when their base URL ends in /v1 and bare paths when it doesn't.
   upstreamPath: (basePath, requestTarget) =>
     versioned.test(requestTarget) ? `${basePath}${requestTarget}` : `${basePath}/v1${requestTarget}`,
