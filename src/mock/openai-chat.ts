@@ -64,6 +64,43 @@ export function openaiChat(
   replyKind: MockReplyKind,
   sequence: number,
 ): MockAnswer {
+  const invalid = invalidRequest(body)
+  if (invalid) return invalid
+  const request = body as Json
+  const messages = request['messages'] as Json[]
+  const model = String(request['model'])
+  const tools = (request['tools'] as Json[] | undefined) ?? []
+  const toolTokens = tools.reduce((sum, tool) => sum + countTextTokens(JSON.stringify(tool)), 0)
+  const perMessage = messages.map(messageTokens)
+  const promptTokens = 3 + toolTokens + perMessage.reduce((sum, value) => sum + value, 0)
+  const tooLong = lengthRefusal(request, promptTokens, options.windowFor(model), options)
+  if (tooLong) return tooLong
+  const scope = `${model}\u0000${String(request['prompt_cache_key'] ?? '')}\u0000${JSON.stringify(tools)}`
+  const cachedTokens = cache.use(
+    scope,
+    messages.map((message) => JSON.stringify(message)),
+    perMessage,
+    promptTokens,
+  )
+
+  const reply = chatReply(request, options, replyKind, sequence)
+  const completionTokens =
+    (reply.text === null ? 0 : countTextTokens(reply.text)) +
+    (reply.toolCall ? 3 + countTextTokens(reply.toolCall.name) + countTextTokens(reply.toolCall.arguments) : 0)
+  const { usage, ledger } = chatUsage(promptTokens, cachedTokens, completionTokens)
+  const base = {
+    id: `chatcmpl-mock${sequence}`,
+    created: 1_767_225_600 + sequence,
+    model,
+    system_fingerprint: 'fp_mock',
+  }
+  if (request['stream'] !== true) return { status: 200, usage: ledger, json: completion(base, reply, usage) }
+  const includeUsage = (request['stream_options'] as Json | undefined)?.['include_usage'] === true
+  return { status: 200, usage: ledger, sse: chatFrames(base, reply, includeUsage ? usage : undefined) }
+}
+
+/** The API's 400 for a body it cannot take: not an object, no model or messages, calls and results unpaired. */
+function invalidRequest(body: unknown): MockAnswer | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return openaiError(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null)
   const request = body as Json
@@ -83,16 +120,17 @@ export function openaiChat(
       'missing_required_parameter',
       'messages',
     )
-  const messages = request['messages'] as Json[]
-  const problem = pairingProblem(messages)
-  if (problem) return openaiError(400, 'invalid_request_error', problem, null, 'messages')
+  const problem = pairingProblem(request['messages'] as Json[])
+  return problem ? openaiError(400, 'invalid_request_error', problem, null, 'messages') : undefined
+}
 
-  const model = String(request['model'])
-  const tools = (request['tools'] as Json[] | undefined) ?? []
-  const toolTokens = tools.reduce((sum, tool) => sum + countTextTokens(JSON.stringify(tool)), 0)
-  const perMessage = messages.map(messageTokens)
-  const promptTokens = 3 + toolTokens + perMessage.reduce((sum, value) => sum + value, 0)
-  const window = options.windowFor(model)
+/** The API's refusal of a prompt (or prompt and completion room) past the window. */
+function lengthRefusal(
+  request: Json,
+  promptTokens: number,
+  window: number,
+  options: MockOptions,
+): MockAnswer | undefined {
   if (promptTokens > window) {
     return openaiError(
       400,
@@ -112,18 +150,11 @@ export function openaiChat(
       'context_length_exceeded',
       'messages',
     )
-  const scope = `${model}\u0000${String(request['prompt_cache_key'] ?? '')}\u0000${JSON.stringify(tools)}`
-  const cachedTokens = cache.use(
-    scope,
-    messages.map((message) => JSON.stringify(message)),
-    perMessage,
-    promptTokens,
-  )
+  return undefined
+}
 
-  const reply = chatReply(request, options, replyKind, sequence)
-  const completionTokens =
-    (reply.text === null ? 0 : countTextTokens(reply.text)) +
-    (reply.toolCall ? 3 + countTextTokens(reply.toolCall.name) + countTextTokens(reply.toolCall.arguments) : 0)
+/** The answer's usage as the API words it, and the same counts for the mock's ledger. */
+function chatUsage(promptTokens: number, cachedTokens: number, completionTokens: number) {
   const usage = {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
@@ -143,15 +174,7 @@ export function openaiChat(
     cacheWrite1hTokens: 0,
     outputTokens: completionTokens,
   }
-  const base = {
-    id: `chatcmpl-mock${sequence}`,
-    created: 1_767_225_600 + sequence,
-    model,
-    system_fingerprint: 'fp_mock',
-  }
-  if (request['stream'] !== true) return { status: 200, usage: ledger, json: completion(base, reply, usage) }
-  const includeUsage = (request['stream_options'] as Json | undefined)?.['include_usage'] === true
-  return { status: 200, usage: ledger, sse: chatFrames(base, reply, includeUsage ? usage : undefined) }
+  return { usage, ledger }
 }
 
 /** The agent loop's reply when it is on and a shell is offered; else a tool call on request, or text. */

@@ -124,53 +124,16 @@ async function sendThrough(
     replyRoomInWindow: false,
   })
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 600_000, bodyTimeout: 600_000 })
-  let baseUrl = mock.url
-  let close: () => Promise<void> = noop
   const registry = new Registry()
-  if (!variant.direct) {
-    const flags = variant.configFile ? { config: variant.configFile } : {}
-    const base = loadConfig({ flags })
-    // The replayed model gets the window the fake upstream enforces, whatever its name.
-    const replayModel = {
-      match: '*',
-      window: options.window,
-      budget: base.models.find((entry) => entry.match === '*')?.budget ?? 0.9,
-      minCacheableTokens: options.minCacheableTokens,
-      thinkingBoundToPrefix: false,
-    }
-    const config = loadConfig({
-      flags,
-      overrides: {
-        server: { port: 0 },
-        log: { level: 'silent' },
-        // Every upstream of the registry's list goes to the one mock.
-        upstreams: Object.fromEntries(upstreamIds.map((id) => [id, { url: mock.url }])),
-        models: [replayModel],
-      },
-    })
-    const learned = options.learned?.get(variant.label)
-    const store = learned ? learningStore(config, learned) : undefined
-    const app = await buildApp({ config, logger: createLogger('silent'), registry, ...(store ? { store } : {}) })
-    await app.server.listen({ host: '127.0.0.1', port: 0 })
-    baseUrl = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`
-    close = async () => {
-      await app.server.close()
-      store?.finishRun()
-    }
-  }
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'anthropic-version': '2023-06-01',
-    'x-api-key': 'replay',
-  }
-  if (!variant.direct && options.budget !== undefined) headers['x-ctxgate-budget'] = String(options.budget)
-  // ctxgate's own estimate comes back in its response headers, so a replay can tell which requests its floor left alone.
-  if (!variant.direct) headers['x-ctxgate-debug'] = '1'
+  const proxy = variant.direct
+    ? { baseUrl: mock.url, close: noop }
+    : await startProxy(variant, options, mock.url, registry)
+  const headers = replayHeaders(variant, options)
   try {
     const outcomes: RequestOutcome[] = []
     let lastSequence = 0
     for (const replayed of requests) {
-      const answer = await request(`${baseUrl}/v1/messages`, {
+      const answer = await request(`${proxy.baseUrl}/v1/messages`, {
         method: 'POST',
         dispatcher,
         headers,
@@ -181,25 +144,82 @@ async function sendThrough(
       const sent = mock.requests.at(-1)
       counter.request(replayed.index, sent && sent.sequence > lastSequence ? sent.body : undefined)
       lastSequence = sent?.sequence ?? lastSequence
-      const outcome = readAnthropicAnswer(
-        replayed.index,
-        answer.statusCode,
-        String(answer.headers['content-type'] ?? ''),
-        text,
-      )
-      const estimate = Number(answer.headers['x-ctxgate-estimate-after'])
-      const batch = answer.headers['x-ctxgate-edit'] === 'batch' ? { ctxgateBatch: true } : {}
-      const seen = { ...outcome, segment: replayed.segment, ...batch }
-      outcomes.push(Number.isFinite(estimate) && estimate > 0 ? { ...seen, ctxgateEstimate: estimate } : seen)
+      outcomes.push(outcomeOf(replayed, answer.statusCode, answer.headers, text))
     }
     return variant.direct
       ? { outcomes }
       : { outcomes, ledger: await ledgerFigures(registry), refetches: await refetchFigures(registry) }
   } finally {
-    await close()
+    await proxy.close()
     await mock.close()
     await dispatcher.close()
   }
+}
+
+/** ctxgate in front of the mock, with the variant's config and the window the mock enforces. */
+async function startProxy(
+  variant: Variant,
+  options: ReplayOptions,
+  mockUrl: string,
+  registry: Registry,
+): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const flags = variant.configFile ? { config: variant.configFile } : {}
+  const base = loadConfig({ flags })
+  // The replayed model gets the window the fake upstream enforces, whatever its name.
+  const replayModel = {
+    match: '*',
+    window: options.window,
+    budget: base.models.find((entry) => entry.match === '*')?.budget ?? 0.9,
+    minCacheableTokens: options.minCacheableTokens,
+    thinkingBoundToPrefix: false,
+  }
+  const config = loadConfig({
+    flags,
+    overrides: {
+      server: { port: 0 },
+      log: { level: 'silent' },
+      // Every upstream of the registry's list goes to the one mock.
+      upstreams: Object.fromEntries(upstreamIds.map((id) => [id, { url: mockUrl }])),
+      models: [replayModel],
+    },
+  })
+  const learned = options.learned?.get(variant.label)
+  const store = learned ? learningStore(config, learned) : undefined
+  const app = await buildApp({ config, logger: createLogger('silent'), registry, ...(store ? { store } : {}) })
+  await app.server.listen({ host: '127.0.0.1', port: 0 })
+  return {
+    baseUrl: `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`,
+    close: async () => {
+      await app.server.close()
+      store?.finishRun()
+    },
+  }
+}
+
+function replayHeaders(variant: Variant, options: ReplayOptions): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    'x-api-key': 'replay',
+  }
+  if (!variant.direct && options.budget !== undefined) headers['x-ctxgate-budget'] = String(options.budget)
+  // ctxgate's own estimate comes back in its response headers, so a replay can tell which requests its floor left alone.
+  if (!variant.direct) headers['x-ctxgate-debug'] = '1'
+  return headers
+}
+
+/** One answer as the replay tables read it: the Messages answer, its segment, and ctxgate's batch and estimate. */
+function outcomeOf(
+  replayed: ReplayRequest,
+  status: number,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  text: string,
+): RequestOutcome {
+  const outcome = readAnthropicAnswer(replayed.index, status, String(headers['content-type'] ?? ''), text)
+  const estimate = Number(headers['x-ctxgate-estimate-after'])
+  const batch = headers['x-ctxgate-edit'] === 'batch' ? { ctxgateBatch: true } : {}
+  const seen = { ...outcome, segment: replayed.segment, ...batch }
+  return Number.isFinite(estimate) && estimate > 0 ? { ...seen, ctxgateEstimate: estimate } : seen
 }
 
 function learningStore(config: Config, learned: ReplayedLengths): LearningStore {

@@ -37,80 +37,18 @@ export function importClaudeStreamJson(
   source: string,
   options: ClaudeImportOptions,
 ): Conversation {
-  const notes: string[] = []
   const init = lines.find((line) => line['type'] === 'system' && line['subtype'] === 'init')
   const toolNames = Array.isArray(init?.['tools']) ? (init['tools'] as string[]) : []
-  const promptPath = options.promptFile ?? promptBeside(source)
-  if (!promptPath || !existsSync(promptPath))
-    throw new ImportError(
-      source,
-      'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)',
-    )
-  const prompt = readFileSync(promptPath, 'utf8')
-  notes.push(...attachmentNote(prompt))
-  const segments: Message[][] = [[{ role: 'user', content: [textBlock(prompt)] }]]
-  let messages = segments[0] as Message[]
-  let pendingAssistant: { id: string; content: Block[] } | undefined
-  let model = typeof init?.['model'] === 'string' ? init['model'] : 'claude-sonnet-4-5'
-  let compactions = 0
-  let dropNextSummary = false
-  let retried = 0
-
-  const flushAssistant = (): void => {
-    if (pendingAssistant) appendMessage(messages, { role: 'assistant', content: pendingAssistant.content })
-    pendingAssistant = undefined
-  }
-
-  let synthetic = 0
-  for (const line of lines) {
-    if (line['parent_tool_use_id']) continue // a sub-agent's own traffic
-    if (isSyntheticApiError(line)) {
-      synthetic++
-      continue
-    }
-    if (line['type'] === 'system' && line['subtype'] === 'compact_boundary') {
-      flushAssistant()
-      compactions++
-      if (options.uncompacted) dropNextSummary = true
-      else segments.push((messages = []))
-      continue
-    }
-    const message = line['message'] as Line | undefined
-    if (!message) continue
-    if (line['type'] === 'assistant') {
-      const id = String(message['id'] ?? '')
-      if (typeof message['model'] === 'string') model = message['model']
-      const blocks = (message['content'] as Block[] | undefined) ?? []
-      if (pendingAssistant && pendingAssistant.id !== id) {
-        // Two replies in a row with different ids: the first was abandoned and retried.
-        retried++
-        pendingAssistant = undefined
-      }
-      pendingAssistant ??= { id, content: [] }
-      pendingAssistant.content.push(...blocks)
-      continue
-    }
-    if (line['type'] === 'user') {
-      flushAssistant()
-      const content =
-        typeof message['content'] === 'string'
-          ? [textBlock(message['content'])]
-          : ((message['content'] as Block[] | undefined) ?? [])
-      if (dropNextSummary) {
-        dropNextSummary = false
-        continue
-      }
-      appendMessage(messages, { role: 'user', content })
-    }
-  }
-  flushAssistant()
-
-  if (compactions > 0)
+  const prompt = readPrompt(source, options)
+  const notes: string[] = [...attachmentNote(prompt)]
+  const walked = walkLines(lines, prompt, options.uncompacted)
+  const model = walked.model ?? (typeof init?.['model'] === 'string' ? init['model'] : 'claude-sonnet-4-5')
+  if (walked.compactions > 0)
     notes.push(
-      `${compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
+      `${walked.compactions} compaction(s) ${options.uncompacted ? 'undone: history kept, summary dropped' : 'followed as recorded'}`,
     )
-  if (retried > 0) notes.push(`${retried} retried response(s): kept the later one`)
-  if (synthetic > 0) notes.push(syntheticErrorNote(synthetic))
+  if (walked.retried > 0) notes.push(`${walked.retried} retried response(s): kept the later one`)
+  if (walked.synthetic > 0) notes.push(syntheticErrorNote(walked.synthetic))
   notes.push('system prompt and tool schemas are stand-ins (the log has tool names only)')
   const result = lines.findLast((line) => line['type'] === 'result')
   if (result) {
@@ -125,10 +63,89 @@ export function importClaudeStreamJson(
     model,
     system: standInSystemPrompt('Claude Code'),
     tools: standInTools(toolNames),
-    segments: segments.filter((segment) => segment.length > 0),
+    segments: walked.segments.filter((segment) => segment.length > 0),
     notes,
     ...(result ? { recordedUsage: recordedUsageOf(result) } : {}),
   }
+}
+
+/** The first user message, which a stream-json log does not hold. */
+function readPrompt(source: string, options: ClaudeImportOptions): string {
+  const promptPath = options.promptFile ?? promptBeside(source)
+  if (!promptPath || !existsSync(promptPath))
+    throw new ImportError(
+      source,
+      'the first user message is not in a stream-json log: pass its prompt file with --prompt (looked for NAME.prompt.txt beside the log)',
+    )
+  return readFileSync(promptPath, 'utf8')
+}
+
+interface WalkedLines {
+  readonly segments: Message[][]
+  /** The last model an assistant line named. */
+  readonly model: string | undefined
+  readonly compactions: number
+  readonly retried: number
+  readonly synthetic: number
+}
+
+/** The log's messages, one segment per compaction followed (or one, compactions undone). */
+function walkLines(lines: readonly Line[], prompt: string, uncompacted: boolean): WalkedLines {
+  const segments: Message[][] = [[{ role: 'user', content: [textBlock(prompt)] }]]
+  let messages = segments[0] as Message[]
+  let pendingAssistant: { id: string; content: Block[] } | undefined
+  let model: string | undefined
+  let compactions = 0
+  let dropNextSummary = false
+  let retried = 0
+  let synthetic = 0
+  const flushAssistant = (): void => {
+    if (pendingAssistant) appendMessage(messages, { role: 'assistant', content: pendingAssistant.content })
+    pendingAssistant = undefined
+  }
+  for (const line of lines) {
+    if (line['parent_tool_use_id']) continue // a sub-agent's own traffic
+    if (isSyntheticApiError(line)) {
+      synthetic++
+      continue
+    }
+    if (line['type'] === 'system' && line['subtype'] === 'compact_boundary') {
+      flushAssistant()
+      compactions++
+      if (uncompacted) dropNextSummary = true
+      else segments.push((messages = []))
+      continue
+    }
+    const message = line['message'] as Line | undefined
+    if (!message) continue
+    if (line['type'] === 'assistant') {
+      const id = String(message['id'] ?? '')
+      if (typeof message['model'] === 'string') model = message['model']
+      if (pendingAssistant && pendingAssistant.id !== id) {
+        // Two replies in a row with different ids: the first was abandoned and retried.
+        retried++
+        pendingAssistant = undefined
+      }
+      pendingAssistant ??= { id, content: [] }
+      pendingAssistant.content.push(...((message['content'] as Block[] | undefined) ?? []))
+      continue
+    }
+    if (line['type'] !== 'user') continue
+    flushAssistant()
+    if (dropNextSummary) {
+      dropNextSummary = false
+      continue
+    }
+    appendMessage(messages, { role: 'user', content: userContent(message) })
+  }
+  flushAssistant()
+  return { segments, model, compactions, retried, synthetic }
+}
+
+function userContent(message: Line): Block[] {
+  return typeof message['content'] === 'string'
+    ? [textBlock(message['content'])]
+    : ((message['content'] as Block[] | undefined) ?? [])
 }
 
 function promptBeside(logPath: string): string | undefined {

@@ -18,17 +18,11 @@ export function looksLikeCodexRollout(first: unknown): boolean {
   )
 }
 
-/**
- * A Codex CLI rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): the items Codex sent,
- * in order. A `compacted` line starts a new history from its `replacement_history`; with
- * `uncompacted` the history goes on and the compaction's own reply is dropped.
- */
-export function importCodexRollout(
+/** The rollout's items, one list per compaction followed; the model its last turn named. */
+function itemSegmentsOf(
   lines: readonly Json[],
-  source: string,
-  options: { readonly uncompacted: boolean },
-): Conversation {
-  const meta = (lines.find((line) => line['type'] === 'session_meta')?.['payload'] as Json | undefined) ?? {}
+  uncompacted: boolean,
+): { itemSegments: Json[][]; model: string; compactions: number } {
   let items: Json[] = []
   const itemSegments: Json[][] = [items]
   let model = 'gpt-5-codex'
@@ -40,7 +34,7 @@ export function importCodexRollout(
     else if (line['type'] === 'compacted') {
       compactions++
       // The item just before the boundary is the summary the compaction request produced.
-      if (options.uncompacted) {
+      if (uncompacted) {
         if (isAssistantMessage(items.at(-1))) items.pop()
         continue
       }
@@ -51,6 +45,21 @@ export function importCodexRollout(
       itemSegments.push(items)
     }
   }
+  return { itemSegments, model, compactions }
+}
+
+/**
+ * A Codex CLI rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): the items Codex sent,
+ * in order. A `compacted` line starts a new history from its `replacement_history`; with
+ * `uncompacted` the history goes on and the compaction's own reply is dropped.
+ */
+export function importCodexRollout(
+  lines: readonly Json[],
+  source: string,
+  options: { readonly uncompacted: boolean },
+): Conversation {
+  const meta = (lines.find((line) => line['type'] === 'session_meta')?.['payload'] as Json | undefined) ?? {}
+  const { itemSegments, model, compactions } = itemSegmentsOf(lines, options.uncompacted)
   const tally = emptyTally()
   const segments: Message[][] = []
   let unpaired = 0
