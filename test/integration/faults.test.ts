@@ -209,7 +209,9 @@ describe("the upstream's own request id", () => {
       stream: true,
       messages: [{ role: 'user', content: 'hi' }],
     })
-    for await (const _chunk of stream) void _chunk
+    const chunks: unknown[] = []
+    for await (const chunk of stream) chunks.push(chunk)
+    expect(chunks.length).toBeGreaterThan(0)
     await eventually(() => expect(requestLogs(stack)).toHaveLength(before + 2))
     const [messages, chat] = requestLogs(stack).slice(before)
     expect(messages).toMatchObject({ upstream: 'anthropic', upstreamRequestId: expect.stringMatching(/^req_mock_/) })
