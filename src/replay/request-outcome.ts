@@ -1,6 +1,7 @@
 import { createParser } from 'eventsource-parser'
 import { createAnthropicUsageReader } from '../providers/anthropic/usage.ts'
 import { promptTokensOf, zeroUsage, type Usage } from '../model-call/usage.ts'
+import { isEventStream } from '../util/headers.ts'
 
 /** What one replayed request cost, as the upstream reported it. */
 export interface RequestOutcome {
@@ -38,7 +39,7 @@ export function readAnthropicAnswer(index: number, status: number, contentType: 
   }
   const reader = createAnthropicUsageReader()
   let usage: Usage | undefined
-  if (contentType.startsWith('text/event-stream')) {
+  if (isEventStream(contentType)) {
     const parser = createParser({ onEvent: (event) => reader.onEvent(event) })
     parser.feed(body)
     usage = reader.result()
