@@ -9,6 +9,16 @@ import { StartupError } from './cli/listen.ts'
 import { serve } from './cli/serve.ts'
 import { explainParseError } from './cli/suggest-option.ts'
 import { ImportError } from './replay/importers/import-error.ts'
+import { settings, upstreamNames } from './config/sources.ts'
+import type { UpstreamId } from './providers/upstream-ids.ts'
+
+/** `--<id>-url` for each upstream of the registry's list, as the config's sources name them. */
+const upstreamUrlFlags = settings.flatMap((setting) =>
+  setting.path[0] === 'upstreams' && setting.flag ? [{ setting, id: setting.path[1] as UpstreamId }] : [],
+)
+const upstreamUrlHelp = upstreamUrlFlags
+  .map(({ setting, id }) => `  ${`--${setting.flag} URL`.padEnd(23)}${upstreamNames[id]} upstream (${setting.env})`)
+  .join('\n')
 
 const usage = `Usage: ctxgate [serve] [options]      start the proxy (default)
        ctxgate --version              print the version
@@ -20,8 +30,7 @@ Proxy options (each also an environment variable, see README):
   --config FILE          extra YAML config (CTXGATE_CONFIG)
   --host HOST            listen address (CTXGATE_HOST, default 127.0.0.1)
   --port PORT            listen port (CTXGATE_PORT, default 8787)
-  --anthropic-url URL    Anthropic upstream (CTXGATE_ANTHROPIC_URL)
-  --openai-url URL       OpenAI upstream (CTXGATE_OPENAI_URL)
+${upstreamUrlHelp}
   --log-level LEVEL      pino level (CTXGATE_LOG_LEVEL)
   --metrics-port PORT    serve /metrics on its own port (CTXGATE_METRICS_PORT)
   --metrics-host HOST    address of that port (CTXGATE_METRICS_HOST, default 127.0.0.1)
@@ -43,8 +52,7 @@ const serveOptions = {
   config: text,
   host: text,
   port: text,
-  'anthropic-url': text,
-  'openai-url': text,
+  ...Object.fromEntries(upstreamUrlFlags.map(({ setting }) => [setting.flag, text])),
   'log-level': text,
   'metrics-port': text,
   'metrics-host': text,

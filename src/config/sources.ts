@@ -14,7 +14,10 @@ export interface Setting {
   readonly description: string
 }
 
-/** How `--help` describes each upstream's URL (typed by the registry's list, so a new provider needs one). */
+/** Each upstream's name as `ctxgate --help` shows it (typed by the registry's list, so a new provider needs one). */
+export const upstreamNames: Readonly<Record<UpstreamId, string>> = { anthropic: 'Anthropic', openai: 'OpenAI' }
+
+/** How each upstream's URL setting is described. */
 const upstreamUrlDescriptions: Readonly<Record<UpstreamId, string>> = {
   anthropic: 'Anthropic API origin (and optional path prefix).',
   openai: 'OpenAI API origin (and optional path prefix); ctxgate adds /v1.',
