@@ -47,6 +47,19 @@ describe('nextEditResult', () => {
     expect(next(chat, { results: { a: { hash: 'other', action: 'clear' } } })).toBe('a')
   })
 
+  it('from a message on, passes over every result before it', () => {
+    // Message 7 holds d's result (task, then a call and a result per round).
+    expect(
+      nextEditResult({
+        view: chat,
+        decisions: { results: {} },
+        replacementTokens: 40,
+        excludeTools: [],
+        fromMessage: 7,
+      }),
+    ).toBe('d')
+  })
+
   it('skips results no larger than their replacement and tools never cleared', () => {
     expect(next(chat, { results: { a: { hash: 'content-a', action: 'clear' } } }, ['memory'])).toBe('d')
   })
