@@ -73,11 +73,13 @@ export function toolLoopOf(bodies: readonly string[], placeholder: string = clea
   return { head: wholeTokens.head + (wholeTokens.messages[0] as number), rounds }
 }
 
-/** The round's call, so the floor's need hazard can be judged on it. */
-function toolCallOf(message: Json): { tool?: { id: string; name: string; input: unknown } } {
+/** The round's calls (every parallel one), so the floor's need hazard can be judged on each. */
+function toolCallOf(message: Json): { tools?: { id: string; name: string; input: unknown }[] } {
   const content = Array.isArray(message['content']) ? (message['content'] as Json[]) : []
-  const use = content.find((block) => block['type'] === 'tool_use')
-  return use ? { tool: { id: String(use['id']), name: String(use['name']), input: use['input'] } } : {}
+  const uses = content.filter((block) => block['type'] === 'tool_use')
+  return uses.length > 0
+    ? { tools: uses.map((use) => ({ id: String(use['id']), name: String(use['name']), input: use['input'] })) }
+    : {}
 }
 
 function messagesOf(request: Json): Json[] {

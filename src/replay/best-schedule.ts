@@ -21,8 +21,8 @@ export interface LoopRound {
   readonly result: number
   /** The result turn once its output is replaced by the cleared note (a result no larger than the note stays). */
   readonly clearedResult: number
-  /** The call itself, so the floor's need hazard can be judged as ctxgate judges it (clear-order.ts). */
-  readonly tool?: ToolCall
+  /** The round's calls (parallel calls share a round), so the floor's need hazard can be judged as ctxgate judges it (clear-order.ts). */
+  readonly tools?: readonly ToolCall[]
 }
 
 export interface ToolLoop {
@@ -216,12 +216,16 @@ class LoopCosts {
     const known = this.#hazards.get(request)
     if (known) return known
     const seen = this.#loop.rounds.slice(0, request - 1)
-    const calls = seen.flatMap((round) => (round.tool ? [round.tool] : []))
-    const risks = clearRisks(calls)
+    const risks = clearRisks(seen.flatMap((round) => round.tools ?? []))
     const hazards = new Map<number, number>()
     for (const [index, round] of seen.entries()) {
-      const risk = round.tool ? risks.get(round.tool.id) : undefined
-      if (risk !== undefined) hazards.set(index, hazardOf(risk, seen.length - 1 - index))
+      // A round is cleared whole, so it may go only when every result in it may (its riskiest call decides).
+      const age = seen.length - 1 - index
+      const own = (round.tools ?? []).flatMap((tool) => {
+        const risk = risks.get(tool.id)
+        return risk === undefined ? [] : [hazardOf(risk, age)]
+      })
+      if (own.length > 0) hazards.set(index, Math.max(...own))
     }
     this.#hazards.set(request, hazards)
     return hazards

@@ -37,6 +37,7 @@ export function nextEditOf(
   input: PipelineInput,
   decisions: FrozenDecisions,
   gapMs: number | undefined,
+  afterBatchAt?: number,
 ): string | undefined {
   const kept = input.memory?.nextEditResult
   const results = decisions.results as Readonly<Record<string, unknown>>
@@ -56,5 +57,9 @@ export function nextEditOf(
     ...(input.policy.strategy === 'eager-fold' ? { minTokens: input.policy.foldMinTokens } : {}),
     excludeTools: input.economy?.policy.excludeTools ?? [],
     ...(input.reachBack ? { prices: input.reachBack } : {}),
+    // After a batch only the blocks it wrote again are fresh, and a marker inside what was read may write no
+    // entry (the strict cache-write reading, docs/economy.md): the marker goes ahead of the oldest result
+    // there that a later batch may take once its need hazard has fallen with age.
+    ...(afterBatchAt !== undefined ? { fromMessage: afterBatchAt, eventually: true } : {}),
   })
 }

@@ -3,7 +3,7 @@
  * that a batch could replace. Everything before it stays byte-stable until then, so a cache marker
  * just ahead of it lets that batch read the prefix instead of writing it again.
  */
-import { belowBudgetMaxHazard, resultHazards } from './clear-order.ts'
+import { belowBudgetMaxHazard, hazardOf, resultHazards, resultRiskAges } from './clear-order.ts'
 import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
 import { frozenDropKeepFrom } from './frozen.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
@@ -22,6 +22,10 @@ export interface NextEditInput {
   readonly maxNeedHazard?: number
   /** Prices to weigh reaching back with (economy/edit-point.ts): old results too small to pay for it are passed over. */
   readonly prices?: EditPointPrices
+  /** Results in messages before this one are passed over: a marker there could not be written fresh now. */
+  readonly fromMessage?: number
+  /** Judge each result by the hazard it will have once old, not today's: where a batch may start later on. */
+  readonly eventually?: boolean
 }
 
 interface Candidate {
@@ -39,7 +43,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const firstSent = frozenDropKeepFrom(decisions, view) ?? 0
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
   // A batch below budget passes over results the agent is likely to need again (clear-order.ts).
-  const hazards = resultHazards(view.messages)
+  const hazards = input.eventually ? eventualHazards(view) : resultHazards(view.messages)
   const candidates: Candidate[] = []
   let position = 0
   for (let index = firstSent; index < view.messages.length; index++) {
@@ -54,6 +58,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
       if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
       if ((hazards.get(result.id) ?? 0) > (input.maxNeedHazard ?? belowBudgetMaxHazard)) continue
+      if (index < (input.fromMessage ?? 0)) continue
       candidates.push({ id: result.id, saved: result.tokens - input.replacementTokens, position })
       // Without prices the oldest candidate is the answer: no need to look further.
       if (!input.prices) return result.id
@@ -68,6 +73,12 @@ export function nextEditResult(input: NextEditInput): string | undefined {
     input.prices,
   )
   return candidates[start]?.id
+}
+
+function eventualHazards(view: ChatView): Map<string, number> {
+  const hazards = new Map<string, number>()
+  for (const [id, { risk }] of resultRiskAges(view.messages)) hazards.set(id, hazardOf(risk, Number.POSITIVE_INFINITY))
+  return hazards
 }
 
 function callTools(view: ChatView): Map<string, string> {

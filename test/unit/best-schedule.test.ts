@@ -101,7 +101,7 @@ describe('the quality floor on what a batch may clear', () => {
     call('c', 'Read', { file_path: 'src/app.ts' }),
     call('d', 'Bash', { command: 'pwd' }),
   ]
-  const named: ToolLoop = { ...loop, rounds: loop.rounds.map((round, index) => ({ ...round, tool: calls[index] })) }
+  const named: ToolLoop = { ...loop, rounds: loop.rounds.map((round, index) => ({ ...round, tools: [calls[index]!] })) }
   const floor: ScheduleFloor = { ...keepOne, maxNeedHazard: 0.01 }
 
   it('leaves a read the agent may still quote whole, and clears it once a later read supersedes it', () => {
@@ -113,6 +113,31 @@ describe('the quality floor on what a batch may clear', () => {
     expect(scheduleCost(named, floor, [5])).toBeGreaterThan(scheduleCost(loop, keepOne, [5]))
     // Without the floor the same batch times are allowed everywhere.
     expect(scheduleCost(named, keepOne, [3, 5])).toBeCloseTo(scheduleCost(loop, keepOne, [3, 5]), 6)
+  })
+
+  it('judges a round of parallel calls by its riskiest: a superseded read beside a fresh one stays', () => {
+    // Round 1 reads app.ts (superseded by round 3) and, in parallel, util.ts, which nothing reads again.
+    const parallel: ToolLoop = {
+      ...named,
+      rounds: named.rounds.map((round, index) =>
+        index === 0 ? { ...round, tools: [calls[0]!, call('a2', 'Read', { file_path: 'src/util.ts' })] } : round,
+      ),
+    }
+    // At request 5 round 1 alone would go (see above); beside the fresh read of util.ts it stays whole,
+    // priced as if util.ts were all the round read.
+    expect(scheduleCost(parallel, floor, [5])).toBeCloseTo(
+      scheduleCost(
+        {
+          ...named,
+          rounds: named.rounds.map((round, index) =>
+            index === 0 ? { ...round, tools: [call('a2', 'Read', { file_path: 'src/util.ts' })] } : round,
+          ),
+        },
+        floor,
+        [5],
+      ),
+      6,
+    )
   })
 
   it('never finds a cheaper schedule than the unconstrained floor', () => {

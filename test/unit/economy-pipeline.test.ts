@@ -61,6 +61,30 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(next.prefixBreak).toBeUndefined()
   })
 
+  it('after a batch that starts at the kept marker, puts the next marker after its edit point, never on an older result', () => {
+    // The previous request kept its marker ahead of r20: the batch may edit from there on, so r0–r19 stay whole.
+    const outcome = run(long, session(40, { nextEditResult: 'r20' }))
+    expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
+    const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    expect(cleared).toContain('r20')
+    expect(cleared).not.toContain('r0')
+    // A marker ahead of r0 would sit inside the prefix this request reads: under the strict cache-write
+    // reading it writes nothing, so the next batch could read no further than the head.
+    expect(outcome.followingEditResult).toBe('r37')
+    expect(outcome.next.nextEditResult).toBe('r37')
+  })
+
+  it('prices a batch without the newest round, which the request writes whether or not it batches', () => {
+    const unknownTail = run(long, session(40))
+    // The previous request ended before the newest round's call (message 79) and result (80): 2,422 tokens new.
+    const knownTail = run(long, session(40, { previousTail: 78 }))
+    expect(unknownTail.batch).toMatchObject({ reason: 'pays_back' })
+    expect(knownTail.batch).toMatchObject({ reason: 'pays_back' })
+    const difference = (unknownTail.batch?.oneTimeCost ?? 0) - (knownTail.batch?.oneTimeCost ?? 0)
+    expect(difference).toBeGreaterThanOrEqual(Math.floor(1.15 * 2_422) - 1)
+    expect(difference).toBeLessThanOrEqual(Math.ceil(1.15 * 2_422) + 1)
+  })
+
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
     // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than 7 requests of saving pay back.
     const heavy = viewOf(rounds(40, 2_400), { headTokens: 60_000 })

@@ -47,6 +47,62 @@ describe('nextEditResult', () => {
     expect(next(chat, { results: { a: { hash: 'other', action: 'clear' } } })).toBe('a')
   })
 
+  it('from a message on, passes over every result before it', () => {
+    // Message 7 holds d's result (task, then a call and a result per round).
+    expect(
+      nextEditResult({
+        view: chat,
+        decisions: { results: {} },
+        replacementTokens: 40,
+        excludeTools: [],
+        fromMessage: 7,
+      }),
+    ).toBe('d')
+  })
+
+  it('eventually: takes a young file read a later batch may clear once it is old, but never the read of a file being edited', () => {
+    const withInput = (message: MessageView, name: string, input: unknown): MessageView => ({
+      ...message,
+      toolCallNames: [name],
+      toolCallInputs: [input],
+    })
+    // a: a bash output; b: a read of f.py; c: a read of g.py, which d then edits (the agent is working from it).
+    const base = view(['a', 500], ['b', 900], ['c', 900], ['d', 900])
+    const messages = base.messages.map((message) =>
+      message.hash === 'call-b'
+        ? withInput(message, 'Read', { file_path: 'f.py' })
+        : message.hash === 'call-c'
+          ? withInput(message, 'Read', { file_path: 'g.py' })
+          : message.hash === 'call-d'
+            ? withInput(message, 'Edit', { file_path: 'g.py', old_string: 'x', new_string: 'y' })
+            : message,
+    )
+    const reads: ChatView = { ...base, messages }
+    const from = (eventually: boolean) =>
+      nextEditResult({
+        view: reads,
+        decisions: { results: {} },
+        replacementTokens: 40,
+        excludeTools: [],
+        fromMessage: 3,
+        eventually,
+      })
+    // Young, b's need hazard is above the below-budget cap today: passed over.
+    expect(from(false)).toBe('d')
+    expect(from(true)).toBe('b')
+    // From c on: c is being edited (never cleared below budget), so the marker goes ahead of d.
+    expect(
+      nextEditResult({
+        view: reads,
+        decisions: { results: {} },
+        replacementTokens: 40,
+        excludeTools: [],
+        fromMessage: 5,
+        eventually: true,
+      }),
+    ).toBe('d')
+  })
+
   it('skips results no larger than their replacement and tools never cleared', () => {
     expect(next(chat, { results: { a: { hash: 'content-a', action: 'clear' } } }, ['memory'])).toBe('d')
   })
