@@ -60,6 +60,8 @@ function bestRatios(
 
 const figure = (ledger: LedgerFigures | undefined, name: string): number => ledger?.[name] ?? 0
 const rows: string[] = []
+/** Per run, the careful agent direct and ctxgate's ratio to it under the first reading: the best table sets them side by side. */
+const firstReading = new Map<Conversation, { direct: number; ratio: number }>()
 for (const cacheWrites of cacheWriteReadings) {
   const totals = { careful: 0, through: 0, cost: 0, saving: 0, rewrite: 0, saved: 0 }
   let worst = 0
@@ -90,6 +92,7 @@ for (const cacheWrites of cacheWriteReadings) {
     totals.rewrite += came[0]!
     totals.saved += came[1]!
     worst = Math.max(worst, billed / direct)
+    if (!firstReading.has(conversation)) firstReading.set(conversation, { direct, ratio: billed / direct })
     rows.push(
       `| ${cacheWrites} | ${runName(through).slice(0, 60)} | ${thousands(direct)} | ${thousands(billed)} | ${(billed / direct).toFixed(3)} | ${thousands(run[0]!)} | ${thousands(run[1]!)} | ${thousands(came[0]!)} | ${thousands(came[1]!)} |`,
     )
@@ -98,11 +101,26 @@ for (const cacheWrites of cacheWriteReadings) {
     `| ${cacheWrites} | **all runs** (worst run ${worst.toFixed(3)}) | ${thousands(totals.careful)} | ${thousands(totals.through)} | **${(totals.through / totals.careful).toFixed(3)}** | ${thousands(totals.cost)} | ${thousands(totals.saving)} | ${thousands(totals.rewrite)} | ${thousands(totals.saved)} |`,
   )
 }
+const weighted = { direct: 0, best: 0, anyResult: 0, ctxgate: 0 }
 const best = conversations.map((conversation) => {
   const found = bestRatios(conversation)
-  if (!found) return `| ${conversation.id.slice(0, 60)} | — (not one call per turn) | | |`
-  return `| ${conversation.id.slice(0, 60)} | ${found.quality.toFixed(3)} | ${found.batchAt.join(', ') || 'none'} | ${found.anyResult.toFixed(3)} |`
+  const own = firstReading.get(conversation)
+  if (!found || !own) return `| ${conversation.id.slice(0, 60)} | | — (not one call per turn) | | | |`
+  // Each run weighs by what the careful agent pays direct, so the total is the set's bill ÷ its careful direct.
+  weighted.direct += own.direct
+  weighted.best += found.quality * own.direct
+  weighted.anyResult += found.anyResult * own.direct
+  weighted.ctxgate += own.ratio * own.direct
+  const gap = (own.ratio / found.quality - 1) * 100
+  return `| ${conversation.id.slice(0, 60)} | ${own.ratio.toFixed(3)} | ${found.quality.toFixed(3)} | ${gap.toFixed(1)}% | ${found.batchAt.join(', ') || 'none'} | ${found.anyResult.toFixed(3)} |`
 })
+if (weighted.direct > 0) {
+  const share = (value: number): string => (value / weighted.direct).toFixed(3)
+  const gap = (weighted.ctxgate / weighted.best - 1) * 100
+  best.push(
+    `| **all runs** (weighted by careful direct) | ${share(weighted.ctxgate)} | **${share(weighted.best)}** | ${gap.toFixed(1)}% | | ${share(weighted.anyResult)} |`,
+  )
+}
 process.stdout.write(
   [
     `Client cache marks through ctxgate: ${clientCache}; careful direct: rolling marks, no ctxgate; window ${thousands(Number(values.window))}.`,
@@ -113,8 +131,8 @@ process.stdout.write(
     '',
     `Best schedule of whole batches with hindsight (src/replay/best-schedule.ts; floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens, not before request ${floor.shortSessionRequests}, results needed again at most ${floor.maxNeedHazard} per request), ÷ the same model with no batch; the last column lets any old result go:`,
     '',
-    '| run | best ÷ no batch, same floor | batches at requests | best, any old result |',
-    '| --- | ---: | --- | ---: |',
+    `| run | ctxgate ÷ careful direct (${cacheWriteReadings[0]}) | best ÷ no batch, same floor | ctxgate above best | batches at requests | best, any old result |`,
+    '| --- | ---: | ---: | ---: | --- | ---: |',
     ...best,
     '',
   ].join('\n'),
