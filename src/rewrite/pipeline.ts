@@ -222,7 +222,6 @@ function economyDecision(
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
     ...realizationOf(input.memory?.ledger),
     ...(sizes.editableFrom !== undefined ? { editableFrom: sizes.editableFrom } : {}),
-    ...(input.memory?.previousTail !== undefined ? { freshFrom: input.memory.previousTail + 1 } : {}),
     // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
     ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.editableFrom ?? 0 }),
   })
