@@ -59,7 +59,9 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const noteHeld = noteHeldBack(memory, decision, report, cold)
   const noteOn = noteGoesIn(note, memory, report) && !noteHeld
   const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
-  const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined, report.firstNewEdit) : undefined
+  // An over-budget cut starts wherever the clearing order must reach; a below-budget batch where the economy will.
+  const economyBatch = decision?.kind === 'batch' ? report.firstNewEdit : undefined
+  const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined, economyBatch) : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
@@ -222,7 +224,6 @@ function economyDecision(
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),
     ...realizationOf(input.memory?.ledger),
     ...(sizes.editableFrom !== undefined ? { editableFrom: sizes.editableFrom } : {}),
-    ...(input.memory?.previousTail !== undefined ? { freshFrom: input.memory.previousTail + 1 } : {}),
     // Warm and no marker kept: no entry is known past the head, so the batch is priced as rewriting from it.
     ...(isCold(sizes.gapMs, '5m') ? {} : { markerAt: sizes.editableFrom ?? 0 }),
   })

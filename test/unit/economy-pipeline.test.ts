@@ -74,17 +74,6 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(outcome.next.nextEditResult).toBe('r37')
   })
 
-  it('prices a batch without the newest round, which the request writes whether or not it batches', () => {
-    const unknownTail = run(long, session(40))
-    // The previous request ended before the newest round's call (message 79) and result (80): 2,422 tokens new.
-    const knownTail = run(long, session(40, { previousTail: 78 }))
-    expect(unknownTail.batch).toMatchObject({ reason: 'pays_back' })
-    expect(knownTail.batch).toMatchObject({ reason: 'pays_back' })
-    const difference = (unknownTail.batch?.oneTimeCost ?? 0) - (knownTail.batch?.oneTimeCost ?? 0)
-    expect(difference).toBeGreaterThanOrEqual(Math.floor(1.15 * 2_422) - 1)
-    expect(difference).toBeLessThanOrEqual(Math.ceil(1.15 * 2_422) + 1)
-  })
-
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
     // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than 7 requests of saving pay back.
     const heavy = viewOf(rounds(40, 2_400), { headTokens: 60_000 })

@@ -312,13 +312,6 @@ describe('path pricing', () => {
     expect(path.oneTimeCost).toBeCloseTo(1.15 * 17_500, 6)
   })
 
-  it('does not charge the batch for what this request writes anyway: the previous answer and the new turn', () => {
-    // 2,500 of the 17,500 after the edit point are new on this request: written with or without the batch.
-    const path = pricePath({ ...base, freshTokens: 2_500 })
-    expect(path.oneTimeCost).toBeCloseTo(1.15 * 15_000, 6)
-    expect(pricePath({ ...base, freshTokens: 40_000 }).oneTimeCost).toBe(0)
-  })
-
   it('leans toward batching now when the rounds it must rewrite are lighter than later batches will find them', () => {
     const margin = (laterProtectedTail: number) => {
       const path = pricePath({ ...base, laterProtectedTail })

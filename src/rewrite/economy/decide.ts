@@ -57,7 +57,6 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
     size,
     sizeAfter: size - tokensRemoved,
     keptPrefix: keptPrefixOf(conversation, editPoint),
-    freshTokens: conversation.freshTokens ?? 0,
     protectedTail,
     laterProtectedTail: laterTail(protectedTail, conversation, policy.keepRecentRounds, input.cadence.growthPerRequest),
     growthPerRequest: input.cadence.growthPerRequest,

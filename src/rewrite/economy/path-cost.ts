@@ -12,8 +12,6 @@ export interface PathInput {
   readonly sizeAfter: number
   /** Tokens before the batch's edit point: they stay cached. */
   readonly keptPrefix: number
-  /** Tokens new on this request (after the previous request's tail): written with or without the batch. */
-  readonly freshTokens?: number
   /** Tokens of the newest protected rounds: the next batch's edit point comes after everything older. */
   readonly protectedTail: number
   /** What the protected rounds are expected to weigh at a later batch (the current tail is known, later ones are not). */
@@ -49,8 +47,7 @@ const overflowPenalty = 1_000
 
 export function pricePath(input: PathInput): PathPrices {
   const path = new PathPricer(input)
-  const rewritten = Math.max(0, input.sizeAfter - input.keptPrefix - (input.freshTokens ?? 0))
-  const oneTimeCost = input.coldNow ? 0 : (input.write - input.read) * rewritten
+  const oneTimeCost = input.coldNow ? 0 : (input.write - input.read) * Math.max(0, input.sizeAfter - input.keptPrefix)
   return {
     batchNow: oneTimeCost + path.cheapestFrom(0, input.sizeAfter, input.sizeAfter - input.protectedTail),
     wait: path.cheapestFrom(0, input.size, input.keptPrefix),

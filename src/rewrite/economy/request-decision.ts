@@ -10,7 +10,7 @@ import { chooseStableTtl } from './cache-timing.ts'
 import { decideBatch, totalTokens } from './decide.ts'
 import { describeView } from './from-view.ts'
 import type { ModelPrices } from '../../billing/prices.ts'
-import type { ConversationCost, EconomyDecision, EconomyPolicy } from './types.ts'
+import type { EconomyDecision, EconomyPolicy } from './types.ts'
 
 /** Prices and policy for this request's model; absent under `rewrite.economy: budget-only`. */
 export interface EconomySettings {
@@ -40,8 +40,6 @@ export interface RequestDecisionInput {
   readonly markerAt?: number
   /** What earlier batches of the session really saved per request over what was predicted (the ledger). */
   readonly realization?: number
-  /** First message the previous request did not send (after its tail): new on this request. */
-  readonly freshFrom?: number
 }
 
 /**
@@ -63,11 +61,7 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     ...(input.editableFrom !== undefined ? { editableFrom: input.editableFrom } : {}),
   })
   if (totalTokens(conversation) > conversation.budget) return undefined
-  const marked = {
-    ...conversation,
-    ...(input.markerAt !== undefined ? { markerAt: input.markerAt } : {}),
-    freshTokens: freshTokensOf(conversation, input.freshFrom),
-  }
+  const marked = input.markerAt === undefined ? conversation : { ...conversation, markerAt: input.markerAt }
   const counted = estimateCadence({
     ...cadenceInputOf(input.memory, input.requestsSoFar, input.finishedLengths),
     quantile: settings.policy.forecastQuantile,
@@ -88,14 +82,6 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
   if (!input.noteSwitchesOn || without.kind !== 'batch') return without
   const withNote = decide({ ...marked, batchRewritesHead: true })
   return withNote.kind === 'batch' ? withNote : { ...without, noteDeferred: true }
-}
-
-function freshTokensOf(conversation: ConversationCost, freshFrom: number | undefined): number {
-  if (freshFrom === undefined) return 0
-  let fresh = 0
-  for (let index = Math.max(0, freshFrom); index < conversation.messages.length; index++)
-    fresh += conversation.messages[index]?.tokens ?? 0
-  return fresh
 }
 
 /** '1h' when a one-hour entry on the stable head pays over the pauses expected ahead, else '5m'. */

@@ -55,11 +55,6 @@ export interface ConversationCost {
    * a batch reads no further than that. Undefined: priced as reading up to the batch's own edit point.
    */
   readonly markerAt?: number
-  /**
-   * Tokens after what the previous request sent (its answer and the new turn): this request writes
-   * them whether or not a batch is made, so a batch's rewrite does not count them. 0 when unknown.
-   */
-  readonly freshTokens?: number
 }
 
 export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache'
