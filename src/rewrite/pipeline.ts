@@ -15,7 +15,7 @@ import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
 import { detectPrefixBreak, prefixSignature } from './prefix-break.ts'
-import { noDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
+import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
 import type {
   BatchAccount,
   ConversationMemory,
@@ -59,9 +59,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const noteHeld = noteHeldBack(memory, decision, report, cold)
   const noteOn = noteGoesIn(note, memory, report) && !noteHeld
   const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
-  // An over-budget cut starts wherever the clearing order must reach; a below-budget batch where the economy will.
-  const economyBatch = decision?.kind === 'batch' ? report.firstNewEdit : undefined
-  const following = report.newBatch ? nextEditOf(input, planned.decisions, undefined, economyBatch) : undefined
+  const following = report.newBatch ? followingEditOf(input, planned.decisions, decision, report) : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
@@ -150,6 +148,19 @@ function ledgerOf(
         }
       : {}),
   })
+}
+
+/**
+ * Where the batch after this request's will start. An over-budget cut starts wherever the clearing
+ * order must reach; after a below-budget batch, where the economy will (marker-promise.ts).
+ */
+function followingEditOf(
+  input: PipelineInput,
+  decisions: FrozenDecisions,
+  decision: EconomyDecision | undefined,
+  report: RewriteReport,
+): string | undefined {
+  return nextEditOf(input, decisions, undefined, decision?.kind === 'batch' ? report.firstNewEdit : undefined)
 }
 
 /** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
