@@ -17,7 +17,8 @@ async function hookFrom(root: string, extension: string) {
   const load = (path: string) => import(pathToFileURL(resolve(root, `${path}.${extension}`)).href)
   const { loadConfig } = await load('config/load-config')
   const { createLogger } = await load('log/logger')
-  const { Calibration } = await load('rewrite/calibration')
+  // Builds before calibration got its own folder kept it in rewrite/.
+  const { Calibration } = await load('calibration/calibration').catch(() => load('rewrite/calibration'))
   const { TokenEstimator } = await load('rewrite/estimate')
   // Builds before the forwarding pipeline's split kept the hook in routes/.
   const { createRewriteHook } = await load('forward/rewrite-hook/hook').catch(() => load('routes/rewrite-hook'))
