@@ -53,7 +53,16 @@ export async function readChat(
   const text = parsed?.text ?? ''
   return {
     kind: 'chat',
-    chat: { json, view, limits, large, estimator, restoreNumbers: parsed?.restore ?? String, text },
+    chat: {
+      json,
+      view,
+      limits,
+      large,
+      estimator,
+      restoreNumbers: parsed?.restore ?? String,
+      text,
+      valueEnds: parsed?.valueEnds,
+    },
   }
 }
 
