@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { relayResponse, type RelayedUsage } from '../../src/stream/relay-response.ts'
 import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
@@ -54,8 +55,8 @@ async function relayThrough(reply: UpstreamReply, usage: RelayedUsage, settleFir
   })
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
-  const answer = await fetch(`http://127.0.0.1:${port}/`)
-  return answer.text()
+  const answer = await request(`http://127.0.0.1:${port}/`)
+  return answer.body.text()
 }
 
 describe('usage recorded after the last byte (a process-local store)', () => {
