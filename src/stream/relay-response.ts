@@ -43,7 +43,7 @@ export interface RelayedUsage {
   complete(): boolean
   /** It has been recorded. */
   readonly settled: boolean
-  /** Records what the answer reported, at most once, before the client has the whole answer (a plain body's copy passed in). */
+  /** Records what the answer reported, at most once (a plain body's copy passed in). */
   settle(plainBody?: Buffer): Promise<void>
 }
 
