@@ -3,8 +3,9 @@
  * process, interleaved in batches beside a baseline build's hook: the latency bench's two bodies
  * (2 KB, and 300 KB over 150 rounds) re-sent as one conversation, the way a client re-sends its
  * history. CPU time (user + system) rather than wall time, so a busy machine moves both alike.
- * Usage: tsx bench/hook-cpu.ts [requests=400] [baseline-dist-folder]
- *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs)
+ * Usage: tsx bench/hook-cpu.ts [requests=400] [baseline-dist-folder] [this-dist-folder]
+ *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs;
+ *   with the third, this build's compiled dist/ runs instead of src/ through tsx, so both are the same kind of code)
  */
 import { pathToFileURL } from 'node:url'
 import { resolve } from 'node:path'
@@ -17,7 +18,8 @@ async function hookFrom(root: string, extension: string) {
   const load = (path: string) => import(pathToFileURL(resolve(root, `${path}.${extension}`)).href)
   const { loadConfig } = await load('config/load-config')
   const { createLogger } = await load('log/logger')
-  const { Calibration } = await load('rewrite/calibration')
+  // Builds before calibration got its own folder kept it in rewrite/.
+  const { Calibration } = await load('calibration/calibration').catch(() => load('rewrite/calibration'))
   const { TokenEstimator } = await load('rewrite/estimate')
   // Builds before the forwarding pipeline's split kept the hook in routes/.
   const { createRewriteHook } = await load('forward/rewrite-hook/hook').catch(() => load('routes/rewrite-hook'))
@@ -32,8 +34,12 @@ async function hookFrom(root: string, extension: string) {
   })('anthropic-messages') as (body: Buffer, headers: Record<string, string>) => Promise<{ kind: string }>
 }
 
+const thisDist = process.argv[4]
 const hooks: [string, Awaited<ReturnType<typeof hookFrom>>][] = [
-  ['this build', await hookFrom(new URL('../src', import.meta.url).pathname, 'ts')],
+  [
+    'this build',
+    await (thisDist ? hookFrom(thisDist, 'js') : hookFrom(new URL('../src', import.meta.url).pathname, 'ts')),
+  ],
 ]
 if (baselineDist) hooks.push(['baseline', await hookFrom(baselineDist, 'js')])
 const bodies = [

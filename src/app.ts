@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { Registry } from 'prom-client'
 import type { Config } from './config/schema.ts'
 import { trackConnections } from './connection-drain.ts'
+import { LazyChildLogger } from './log/lazy-child-logger.ts'
 import { createLogger } from './log/logger.ts'
 import { createProxyMetrics } from './metrics/proxy-metrics.ts'
 import { ModelLabels } from './metrics/model-labels.ts'
@@ -136,6 +137,7 @@ function createServer(config: Readonly<Config>, logger: Logger): FastifyInstance
     loggerInstance: logger as FastifyBaseLogger,
     // ctxgate writes its own single line per request (forward/forward.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent, bindings, options),
     bodyLimit: config.server.bodyLimitBytes,
     exposeHeadRoutes: false,
     // Agents keep one connection for hours; load balancers idle out around 60 s.

@@ -27,9 +27,11 @@ export interface ProxyRouteDeps {
 /** The proxied routes: each wire format's model calls, then everything else as passthrough. */
 export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRouteDeps): Promise<void> {
   const requireClientToken = clientTokenCheck(deps.config)
+  // No tokens configured: no hook at all, rather than one more async step on every request.
+  const guarded = deps.config.auth.tokens.length > 0
   // Model calls: read whole (they may be rewritten), bounded by bodyLimitBytes.
   await server.register(async (scope) => {
-    scope.addHook('onRequest', requireClientToken)
+    if (guarded) scope.addHook('onRequest', requireClientToken)
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
     scope.setErrorHandler(providerShapedErrors)
@@ -43,7 +45,7 @@ export async function registerProxyRoutes(server: FastifyInstance, deps: ProxyRo
 
   // Everything else (models list, files, batches…): streamed through untouched.
   await server.register(async (scope) => {
-    scope.addHook('onRequest', requireClientToken)
+    if (guarded) scope.addHook('onRequest', requireClientToken)
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null))
     scope.setErrorHandler(providerShapedErrors)

@@ -4,8 +4,8 @@ import type { ResponseFacts, Usage, UsageReader } from '../model-call/usage.ts'
 import type { RelayedUsage } from '../stream/relay-response.ts'
 
 /**
- * The usage one answer reported, read on the way and recorded (calibration) at most once, before
- * the client has the whole answer. Nothing in it may break the answer: errors are contained here.
+ * The usage one answer reported, read on the way and recorded (calibration) at most once (with a
+ * shared store before the client has the whole answer). Nothing in it may break the answer: errors are contained here.
  */
 export class AnswerUsage implements RelayedUsage {
   readonly #reader: UsageReader

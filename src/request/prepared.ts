@@ -51,7 +51,7 @@ export interface Accounting {
 export interface AnswerFollowUp {
   /** A reader of this format's usage, fresh for one answer. */
   usageReader(): UsageReader
-  /** Records the usage the upstream reported (calibration), before the client has the whole answer; never rejects. */
+  /** Records the usage the upstream reported (calibration): with a shared store before the client has the whole answer, else just after; never rejects. */
   recordUsage(usage: Usage): Promise<void>
   /** A length refusal of this request may be re-planned (never a refit's, never a server-managed request's). */
   readonly replannable: boolean

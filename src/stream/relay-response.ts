@@ -26,7 +26,7 @@ export interface RelayOptions {
   /**
    * Settle before the client has the whole answer (a shared store: the client's next request may
    * reach another replica): plain bodies are held until complete, and the stream chunk that completes
-   * the usage waits. Otherwise bytes go straight out and settling happens at the end.
+   * the usage waits. Otherwise bytes go straight out and settling happens after the last one.
    */
   readonly settleFirst?: boolean
   /** Aborts the upstream request; called when the client goes away. */
@@ -43,7 +43,7 @@ export interface RelayedUsage {
   complete(): boolean
   /** It has been recorded. */
   readonly settled: boolean
-  /** Records what the answer reported, at most once, before the client has the whole answer (a plain body's copy passed in). */
+  /** Records what the answer reported, at most once (a plain body's copy passed in). */
   settle(plainBody?: Buffer): Promise<void>
 }
 
@@ -116,9 +116,10 @@ async function relayEventStream(
   tap.end()
   if (hold) await usage?.settle()
   if (writer.clientGone) return writer.result('client_closed', true, tap.eventCount)
-  if (!hold) await usage?.settle()
   if (filter) await writer.send(filter.end())
   writer.response.end()
+  // Nothing waits on it here (a process-local store): recorded after the last byte, off the answer's path.
+  if (!hold) await usage?.settle()
   return writer.result('complete', true, tap.eventCount)
 }
 
@@ -168,8 +169,8 @@ async function relayPlainBody(
   if (copy.hold) await usage?.settle(copy.body())
   if (writer.clientGone) return writer.result('client_closed', false, 0)
   await copy.flushHeld()
-  if (!copy.hold) await usage?.settle(copy.body())
   writer.response.end()
+  if (!copy.hold) await usage?.settle(copy.body())
   return writer.result('complete', false, 0)
 }
 

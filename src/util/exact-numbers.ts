@@ -11,6 +11,8 @@ export interface ParsedKeepingNumbers {
   readonly kept: boolean
   /** Puts the original literals back into a serialization of `value` (or of something built from it). */
   readonly restore: (serialized: string) => string
+  /** Where values of the top level (and elements of its arrays) end in the text, by start; when the scan found them. */
+  readonly valueEnds?: ReadonlyMap<number, number>
 }
 
 import { exactAsDouble } from './double-literal.ts'
@@ -26,7 +28,7 @@ const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d
 export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
   // The common case, an object with no literal to keep aside: unchanged history is reused as parsed before.
   const reused = parseReusingElements(text)
-  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged }
+  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, valueEnds: reused.valueEnds }
   if (!maybeRisky.test(text)) return { value: JSON.parse(text), kept: false, restore: unchanged }
   const literals: string[] = []
   const nonce = Math.random().toString(36).slice(2, 10)

@@ -31,20 +31,30 @@ export function reuseMemoChars(): number {
  * before; undefined when `text` is not an object this scan can follow or holds a number literal
  * a double would change. Throws JSON.parse's error for a member that is not valid JSON.
  */
-export function parseReusingElements(text: string): { readonly value: Record<string, unknown> } | undefined {
+export function parseReusingElements(text: string): ReusedParse | undefined {
   // A body this large would push out most of what the memo holds, and a few of them take turns
   // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
   if (text.length > memoMaxChars / 2) return undefined
   const members = topLevelMembers(text)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}
+  const valueEnds = new Map<number, number>()
   for (const member of members) {
     const key = JSON.parse(text.slice(member.keyStart, member.keyEnd)) as string
     // An own `__proto__` key would set the prototype when assigned: JSON.parse makes it a plain property.
     if (key === '__proto__') return undefined
-    out[key] = memberValue(text, member.valueStart, member.valueEnd)
+    out[key] = memberValue(text, member, valueEnds)
   }
-  return { value: out }
+  return { value: out, valueEnds }
+}
+
+export interface ReusedParse {
+  readonly value: Record<string, unknown>
+  /**
+   * Where each member's value and each element of an array member ends, by where it starts: a
+   * writer splicing edits into the same text skips unchanged parts without scanning them again.
+   */
+  readonly valueEnds: ReadonlyMap<number, number>
 }
 
 interface MemberSpan {
@@ -52,17 +62,20 @@ interface MemberSpan {
   readonly keyEnd: number
   readonly valueStart: number
   readonly valueEnd: number
+  /** An array value's element spans (start, end, flat), found by the same scan that found its end. */
+  readonly elements: number[] | undefined
 }
 
-function memberValue(text: string, start: number, end: number): unknown {
+function memberValue(text: string, member: MemberSpan, valueEnds: Map<number, number>): unknown {
+  const { valueStart: start, valueEnd: end, elements } = member
+  valueEnds.set(start, end)
   if (end - start < reuseMinChars) return JSON.parse(text.slice(start, end))
-  if (text.charCodeAt(start) !== 0x5b) return reused(text.slice(start, end))
-  const elements = arrayElements(text, start, end)
   if (elements === undefined) return reused(text.slice(start, end))
   const out: unknown[] = Array.from({ length: elements.length / 2 })
   for (let index = 0; index < elements.length; index += 2) {
     const from = elements[index] as number
     const to = elements[index + 1] as number
+    valueEnds.set(from, to)
     const slice = text.slice(from, to)
     out[index / 2] = to - from < reuseMinChars ? JSON.parse(slice) : reused(slice)
   }
@@ -129,9 +142,10 @@ function topLevelMembers(text: string): MemberSpan[] | undefined {
     const colon = skipJsonSpace(text, keyEnd)
     if (text.charCodeAt(colon) !== 0x3a) return undefined
     const valueStart = skipJsonSpace(text, colon + 1)
-    const valueEnd = endOfValue(text, valueStart)
+    const elements = text.charCodeAt(valueStart) === 0x5b ? arrayElements(text, valueStart) : undefined
+    const valueEnd = elements === undefined ? endOfValue(text, valueStart) : elements.end
     if (valueEnd < 0) return undefined
-    members.push({ keyStart: index, keyEnd, valueStart, valueEnd })
+    members.push({ keyStart: index, keyEnd, valueStart, valueEnd, elements: elements?.spans })
     index = skipJsonSpace(text, valueEnd)
     const next = text.charCodeAt(index)
     if (next === 0x7d) return skipJsonSpace(text, index + 1) === text.length ? members : undefined
@@ -140,19 +154,22 @@ function topLevelMembers(text: string): MemberSpan[] | undefined {
   }
 }
 
-/** Start and end offsets of each element of the array at [start, end), flat; undefined if it is not well formed. */
-function arrayElements(text: string, start: number, end: number): number[] | undefined {
+/**
+ * Start and end offsets of each element of the array opening at `start` (flat), and one past its
+ * close; `end` is -1 when it is not well formed (or holds a literal a double would change).
+ */
+function arrayElements(text: string, start: number): { readonly spans: number[]; readonly end: number } {
   const spans: number[] = []
   let index = skipJsonSpace(text, start + 1)
-  if (text.charCodeAt(index) === 0x5d) return index + 1 === end ? spans : undefined
+  if (text.charCodeAt(index) === 0x5d) return { spans, end: index + 1 }
   for (;;) {
     const elementEnd = endOfValue(text, index)
-    if (elementEnd < 0 || elementEnd > end) return undefined
+    if (elementEnd < 0) return { spans, end: -1 }
     spans.push(index, elementEnd)
     index = skipJsonSpace(text, elementEnd)
     const next = text.charCodeAt(index)
-    if (next === 0x5d) return index + 1 === end ? spans : undefined
-    if (next !== 0x2c) return undefined
+    if (next === 0x5d) return { spans, end: index + 1 }
+    if (next !== 0x2c) return { spans, end: -1 }
     index = skipJsonSpace(text, index + 1)
   }
 }

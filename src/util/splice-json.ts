@@ -35,8 +35,9 @@ export function spliceJsonBytes(
   original: unknown,
   next: unknown,
   serialize: (value: unknown) => string,
+  knownEnds?: ReadonlyMap<number, number>,
 ): Buffer {
-  const patches = changedParts(text, original, next, serialize)
+  const patches = changedParts(text, original, next, serialize, knownEnds)
   if (patches.length === 0) return bytes
   // One byte per character when the text is ASCII; else each offset is counted in UTF-8 bytes.
   const ascii = bytes.length === text.length
@@ -54,11 +55,24 @@ export function spliceJsonBytes(
   return Buffer.concat(parts)
 }
 
-function changedParts(text: string, original: unknown, next: unknown, serialize: (value: unknown) => string): Patch[] {
+function changedParts(
+  text: string,
+  original: unknown,
+  next: unknown,
+  serialize: (value: unknown) => string,
+  knownEnds?: ReadonlyMap<number, number>,
+): Patch[] {
   const patches: Patch[] = []
-  diffValue(text, skipJsonSpace(text, 0), original, next, patches, serialize)
+  // An unchanged part whose end the parse already found is skipped without scanning it again.
+  const end = knownEnds
+    ? (at: number) => knownEnds.get(at) ?? endOfValue(text, at)
+    : (at: number) => endOfValue(text, at)
+  diffValue(text, skipJsonSpace(text, 0), original, next, patches, serialize, end)
   return patches.toSorted((a, b) => a.start - b.start)
 }
+
+/** One past the value starting at an index of the text. */
+type ValueEnd = (start: number) => number
 
 interface Patch {
   readonly start: number
@@ -74,21 +88,22 @@ function diffValue(
   next: unknown,
   patches: Patch[],
   serialize: (value: unknown) => string,
+  end: ValueEnd,
 ): number {
-  if (original === next) return endOfValue(text, start)
+  if (original === next) return end(start)
   const code = text.charCodeAt(start)
   const mark = patches.length
   if (code === 0x7b && isPlainObject(original) && isPlainObject(next)) {
-    const end = diffObject(text, start, original, next, patches, serialize)
-    if (end !== -1) return end
+    const closed = diffObject(text, start, original, next, patches, serialize, end)
+    if (closed !== -1) return closed
   } else if (code === 0x5b && Array.isArray(original) && Array.isArray(next) && original.length === next.length) {
-    const end = diffArray(text, start, original, next, patches, serialize)
-    if (end !== -1) return end
+    const closed = diffArray(text, start, original, next, patches, serialize, end)
+    if (closed !== -1) return closed
   }
   patches.length = mark
-  const end = endOfValue(text, start)
-  patches.push({ start, end, text: serialize(next) })
-  return end
+  const valueEnd = end(start)
+  patches.push({ start, end: valueEnd, text: serialize(next) })
+  return valueEnd
 }
 
 function diffArray(
@@ -98,12 +113,13 @@ function diffArray(
   next: readonly unknown[],
   patches: Patch[],
   serialize: (value: unknown) => string,
+  end: ValueEnd,
 ): number {
   let index = skipJsonSpace(text, open + 1)
   if (text.charCodeAt(index) === 0x5d) return original.length === 0 ? index + 1 : -1
   for (let element = 0; ; element++) {
     if (element >= original.length) return -1
-    index = skipJsonSpace(text, diffValue(text, index, original[element], next[element], patches, serialize))
+    index = skipJsonSpace(text, diffValue(text, index, original[element], next[element], patches, serialize, end))
     if (text.charCodeAt(index) !== 0x2c) return element === original.length - 1 ? index + 1 : -1
     index = skipJsonSpace(text, index + 1)
   }
@@ -117,6 +133,7 @@ function diffObject(
   next: Record<string, unknown>,
   patches: Patch[],
   serialize: (value: unknown) => string,
+  end: ValueEnd,
 ): number {
   for (const key of Object.keys(original)) if (!Object.hasOwn(next, key)) return -1
   const changed = new Set(Object.keys(original).filter((key) => original[key] !== next[key]))
@@ -132,9 +149,9 @@ function diffObject(
       const valueStart = skipJsonSpace(text, skipJsonSpace(text, keyEnd) + 1)
       if (changed.has(key)) {
         const own: Patch[] = []
-        lastEnd = diffValue(text, valueStart, original[key], next[key], own, serialize)
+        lastEnd = diffValue(text, valueStart, original[key], next[key], own, serialize, end)
         edits.set(key, own)
-      } else lastEnd = endOfValue(text, valueStart)
+      } else lastEnd = end(valueStart)
       index = skipJsonSpace(text, lastEnd)
       if (text.charCodeAt(index) !== 0x2c) break
       index = skipJsonSpace(text, index + 1)

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
 import { spliceJson, spliceJsonBytes } from '../../src/util/splice-json.ts'
 
 const serialize = (value: unknown): string => JSON.stringify(value)
@@ -84,5 +85,34 @@ describe('spliceJson', () => {
       ),
       { numRuns: 400 },
     )
+  })
+
+  it('skips by the ends the parse found and writes the same bytes as when it scans for them (fast-check)', () => {
+    let checked = 0
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string(),
+          fc.json({ maxDepth: 3 }).map((text) => JSON.parse(text) as unknown),
+        ),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.boolean(),
+        fc.nat(),
+        (object, path, replacement, addField, seed) => {
+          const text = spaced(JSON.stringify(object), seed)
+          const parsed = parseReusingElements(text)
+          if (parsed === undefined) return
+          checked++
+          const next = editedCopy(parsed.value, path, replacement, addField)
+          const bytes = Buffer.from(text)
+          expect(spliceJsonBytes(bytes, text, parsed.value, next, serialize, parsed.valueEnds).toString()).toBe(
+            spliceJsonBytes(bytes, text, parsed.value, next, serialize).toString(),
+          )
+        },
+      ),
+      { numRuns: 300 },
+    )
+    expect(checked).toBeGreaterThan(100)
   })
 })

@@ -45,4 +45,6 @@ export interface ReadChat {
   readonly restoreNumbers: (serialized: string) => string
   /** The body as the client wrote it, decoded. */
   readonly text: string
+  /** Where the parse found top-level values and their arrays' elements to end in `text`, by start (for the splice). */
+  readonly valueEnds?: ReadonlyMap<number, number> | undefined
 }
