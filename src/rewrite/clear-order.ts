@@ -91,7 +91,7 @@ function classify(call: ToolCall): Classified {
   }
 }
 
-function normalPath(path: string): string {
+export function normalPath(path: string): string {
   return path.replace(/^\.\//, '').replace(/\/+/g, '/')
 }
 

@@ -2,6 +2,7 @@ import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { planReport, type Replacement } from './plan-report.ts'
+import { Restores } from './restore-state.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
@@ -25,7 +26,13 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
-  const state = new PlanState(input)
+  const outcome = planOnce(input, true)
+  // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
+  return outcome.restoresUndone ? planOnce(input, false).outcome : outcome.outcome
+}
+
+function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOutcome; restoresUndone: boolean } {
+  const state = new PlanState(input, restoreOnUse)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
   if (input.batch) state.clearIds(input.batch)
@@ -37,8 +44,10 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
   const report = state.report(estimatedBefore)
-  if (state.estimate() > input.budget) return { kind: 'too-long', report, message: tooLongMessage(state, input) }
-  return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+  const restoresUndone = state.restores.allUndone()
+  if (state.estimate() > input.budget)
+    return { outcome: { kind: 'too-long', report, message: tooLongMessage(state, input) }, restoresUndone }
+  return { outcome: { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }, restoresUndone }
 }
 
 function tooLongMessage(state: PlanState, input: PlanInput): string {
@@ -65,8 +74,9 @@ class PlanState {
   /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
+  readonly restores: Restores
 
-  constructor(input: PlanInput) {
+  constructor(input: PlanInput, restoreOnUse: boolean) {
     this.#input = input
     const { messages } = input.view
     this.#messageTokens = messages.map((message) => message.tokens)
@@ -75,6 +85,7 @@ class PlanState {
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
+    this.restores = new Restores(input, this.#results, restoreOnUse)
     messages.forEach((message, index) => {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
@@ -101,6 +112,11 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
+      // The agent's newest message uses it (restore.ts): sent whole again.
+      if (this.restores.restoreIfWanted(result)) {
+        this.#kept.delete(result.id)
+        continue
+      }
       this.#replace(
         result,
         frozen.action,
@@ -115,6 +131,15 @@ class PlanState {
         this.#dropUntil(drop.keepFrom, drop.scope, false)
       else this.#clientEdited = true
     }
+  }
+
+  /** Nothing else made room for a restored result: it goes back to its frozen edit, as the previous request sent it. */
+  #undoRestore(result: ToolResultView): void {
+    const frozen = this.#frozen.get(result.id) as FrozenResult
+    this.#kept.set(result.id, frozen)
+    this.restores.undo(result.id)
+    const text = frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result)
+    this.#replace(result, frozen.action, text, false)
   }
 
   /** Clear these results (unless already edited): a batch decided before planning, frozen like any other. */
@@ -152,10 +177,11 @@ class PlanState {
   editByRisk(target: number, fold: boolean): void {
     const protectedIds = this.#protectedResults()
     const noteTokens = this.#input.estimator.text(clearedNote)
-    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages)
+    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages, this.restores.inUse())
     // Folded results are already small: clearing them would break the prefix again for little.
     const clearable = (result: ToolResultView): boolean =>
       !this.#replacements.has(result.id) &&
+      !this.restores.isWanted(result.id) &&
       !protectedIds.has(result.id) &&
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
@@ -172,6 +198,13 @@ class PlanState {
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
       this.#clearInBatches(inOrder(held), target, this.#input.policy.clearBatch)
+    }
+    // Still over: what the agent's newest message uses goes too, one at a time, before whole turns do.
+    const wanted = this.restores.wantedLeft(this.#results.filter((result) => !this.#replacements.has(result.id)))
+    for (const result of inOrder(wanted)) {
+      if (this.estimate() <= this.#input.budget) break
+      if (this.restores.restoredNow(result.id)) this.#undoRestore(result)
+      else if (clearable(result)) this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }
 
@@ -221,9 +254,11 @@ class PlanState {
     }
     // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
     const results: Record<string, FrozenResult> = Object.fromEntries(kept)
-    if (this.#dropTo <= 1) return { results }
-    const keep = this.#input.view.messages[this.#dropTo]
-    return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }
+    const restored = this.restores.decisions(kept)
+    const keep = this.#dropTo > 1 ? this.#input.view.messages[this.#dropTo] : undefined
+    return keep
+      ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope }, ...restored }
+      : { results, ...restored }
   }
 
   report(estimatedBefore: number): RewriteReport {
@@ -239,6 +274,7 @@ class PlanState {
       dropNoteTokens: this.#dropNoteTokens,
       clientEdited: this.#clientEdited,
       clearedBehindMarker: this.#clearedBehindMarker,
+      restoredMessages: this.restores.messages(),
     })
   }
 

@@ -1,0 +1,87 @@
+/**
+ * One request's restores on use (restore.ts), as the planner keeps them: what the agent's newest
+ * message shows it needs, the results restored before (frozen as restored) and on this request,
+ * and the record the next request reads back.
+ */
+import { frozenDropKeepFrom, restoredResults } from './frozen.ts'
+import type { PlanInput } from './plan-input.ts'
+import { wantedBack } from './restore.ts'
+import type { FrozenDecisions, FrozenResult, RestoredResult, ToolResultView } from './types.ts'
+
+export class Restores {
+  readonly #request: number | undefined
+  /** Restored on earlier requests, and on this one: sent whole, cleared again only when forced. */
+  readonly #restored: Map<string, RestoredResult>
+  readonly #now = new Map<string, ToolResultView>()
+  #tried = 0
+  /** What the newest message needs: kept whole when a cut is forced, unless nothing else makes room. */
+  #wanted: ReadonlySet<string>
+
+  constructor(input: PlanInput, results: readonly ToolResultView[], enabled: boolean) {
+    this.#request = input.request
+    this.#restored = restoredResults(input.decisions)
+    // A client that changed a restored result since: the record no longer describes these bytes.
+    for (const result of results)
+      if (this.#restored.has(result.id) && this.#restored.get(result.id)?.hash !== result.hash)
+        this.#restored.delete(result.id)
+    this.#wanted = enabled ? wantedOutsideDrop(input, results) : new Set()
+  }
+
+  isWanted(id: string): boolean {
+    return this.#wanted.has(id)
+  }
+
+  /** Results restored now or before, which a forced cut clears after every other class. */
+  inUse(): ReadonlySet<string> {
+    return new Set(this.#restored.keys())
+  }
+
+  /** The frozen result is wanted: un-frozen, sent whole from this request on (a new edit, like a batch). */
+  restoreIfWanted(result: ToolResultView): boolean {
+    if (!this.#wanted.has(result.id)) return false
+    this.#now.set(result.id, result)
+    this.#tried++
+    this.#restored.set(result.id, { hash: result.hash, ...(this.#request ? { at: this.#request } : {}) })
+    return true
+  }
+
+  restoredNow(id: string): boolean {
+    return this.#now.has(id)
+  }
+
+  /** Nothing else made room for it: it goes back to its frozen edit. */
+  undo(id: string): void {
+    this.#now.delete(id)
+    this.#restored.delete(id)
+  }
+
+  /** What a forced cut may still clear, least needed first, once every other result is gone. */
+  wantedLeft(results: readonly ToolResultView[]): ToolResultView[] {
+    const left = results.filter((result) => this.#wanted.has(result.id))
+    this.#wanted = new Set()
+    return left
+  }
+
+  /** Restores were tried on this request and every one was given up. */
+  allUndone(): boolean {
+    return this.#tried > 0 && this.#now.size === 0
+  }
+
+  messages(): number[] {
+    return [...this.#now.values()].map((result) => result.message)
+  }
+
+  /** The record for the next request; a restored result cleared again is frozen as cleared, no longer as restored. */
+  decisions(kept: ReadonlyMap<string, FrozenResult>): Pick<FrozenDecisions, 'restored'> {
+    const entries = [...this.#restored].filter(([id]) => !kept.has(id))
+    return entries.length > 0 ? { restored: Object.fromEntries(entries) } : {}
+  }
+}
+
+/** What the newest message needs, outside a frozen drop (those messages are not sent at all). */
+function wantedOutsideDrop(input: PlanInput, results: readonly ToolResultView[]): Set<string> {
+  const keepFrom = frozenDropKeepFrom(input.decisions, input.view) ?? 1
+  const wanted = wantedBack(input.view.messages)
+  for (const result of results) if (result.message >= 1 && result.message < keepFrom) wanted.delete(result.id)
+  return wanted
+}

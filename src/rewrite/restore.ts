@@ -1,0 +1,79 @@
+/**
+ * Restore on use (docs/quality.md, "Restored when the agent uses it"): the agent's newest message
+ * shows which cleared or folded results it needs again. An edit of a file (Edit, Write, a patch)
+ * needs the reads of that file; a tool input quoting a line of a result (an Edit's old_string, a
+ * patch's context) needs that result. Replay shows the agent goes on editing the same file for
+ * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
+ */
+import { callsOfView, clearRisks, normalPath } from './clear-order.ts'
+import { inputStrings, linesOf } from './quoted.ts'
+import { callTarget, parsedInput } from './tool-kind.ts'
+import type { MessageView, ToolResultView } from './types.ts'
+
+/** Codex's apply_patch and unified diffs name the files they change on these lines. */
+const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\s*$/gm
+
+/**
+ * The results before the newest assistant message that it shows it needs: reads of a file it edits
+ * (not superseded by a later read or rewrite of it), and the one result holding a line its tool
+ * inputs quote (a line several results hold, such as a shared import, says nothing of which).
+ */
+export function wantedBack(messages: readonly MessageView[]): Set<string> {
+  const wanted = new Set<string>()
+  const newest = newestAssistant(messages)
+  if (newest < 0) return wanted
+  const message = messages[newest] as MessageView
+  const inputs = (message.toolCallInputs ?? []).map(parsedInput)
+  const paths = editedPaths(message, inputs)
+  const quoted = new Set(linesOf(inputs.flatMap(inputStrings)))
+  if (paths.length === 0 && quoted.size === 0) return wanted
+  const calls = new Map(callsOfView(messages).map((call) => [call.id, call]))
+  const risks = clearRisks([...calls.values()])
+  const holders = new Map<string, string[]>()
+  for (const result of resultsBefore(messages, newest)) {
+    if (quoted.size > 0)
+      for (const line of new Set(linesOf([result.text])))
+        if (quoted.has(line)) holders.set(line, [...(holders.get(line) ?? []), result.id])
+    if (paths.length === 0 || risks.get(result.id) === 'superseded') continue
+    const call = calls.get(result.id)
+    const target = call ? callTarget(call.name, parsedInput(call.input)) : undefined
+    if (
+      target?.kind === 'read' &&
+      target.path !== undefined &&
+      paths.some((path) => samePath(path, target.path as string))
+    )
+      wanted.add(result.id)
+  }
+  for (const ids of holders.values()) if (ids.length === 1) wanted.add(ids[0] as string)
+  return wanted
+}
+
+function newestAssistant(messages: readonly MessageView[]): number {
+  for (let index = messages.length - 1; index >= 0; index--) if (messages[index]?.role === 'assistant') return index
+  return -1
+}
+
+function resultsBefore(messages: readonly MessageView[], end: number): ToolResultView[] {
+  return messages.slice(0, end).flatMap((message) => message.toolResults)
+}
+
+/** Files the message's calls write or edit: named in the input, or on a patch's file lines. */
+function editedPaths(message: MessageView, inputs: readonly unknown[]): string[] {
+  const paths: string[] = []
+  message.toolCallIds.forEach((_, position) => {
+    const input = inputs[position]
+    const target = callTarget(message.toolCallNames?.[position] ?? '', input)
+    if (target.kind !== 'edit') return
+    if (target.path !== undefined) paths.push(normalPath(target.path))
+    for (const text of inputStrings(input))
+      for (const match of text.matchAll(patchFileLine)) if (match[1]) paths.push(normalPath(match[1]))
+  })
+  return paths
+}
+
+/** The same file, one path absolute and the other relative to the agent's working directory. */
+function samePath(a: string, b: string): boolean {
+  const left = normalPath(a)
+  const right = normalPath(b)
+  return left === right || left.endsWith(`/${right}`) || right.endsWith(`/${left}`)
+}
