@@ -76,3 +76,26 @@ export function planReport(facts: PlanFacts): RewriteReport {
     ...(facts.clearedBehindMarker ? { clearedBehindMarker: true } : {}),
   }
 }
+
+/** Why a request was not sent: even its newest round with the first message does not fit. */
+export function tooLongMessage(estimate: number, budget: number): string {
+  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(estimate).toLocaleString('en-US')} tokens, more than the ${Math.floor(budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
+}
+
+/** The newest results (not dropped) that fit in `tokens` together, and always the newest one: a forced cut keeps them whole. */
+export function newestWithin(
+  results: readonly ToolResultView[],
+  tokens: number,
+  isDropped: (message: number) => boolean,
+): Set<string> {
+  const kept = new Set<string>()
+  let total = 0
+  for (let index = results.length - 1; index >= 0; index--) {
+    const result = results[index] as ToolResultView
+    if (isDropped(result.message)) break
+    total += result.tokens
+    if (kept.size > 0 && total > tokens) break
+    kept.add(result.id)
+  }
+  return kept
+}

@@ -1,7 +1,7 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
-import { planReport, type Replacement } from './plan-report.ts'
+import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { Restores } from './restore-state.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
@@ -46,12 +46,11 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
   const report = state.report(estimatedBefore)
   const restoresUndone = state.restores.allUndone()
   if (state.estimate() > input.budget)
-    return { outcome: { kind: 'too-long', report, message: tooLongMessage(state, input) }, restoresUndone }
+    return {
+      outcome: { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) },
+      restoresUndone,
+    }
   return { outcome: { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }, restoresUndone }
-}
-
-function tooLongMessage(state: PlanState, input: PlanInput): string {
-  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
 }
 
 class PlanState {
@@ -85,7 +84,7 @@ class PlanState {
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
-    this.restores = new Restores(input, this.#results, restoreOnUse)
+    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget)
     messages.forEach((message, index) => {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
@@ -175,7 +174,7 @@ class PlanState {
    * a quarter of the budget stay whole.
    */
   editByRisk(target: number, fold: boolean): void {
-    const protectedIds = this.#protectedResults()
+    const protectedIds = newestWithin(this.#results, this.#input.budget / 4, (message) => this.#isDropped(message))
     const noteTokens = this.#input.estimator.text(clearedNote)
     const { rankOf, inOrder } = forcedOrder(this.#input.view.messages, this.restores.inUse())
     // Folded results are already small: clearing them would break the prefix again for little.
@@ -349,18 +348,5 @@ class PlanState {
       scope: this.#dropScope,
       note: dropNote(this.#dropScope, this.#dropTo - 1),
     }
-  }
-
-  #protectedResults(): Set<string> {
-    const protectedIds = new Set<string>()
-    let tokens = 0
-    for (let index = this.#results.length - 1; index >= 0; index--) {
-      const result = this.#results[index] as ToolResultView
-      if (this.#isDropped(result.message)) break
-      tokens += result.tokens
-      if (protectedIds.size > 0 && tokens > this.#input.budget / 4) break
-      protectedIds.add(result.id)
-    }
-    return protectedIds
   }
 }

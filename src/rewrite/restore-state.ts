@@ -14,11 +14,14 @@ export class Restores {
   readonly #restored: Map<string, RestoredResult>
   readonly #now = new Map<string, ToolResultView>()
   #tried = 0
+  /** Results before this message are not restored (the cache rewrite would not pay, plan-input.ts). */
+  readonly #reach: number
   /** What the newest message needs: kept whole when a cut is forced, unless nothing else makes room. */
   #wanted: ReadonlySet<string>
 
-  constructor(input: PlanInput, results: readonly ToolResultView[], enabled: boolean) {
+  constructor(input: PlanInput, results: readonly ToolResultView[], enabled: boolean, overBudget: boolean) {
     this.#request = input.request
+    this.#reach = overBudget ? 0 : (input.restoreBelowBudgetFrom ?? 0)
     this.#restored = restoredResults(input.decisions)
     // A client that changed a restored result since: the record no longer describes these bytes.
     for (const result of results)
@@ -38,7 +41,7 @@ export class Restores {
 
   /** The frozen result is wanted: un-frozen, sent whole from this request on (a new edit, like a batch). */
   restoreIfWanted(result: ToolResultView): boolean {
-    if (!this.#wanted.has(result.id)) return false
+    if (!this.#wanted.has(result.id) || result.message < this.#reach) return false
     this.#now.set(result.id, result)
     this.#tried++
     this.#restored.set(result.id, { hash: result.hash, ...(this.#request ? { at: this.#request } : {}) })

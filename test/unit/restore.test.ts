@@ -38,8 +38,15 @@ const edit = (id: string, path: string, oldString = 'x'): Call => [
 ]
 const bash = (id: string, command: string): Call => [id, 'Bash', { command }, 'ok\n']
 
-function plan(view: ChatView, decisions: FrozenDecisions, budget: number, request = 2): RewriteOutcome {
+function plan(
+  view: ChatView,
+  decisions: FrozenDecisions,
+  budget: number,
+  request = 2,
+  restoreBelowBudgetFrom?: number,
+): RewriteOutcome {
   return planRewrite({
+    ...(restoreBelowBudgetFrom !== undefined ? { restoreBelowBudgetFrom } : {}),
     view,
     decisions,
     budget,
@@ -169,5 +176,17 @@ describe('restore on use in the planner', () => {
     const outcome = rewritten(plan(view, noDecisions, 4_300))
     expect(editedIds(outcome)).not.toContain('a')
     expect(editedIds(outcome)).toContain('b')
+  })
+
+  it('below budget restores only as far back as the pipeline allows; over budget, as far as needed', () => {
+    const view = viewWith(calls)
+    // a's result sits in message 2.
+    expect(
+      rewritten(plan(view, cleared('a', 'b'), 20_000, 2, Number.POSITIVE_INFINITY)).report.restored,
+    ).toBeUndefined()
+    expect(rewritten(plan(view, cleared('a', 'b'), 20_000, 2, 3)).report.restored).toBeUndefined()
+    expect(rewritten(plan(view, cleared('a', 'b'), 20_000, 2, 2)).report.restored).toBe(1)
+    // The client's request is over this budget: the reach does not apply.
+    expect(rewritten(plan(view, cleared('a', 'b'), 4_000, 2, Number.POSITIVE_INFINITY)).report.restored).toBe(1)
   })
 })
