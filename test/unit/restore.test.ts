@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
+import type { ConversationMemory } from '../../src/rewrite/pipeline.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { wantedBack } from '../../src/rewrite/restore.ts'
 import {
@@ -9,7 +10,7 @@ import {
   type MessageView,
   type RewriteOutcome,
 } from '../../src/rewrite/types.ts'
-import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { runRewritten, testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 type Call = [id: string, name: string, input: unknown, text: string]
 
@@ -188,5 +189,51 @@ describe('restore on use in the planner', () => {
     expect(rewritten(plan(view, cleared('a', 'b'), 20_000, 2, 2)).report.restored).toBe(1)
     // The client's request is over this budget: the reach does not apply.
     expect(rewritten(plan(view, cleared('a', 'b'), 4_000, 2, Number.POSITIVE_INFINITY)).report.restored).toBe(1)
+  })
+})
+
+describe('restore on use in the pipeline, below budget', () => {
+  const big = [
+    read('a', 'src/a.ts', fileA),
+    read('b', 'src/b.ts', fileB),
+    bash('t1', 'npm test'),
+    bash('t2', 'npm run lint'),
+    edit('e', 'src/a.ts'),
+  ]
+  const limits = { window: 200_000, budget: 100_000 }
+  const clearedOf = (tokens: number, ...ids: string[]): FrozenDecisions => ({
+    results: Object.fromEntries(ids.map((id) => [id, { hash: `${id}:${tokens}`, action: 'clear' as const, at: 1 }])),
+  })
+  const memory = (lastSeen: number): ConversationMemory => ({
+    decisions: clearedOf(8_000, 'a', 'b'),
+    requests: 5,
+    lastSeen,
+  })
+
+  it('with the cache warm, leaves a result more than 20k tokens from the end cleared: restoring it would write all that again', () => {
+    const outcome = runRewritten(viewWith(big, 8_000), memory(0), { limits, now: 1_000 })
+    expect(outcome.report.restored).toBeUndefined()
+    expect(outcome.edits.map((item) => (item.kind === 'replace-tool-result' ? item.id : ''))).toContain('a')
+  })
+
+  it('with the cache cold, restores it: everything is written again anyway', () => {
+    const outcome = runRewritten(viewWith(big, 8_000), memory(0), { limits, now: 10 * 60_000 })
+    expect(outcome.report.restored).toBe(1)
+  })
+
+  it('with the cache warm, restores a result within 20k tokens of the end', () => {
+    const near = [
+      read('b', 'src/b.ts', fileB),
+      bash('t1', 'npm test'),
+      read('a', 'src/a.ts', fileA),
+      bash('t2', 'ls'),
+      edit('e', 'src/a.ts'),
+    ]
+    const outcome = runRewritten(
+      viewWith(near, 3_000),
+      { ...memory(0), decisions: clearedOf(3_000, 'a', 'b') },
+      { limits, now: 1_000 },
+    )
+    expect(outcome.report.restored).toBe(1)
   })
 })
