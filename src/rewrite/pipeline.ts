@@ -88,7 +88,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     nextEditResult: marker,
     followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
-    batch: report.newBatch ? batchAccount(decision, growthOf(input, report)) : undefined,
+    batch: report.newBatch ? batchAccount(decision, growthOf(input, report), report) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
     refetches: refetchesOf(input),
@@ -241,9 +241,14 @@ function economyDecision(
   })
 }
 
-/** The economy's reason for a batch it decided; a batch the planner made on its own is the budget's hard limit. */
-function batchAccount(decision: EconomyDecision | undefined, growthTokens: number): BatchAccount {
-  if (decision?.kind !== 'batch') return { reason: 'over_budget' }
+/** The economy's reason for a batch it decided; one the planner made on its own is the budget's hard limit, or a restore below it. */
+function batchAccount(
+  decision: EconomyDecision | undefined,
+  growthTokens: number,
+  report: RewriteReport,
+): BatchAccount {
+  if (decision?.kind !== 'batch')
+    return { reason: (report.restored ?? 0) > 0 && report.estimatedBefore <= report.budget ? 'restore' : 'over_budget' }
   return {
     reason: decision.reason,
     growthTokens,

@@ -235,5 +235,8 @@ describe('restore on use in the pipeline, below budget', () => {
       { limits, now: 1_000 },
     )
     expect(outcome.report.restored).toBe(1)
+    // A new edit the economy did not decide, below budget: counted as a restore, not as the hard limit.
+    expect(outcome.batch?.reason).toBe('restore')
+    expect(outcome.report.newBatch).toBe(true)
   })
 })
