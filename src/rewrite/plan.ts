@@ -2,7 +2,7 @@ import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
-import { Restores } from './restore-state.ts'
+import { decisionsAfter, Restores } from './restore-state.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
@@ -36,6 +36,7 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
   if (input.batch) state.clearIds(input.batch)
+  state.rideOnRestore()
   if (input.policy.strategy === 'eager-fold') state.foldOld()
   if (state.estimate() > input.budget) {
     const target = input.budget * input.policy.lowWater
@@ -44,13 +45,11 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
   const report = state.report(estimatedBefore)
-  const restoresUndone = state.restores.allUndone()
-  if (state.estimate() > input.budget)
-    return {
-      outcome: { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) },
-      restoresUndone,
-    }
-  return { outcome: { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }, restoresUndone }
+  const outcome: RewriteOutcome =
+    state.estimate() > input.budget
+      ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
+      : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+  return { outcome, restoresUndone: state.restores.allUndone() }
 }
 
 class PlanState {
@@ -111,17 +110,9 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
-      // The agent's newest message uses it (restore.ts): sent whole again.
-      if (this.restores.restoreIfWanted(result)) {
-        this.#kept.delete(result.id)
-        continue
-      }
-      this.#replace(
-        result,
-        frozen.action,
-        frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result),
-        false,
-      )
+      // The agent's newest message uses it (restore.ts): sent whole again; else as frozen.
+      if (this.restores.restoreIfWanted(result)) this.#kept.delete(result.id)
+      else this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -137,8 +128,17 @@ class PlanState {
     const frozen = this.#frozen.get(result.id) as FrozenResult
     this.#kept.set(result.id, frozen)
     this.restores.undo(result.id)
-    const text = frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result)
-    this.#replace(result, frozen.action, text, false)
+    this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
+  }
+
+  #frozenText(result: ToolResultView, action: FrozenResult['action']): string {
+    return action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result)
+  }
+
+  /** A restore rewrites the cache from where it sits: results after it the agent rarely needs go in the same rewrite. */
+  rideOnRestore(): void {
+    const riders = this.restores.riders(this.#input, this.#results, this.#rounds, this.#replacements, this.#dropTo)
+    for (const result of riders) this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
   /** Clear these results (unless already edited): a batch decided before planning, frozen like any other. */
@@ -246,18 +246,15 @@ class PlanState {
   }
 
   decisions(): FrozenDecisions {
-    const kept = new Map(this.#kept)
-    for (const { edit, result, fresh } of this.#replacements.values()) {
-      const at = fresh ? this.#input.request : this.#frozen.get(edit.id)?.at
-      kept.set(edit.id, { hash: result.hash, action: edit.action, ...(typeof at === 'number' ? { at } : {}) })
-    }
-    // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
-    const results: Record<string, FrozenResult> = Object.fromEntries(kept)
-    const restored = this.restores.decisions(kept)
-    const keep = this.#dropTo > 1 ? this.#input.view.messages[this.#dropTo] : undefined
-    return keep
-      ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope }, ...restored }
-      : { results, ...restored }
+    return decisionsAfter({
+      kept: this.#kept,
+      frozen: this.#frozen,
+      replacements: this.#replacements.values(),
+      request: this.#input.request,
+      restores: this.restores,
+      drop: this.#dropTo > 1 ? { keepFrom: this.#dropTo, scope: this.#dropScope } : undefined,
+      messages: this.#input.view.messages,
+    })
   }
 
   report(estimatedBefore: number): RewriteReport {

@@ -3,10 +3,14 @@
  * message shows it needs, the results restored before (frozen as restored) and on this request,
  * and the record the next request reads back.
  */
+import { belowBudgetMaxHazard, resultHazards } from './clear-order.ts'
 import { frozenDropKeepFrom, restoredResults } from './frozen.ts'
+import { clearedNote } from './notes.ts'
 import type { PlanInput } from './plan-input.ts'
+import { newestWithin, type Replacement } from './plan-report.ts'
 import { wantedBack } from './restore.ts'
-import type { FrozenDecisions, FrozenResult, RestoredResult, ToolResultView } from './types.ts'
+import { roundsNewerThan, type Rounds } from './rounds.ts'
+import type { FrozenDecisions, FrozenDrop, FrozenResult, MessageView, RestoredResult, ToolResultView } from './types.ts'
 
 export class Restores {
   readonly #request: number | undefined
@@ -74,6 +78,39 @@ export class Restores {
     return [...this.#now.values()].map((result) => result.message)
   }
 
+  /**
+   * Results after the earliest one restored now that a below-budget batch could take (the agent
+   * needs them again at most 1% of the time per request, clear-order.ts), outside the newest
+   * rounds and the newest quarter of the budget: the restore writes them again anyway, so clearing
+   * them costs no rewrite of its own and spares a later one.
+   */
+  riders(
+    input: PlanInput,
+    results: readonly ToolResultView[],
+    rounds: Rounds,
+    replaced: ReadonlyMap<string, unknown>,
+    dropTo: number,
+  ): ToolResultView[] {
+    const isDropped = (message: number): boolean => message >= 1 && message < dropTo
+    const edited = (result: ToolResultView): boolean => replaced.has(result.id) || isDropped(result.message)
+    const from = Math.min(...this.messages())
+    if (!Number.isFinite(from)) return []
+    const hazards = resultHazards(input.view.messages)
+    const newest = newestWithin(results, input.budget / 4, isDropped)
+    const minTokens = input.estimator.text(clearedNote) * 2
+    return results.filter(
+      (result) =>
+        result.message > from &&
+        !edited(result) &&
+        !this.#wanted.has(result.id) &&
+        !this.#restored.has(result.id) &&
+        !newest.has(result.id) &&
+        result.tokens >= minTokens &&
+        (hazards.get(result.id) ?? 1) <= belowBudgetMaxHazard &&
+        roundsNewerThan(rounds, result.id, result.message) >= input.policy.keepRecentRounds,
+    )
+  }
+
   /** The record for the next request; a restored result cleared again is frozen as cleared, no longer as restored. */
   decisions(kept: ReadonlyMap<string, FrozenResult>): Pick<FrozenDecisions, 'restored'> {
     const entries = [...this.#restored].filter(([id]) => !kept.has(id))
@@ -87,4 +124,30 @@ function wantedOutsideDrop(input: PlanInput, results: readonly ToolResultView[])
   const wanted = wantedBack(input.view.messages)
   for (const result of results) if (result.message >= 1 && result.message < keepFrom) wanted.delete(result.id)
   return wanted
+}
+
+export interface DecisionsAfter {
+  readonly kept: ReadonlyMap<string, FrozenResult>
+  readonly frozen: ReadonlyMap<string, FrozenResult>
+  readonly replacements: Iterable<Replacement>
+  readonly request: number | undefined
+  readonly restores: Restores
+  readonly drop: Omit<FrozenDrop, 'hash'> | undefined
+  readonly messages: readonly MessageView[]
+}
+
+/** What the session stores after this request: frozen edits (each with the request that made it), the drop, the restores. */
+export function decisionsAfter(plan: DecisionsAfter): FrozenDecisions {
+  const kept = new Map(plan.kept)
+  for (const { edit, result, fresh } of plan.replacements) {
+    const at = fresh ? plan.request : plan.frozen.get(edit.id)?.at
+    kept.set(edit.id, { hash: result.hash, action: edit.action, ...(typeof at === 'number' ? { at } : {}) })
+  }
+  // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
+  const results: Record<string, FrozenResult> = Object.fromEntries(kept)
+  const restored = plan.restores.decisions(kept)
+  const keep = plan.drop ? plan.messages[plan.drop.keepFrom] : undefined
+  return plan.drop && keep
+    ? { results, drop: { ...plan.drop, hash: keep.hash }, ...restored }
+    : { results, ...restored }
 }

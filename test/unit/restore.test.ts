@@ -179,6 +179,16 @@ describe('restore on use in the planner', () => {
     expect(editedIds(outcome)).toContain('b')
   })
 
+  it('clears, in the restore’s own rewrite, the later results a below-budget batch could take', () => {
+    const outputs = [1, 2, 3, 4, 5, 6].map((n) => bash(`t${n}`, `npm test -- part ${n}`))
+    const view = viewWith([read('a', 'src/a.ts', fileA), ...outputs, edit('e', 'src/a.ts')])
+    const outcome = rewritten(plan(view, cleared('a'), 9_000))
+    expect(outcome.report.restored).toBe(1)
+    // t6 and the edit's result are the newest quarter of the budget: they stay whole.
+    expect(editedIds(outcome).toSorted()).toEqual(['t1', 't2', 't3', 't4', 't5'])
+    expect(outcome.report.firstNewEdit).toBe(2)
+  })
+
   it('below budget restores only as far back as the pipeline allows; over budget, as far as needed', () => {
     const view = viewWith(calls)
     // a's result sits in message 2.
