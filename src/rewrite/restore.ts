@@ -5,7 +5,7 @@
  * patch's context) needs that result. Replay shows the agent goes on editing the same file for
  * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
  */
-import { callsOfView, clearRisks, normalPath } from './clear-order.ts'
+import { callsOfView, latestReadsOf, normalPath } from './clear-order.ts'
 import { inputStrings, linesOf } from './quoted.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
@@ -19,6 +19,17 @@ const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\
  * inputs quote (a line several results hold, such as a shared import, says nothing of which).
  */
 export function wantedBack(messages: readonly MessageView[]): Set<string> {
+  // The pipeline plans a request up to three times over the same message list: the answer is the same.
+  const known = lastAnswer.messages === messages ? lastAnswer.wanted : undefined
+  if (known) return new Set(known)
+  const wanted = wantedIn(messages)
+  lastAnswer = { messages, wanted }
+  return new Set(wanted)
+}
+
+let lastAnswer: { messages?: readonly MessageView[]; wanted?: ReadonlySet<string> } = {}
+
+function wantedIn(messages: readonly MessageView[]): Set<string> {
   const wanted = new Set<string>()
   const newest = newestAssistant(messages)
   if (newest < 0) return wanted
@@ -27,22 +38,15 @@ export function wantedBack(messages: readonly MessageView[]): Set<string> {
   const paths = editedPaths(message, inputs)
   const quoted = new Set(linesOf(inputs.flatMap(inputStrings)))
   if (paths.length === 0 && quoted.size === 0) return wanted
-  const calls = new Map(callsOfView(messages).map((call) => [call.id, call]))
-  const risks = clearRisks([...calls.values()])
+  const touches = (path: string): boolean => paths.some((edited) => samePath(edited, path))
+  const latestReads = paths.length > 0 ? latestReadsOf(callsOfView(messages), touches) : new Set<string>()
   const holders = new Map<string, string[]>()
+  const endings = new Set([...quoted].map(endingOf))
   for (const result of resultsBefore(messages, newest)) {
     if (quoted.size > 0)
-      for (const line of new Set(linesOf([result.text])))
-        if (quoted.has(line)) holders.set(line, [...(holders.get(line) ?? []), result.id])
-    if (paths.length === 0 || risks.get(result.id) === 'superseded') continue
-    const call = calls.get(result.id)
-    const target = call ? callTarget(call.name, parsedInput(call.input)) : undefined
-    if (
-      target?.kind === 'read' &&
-      target.path !== undefined &&
-      paths.some((path) => samePath(path, target.path as string))
-    )
-      wanted.add(result.id)
+      for (const line of quotedLinesIn(result.text, quoted, endings))
+        holders.set(line, [...(holders.get(line) ?? []), result.id])
+    if (latestReads.has(result.id)) wanted.add(result.id)
   }
   for (const ids of holders.values()) if (ids.length === 1) wanted.add(ids[0] as string)
   return wanted
@@ -76,4 +80,23 @@ function samePath(a: string, b: string): boolean {
   const left = normalPath(a)
   const right = normalPath(b)
   return left === right || left.endsWith(`/${right}`) || right.endsWith(`/${left}`)
+}
+
+/** As long as the shortest line quoted (quoted.ts): a quoted line's ending is never cut by numbering or patch marks. */
+const minQuotedEnding = 20
+
+/** A line's last characters: numbering and patch marks only change its start, so most lines are told apart by this alone. */
+function endingOf(line: string): string {
+  return line.trimEnd().slice(-minQuotedEnding)
+}
+
+/** The quoted lines this text holds, each once; only lines whose ending matches are normalized (linesOf). */
+function quotedLinesIn(text: string, quoted: ReadonlySet<string>, endings: ReadonlySet<string>): Set<string> {
+  const found = new Set<string>()
+  for (const raw of text.split('\n')) {
+    if (raw.length < 20 || !endings.has(endingOf(raw))) continue
+    const [line] = linesOf([raw])
+    if (line !== undefined && quoted.has(line)) found.add(line)
+  }
+  return found
 }
