@@ -74,8 +74,8 @@ const cleared = (...ids: string[]): FrozenDecisions => ({
 describe('what the newest message shows the agent needs again', () => {
   it('an edit of a file needs its read, absolute or relative, and no other file’s', () => {
     const view = viewWith([
-      read('a', '/work/repo/src/a.ts', fileA),
-      read('b', '/work/repo/src/b.ts', fileB),
+      read('a', '/srv/app/src/a.ts', fileA),
+      read('b', '/srv/app/src/b.ts', fileB),
       edit('e', 'src/a.ts'),
     ])
     expect([...wantedBack(view.messages)]).toEqual(['a'])
