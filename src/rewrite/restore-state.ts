@@ -31,7 +31,7 @@ export class Restores {
     for (const result of results)
       if (this.#restored.has(result.id) && this.#restored.get(result.id)?.hash !== result.hash)
         this.#restored.delete(result.id)
-    this.#wanted = enabled ? wantedOutsideDrop(input, results) : new Set()
+    this.#wanted = enabled ? wantedOutsideDrop(input, results, overBudget) : new Set()
   }
 
   isWanted(id: string): boolean {
@@ -119,9 +119,9 @@ export class Restores {
 }
 
 /** What the newest message needs, outside a frozen drop (those messages are not sent at all). */
-function wantedOutsideDrop(input: PlanInput, results: readonly ToolResultView[]): Set<string> {
+function wantedOutsideDrop(input: PlanInput, results: readonly ToolResultView[], overBudget: boolean): Set<string> {
   const keepFrom = frozenDropKeepFrom(input.decisions, input.view) ?? 1
-  const wanted = wantedBack(input.view.messages)
+  const wanted = wantedBack(input.view.messages, overBudget)
   for (const result of results) if (result.message >= 1 && result.message < keepFrom) wanted.delete(result.id)
   return wanted
 }

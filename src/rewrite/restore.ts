@@ -15,28 +15,31 @@ const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\
 
 /**
  * The results before the newest assistant message that it shows it needs: reads of a file it edits
- * (not superseded by a later read or rewrite of it), and the one result holding a line its tool
- * inputs quote (a line several results hold, such as a shared import, says nothing of which).
+ * (not superseded by a later read or rewrite of it), and, with `quotes`, the one result holding a
+ * line its tool inputs quote (a line several results hold, such as a shared import, says nothing of
+ * which). Below budget only the first kind is asked for: on the long replays the quoted lines came
+ * back from results the agent's later messages did not need, and cost a run 10 points
+ * (BENCHMARKS.md, "Needed but hidden").
  */
-export function wantedBack(messages: readonly MessageView[]): Set<string> {
+export function wantedBack(messages: readonly MessageView[], quotes = true): Set<string> {
   // The pipeline plans a request up to three times over the same message list: the answer is the same.
-  const known = lastAnswer.messages === messages ? lastAnswer.wanted : undefined
+  const known = lastAnswer.messages === messages && lastAnswer.quotes === quotes ? lastAnswer.wanted : undefined
   if (known) return new Set(known)
-  const wanted = wantedIn(messages)
-  lastAnswer = { messages, wanted }
+  const wanted = wantedIn(messages, quotes)
+  lastAnswer = { messages, quotes, wanted }
   return new Set(wanted)
 }
 
-let lastAnswer: { messages?: readonly MessageView[]; wanted?: ReadonlySet<string> } = {}
+let lastAnswer: { messages?: readonly MessageView[]; quotes?: boolean; wanted?: ReadonlySet<string> } = {}
 
-function wantedIn(messages: readonly MessageView[]): Set<string> {
+function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string> {
   const wanted = new Set<string>()
   const newest = newestAssistant(messages)
   if (newest < 0) return wanted
   const message = messages[newest] as MessageView
   const inputs = (message.toolCallInputs ?? []).map(parsedInput)
   const paths = editedPaths(message, inputs)
-  const quoted = new Set(linesOf(inputs.flatMap(inputStrings)))
+  const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings)) : [])
   if (paths.length === 0 && quoted.size === 0) return wanted
   const touches = (path: string): boolean => paths.some((edited) => samePath(edited, path))
   const latestReads = paths.length > 0 ? latestReadsOf(callsOfView(messages), touches) : new Set<string>()
