@@ -144,17 +144,20 @@ export function batchReason(report: RewriteReport, window: number | undefined, e
     folded > 0 ? `folded ${folded}` : '',
     cleared > 0 ? `cleared ${cleared}` : '',
     report.droppedMessages > 0 ? `dropped ${report.droppedMessages} messages` : '',
+    (report.restored ?? 0) > 0 ? `restored ${report.restored}` : '',
   ].filter(Boolean)
   const trigger =
     economyReason === 'pays_back'
       ? 'pays for its cache rewrite'
       : economyReason === 'cold_cache'
         ? 'cache had expired'
-        : window !== undefined && report.estimatedBefore > window
-          ? 'over the window'
-          : report.estimatedBefore > report.budget
-            ? 'over budget'
-            : 'early fold'
+        : economyReason === 'restore'
+          ? 'the agent uses a cleared result'
+          : window !== undefined && report.estimatedBefore > window
+            ? 'over the window'
+            : report.estimatedBefore > report.budget
+              ? 'over budget'
+              : 'early fold'
   return kinds.length > 0 ? `${trigger}: ${kinds.join(', ')}` : trigger
 }
 

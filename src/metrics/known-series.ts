@@ -6,7 +6,7 @@ import { commonRetryReasons, overloadReason } from '../upstream/retry-policy.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 
 const prefixBreakCauses: readonly PrefixBreak[] = ['ctxgate_batch', 'client_edit', 'ttl_expired', 'model_changed']
-const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache']
+const batchReasons: readonly BatchReason[] = ['over_budget', 'pays_back', 'cold_cache', 'restore']
 
 const providerNames = Object.keys(providers)
 const serverEditKinds = new Map<string, readonly string[]>(

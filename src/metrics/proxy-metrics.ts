@@ -163,7 +163,7 @@ function rewriteMetrics(registers: Registry[]) {
     }),
     batches: new Counter({
       name: 'ctxgate_edit_batches_total',
-      help: 'New batches of edits, by reason: over_budget (the hard limit), pays_back (the economy priced it), cold_cache (the cache had expired anyway).',
+      help: 'New batches of edits, by reason: over_budget (the hard limit), pays_back (the economy priced it), cold_cache (the cache had expired anyway), restore (below budget, only results restored because the agent uses them).',
       labelNames: ['provider', 'reason'] as const,
       registers,
     }),

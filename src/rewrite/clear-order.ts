@@ -66,6 +66,33 @@ function riskOf(call: Classified, later: Later): ClearRisk {
   return later.laterEdit.has(call.path) ? 'editing' : 'read'
 }
 
+/**
+ * The reads of the files `touches` accepts that no later call superseded (clearRisks' rule on
+ * those calls alone: classing every call of a long session costs milliseconds).
+ */
+export function latestReadsOf(calls: readonly ToolCall[], touches: (path: string) => boolean): Set<string> {
+  const relevant = calls
+    .filter((call) => {
+      const path = callTarget(call.name, parsedInput(call.input)).path
+      return path !== undefined && touches(normalPath(path))
+    })
+    .map(classify)
+  const latest = new Set<string>()
+  const laterKeys = new Set<string>()
+  const laterWholeRead = new Set<string>()
+  const laterRewrite = new Set<string>()
+  for (let index = relevant.length - 1; index >= 0; index--) {
+    const call = relevant[index] as Classified
+    const path = call.path as string
+    if (call.kind === 'read' && !laterKeys.has(call.key) && !laterWholeRead.has(path) && !laterRewrite.has(path))
+      latest.add(call.id)
+    laterKeys.add(call.key)
+    if (call.kind === 'read' && call.whole) laterWholeRead.add(path)
+    if (call.kind === 'edit' && call.rewrites) laterRewrite.add(path)
+  }
+  return latest
+}
+
 /** What a call fetches: its comparable key (tool and input) and, for a read, the file. */
 export function describeCall(call: ToolCall): { readonly key: string; readonly readPath?: string } {
   const classified = classify(call)
@@ -91,7 +118,7 @@ function classify(call: ToolCall): Classified {
   }
 }
 
-function normalPath(path: string): string {
+export function normalPath(path: string): string {
   return path.replace(/^\.\//, '').replace(/\/+/g, '/')
 }
 

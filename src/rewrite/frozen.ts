@@ -1,4 +1,4 @@
-import type { ChatView, FrozenDecisions, FrozenResult } from './types.ts'
+import type { ChatView, FrozenDecisions, FrozenResult, RestoredResult } from './types.ts'
 
 /** The stored decisions as a Map of own entries; a malformed store entry counts as none. */
 export function frozenResults(decisions: FrozenDecisions): Map<string, FrozenResult> {
@@ -12,4 +12,15 @@ export function frozenDropKeepFrom(decisions: FrozenDecisions, view: ChatView): 
   const drop = decisions.drop
   if (!drop || typeof drop.keepFrom !== 'number') return undefined
   return view.messages[drop.keepFrom]?.hash === drop.hash ? drop.keepFrom : undefined
+}
+
+/** The results restored on use, as a Map of own entries; a malformed store entry counts as none. */
+export function restoredResults(decisions: FrozenDecisions): Map<string, RestoredResult> {
+  const restored: unknown = decisions.restored
+  if (typeof restored !== 'object' || restored === null) return new Map()
+  return new Map(
+    Object.entries(restored as Record<string, RestoredResult>).filter(
+      ([, entry]) => typeof entry === 'object' && entry !== null && typeof entry.hash === 'string',
+    ),
+  )
 }

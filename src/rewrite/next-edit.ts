@@ -5,7 +5,7 @@
  */
 import { belowBudgetMaxHazard, hazardOf, resultHazards, resultRiskAges } from './clear-order.ts'
 import { batchStart, type EditPointPrices } from './economy/edit-point.ts'
-import { frozenDropKeepFrom } from './frozen.ts'
+import { frozenDropKeepFrom, restoredResults } from './frozen.ts'
 import type { ChatView, FrozenDecisions } from './types.ts'
 
 export interface NextEditInput {
@@ -41,6 +41,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const excluded = new Set(input.excludeTools)
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
   const firstSent = frozenDropKeepFrom(decisions, view) ?? 0
+  const restored = restoredResults(decisions)
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
   // A batch below budget passes over results the agent is likely to need again (clear-order.ts).
   const hazards = input.eventually ? eventualHazards(view) : resultHazards(view.messages)
@@ -56,6 +57,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
         continue
       }
       if (result.tokens <= input.replacementTokens || result.tokens < (input.minTokens ?? 0)) continue
+      if (restored.get(result.id)?.hash === result.hash) continue
       if (toolOf && excluded.has(toolOf.get(result.id) ?? '')) continue
       if ((hazards.get(result.id) ?? 0) > (input.maxNeedHazard ?? belowBudgetMaxHazard)) continue
       if (index < (input.fromMessage ?? 0)) continue

@@ -21,6 +21,13 @@ export interface PlanInput {
   readonly editableFrom?: number
   /** This request's number in its session: stored with each new decision, so re-fetches are counted within a window of it. */
   readonly request?: number
+  /**
+   * Below budget, results are restored on use (restore.ts) only from this message on: a restore
+   * rewrites the cache from where it sits, so the pipeline lets it ride on a rewrite already paid
+   * for (a cold cache: 0; a batch: its edit point; otherwise none). Over budget, and when unset,
+   * anything the agent uses is restored.
+   */
+  readonly restoreBelowBudgetFrom?: number
   /** Tokens the adapter's view counts for a drop note beyond its text (`ChatAdapter.dropNoteFraming`). */
   readonly dropNoteFraming: number
 }

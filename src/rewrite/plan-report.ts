@@ -22,6 +22,8 @@ export interface PlanFacts {
   readonly dropNoteTokens: number
   readonly clientEdited: boolean
   readonly clearedBehindMarker: boolean
+  /** Messages of the results restored on this request (each a new edit where it sits). */
+  readonly restoredMessages: readonly number[]
 }
 
 /** The request's report: what was folded, cleared and dropped (kept and new), and where the first edit is. */
@@ -32,9 +34,10 @@ export function planReport(facts: PlanFacts): RewriteReport {
   let folded = 0
   let cleared = 0
   const fresh = { folded: 0, cleared: 0 }
-  let newBatch = dropFresh
-  let firstEdited = dropTo > 1 ? 1 : Number.POSITIVE_INFINITY
-  let firstNew = dropFresh ? 1 : Number.POSITIVE_INFINITY
+  const restored = facts.restoredMessages
+  let newBatch = dropFresh || restored.length > 0
+  let firstEdited = Math.min(dropTo > 1 ? 1 : Number.POSITIVE_INFINITY, ...restored)
+  let firstNew = Math.min(dropFresh ? 1 : Number.POSITIVE_INFINITY, ...restored)
   for (const replacement of facts.replacements) {
     const { edit, result, saved } = replacement
     if (facts.isDropped(result.message)) continue
@@ -63,6 +66,7 @@ export function planReport(facts: PlanFacts): RewriteReport {
     cleared,
     newFolded: fresh.folded,
     newCleared: fresh.cleared,
+    ...(restored.length > 0 ? { restored: restored.length } : {}),
     droppedMessages: dropped,
     tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
     newBatch,
@@ -71,4 +75,27 @@ export function planReport(facts: PlanFacts): RewriteReport {
     firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
     ...(facts.clearedBehindMarker ? { clearedBehindMarker: true } : {}),
   }
+}
+
+/** Why a request was not sent: even its newest round with the first message does not fit. */
+export function tooLongMessage(estimate: number, budget: number): string {
+  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(estimate).toLocaleString('en-US')} tokens, more than the ${Math.floor(budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
+}
+
+/** The newest results (not dropped) that fit in `tokens` together, and always the newest one: a forced cut keeps them whole. */
+export function newestWithin(
+  results: readonly ToolResultView[],
+  tokens: number,
+  isDropped: (message: number) => boolean,
+): Set<string> {
+  const kept = new Set<string>()
+  let total = 0
+  for (let index = results.length - 1; index >= 0; index--) {
+    const result = results[index] as ToolResultView
+    if (isDropped(result.message)) break
+    total += result.tokens
+    if (kept.size > 0 && total > tokens) break
+    kept.add(result.id)
+  }
+  return kept
 }

@@ -1,7 +1,8 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
-import { planReport, type Replacement } from './plan-report.ts'
+import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
+import { decisionsAfter, Restores } from './restore-state.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
@@ -25,10 +26,17 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
-  const state = new PlanState(input)
+  const outcome = planOnce(input, true)
+  // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
+  return outcome.restoresUndone ? planOnce(input, false).outcome : outcome.outcome
+}
+
+function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOutcome; restoresUndone: boolean } {
+  const state = new PlanState(input, restoreOnUse)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
   if (input.batch) state.clearIds(input.batch)
+  state.rideOnRestore()
   if (input.policy.strategy === 'eager-fold') state.foldOld()
   if (state.estimate() > input.budget) {
     const target = input.budget * input.policy.lowWater
@@ -37,12 +45,11 @@ export function planRewrite(input: PlanInput): RewriteOutcome {
     if (state.estimate() > input.budget) state.dropRounds(target)
   }
   const report = state.report(estimatedBefore)
-  if (state.estimate() > input.budget) return { kind: 'too-long', report, message: tooLongMessage(state, input) }
-  return { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
-}
-
-function tooLongMessage(state: PlanState, input: PlanInput): string {
-  return `This conversation got too long for the model to read in one go: even its newest tool round with the first message needs about ${Math.ceil(state.estimate()).toLocaleString('en-US')} tokens, more than the ${Math.floor(input.budget).toLocaleString('en-US')} available. Start a new conversation, or ask for less output per tool call (ctxgate did not send this request).`
+  const outcome: RewriteOutcome =
+    state.estimate() > input.budget
+      ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
+      : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
+  return { outcome, restoresUndone: state.restores.allUndone() }
 }
 
 class PlanState {
@@ -65,8 +72,9 @@ class PlanState {
   /** Decisions by tool-result id: a Map, so ids like `constructor` or `__proto__` are only ever the client's own. */
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
+  readonly restores: Restores
 
-  constructor(input: PlanInput) {
+  constructor(input: PlanInput, restoreOnUse: boolean) {
     this.#input = input
     const { messages } = input.view
     this.#messageTokens = messages.map((message) => message.tokens)
@@ -75,6 +83,7 @@ class PlanState {
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
+    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget)
     messages.forEach((message, index) => {
       for (const id of message.toolCallIds) this.#callMessage.set(id, index)
     })
@@ -101,12 +110,9 @@ class PlanState {
         this.#clientEdited = true
         continue
       }
-      this.#replace(
-        result,
-        frozen.action,
-        frozen.action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result),
-        false,
-      )
+      // The agent's newest message uses it (restore.ts): sent whole again; else as frozen.
+      if (this.restores.restoreIfWanted(result)) this.#kept.delete(result.id)
+      else this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -115,6 +121,24 @@ class PlanState {
         this.#dropUntil(drop.keepFrom, drop.scope, false)
       else this.#clientEdited = true
     }
+  }
+
+  /** Nothing else made room for a restored result: it goes back to its frozen edit, as the previous request sent it. */
+  #undoRestore(result: ToolResultView): void {
+    const frozen = this.#frozen.get(result.id) as FrozenResult
+    this.#kept.set(result.id, frozen)
+    this.restores.undo(result.id)
+    this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
+  }
+
+  #frozenText(result: ToolResultView, action: FrozenResult['action']): string {
+    return action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result)
+  }
+
+  /** A restore rewrites the cache from where it sits: results after it the agent rarely needs go in the same rewrite. */
+  rideOnRestore(): void {
+    const riders = this.restores.riders(this.#input, this.#results, this.#rounds, this.#replacements, this.#dropTo)
+    for (const result of riders) this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
   /** Clear these results (unless already edited): a batch decided before planning, frozen like any other. */
@@ -150,12 +174,13 @@ class PlanState {
    * a quarter of the budget stay whole.
    */
   editByRisk(target: number, fold: boolean): void {
-    const protectedIds = this.#protectedResults()
+    const protectedIds = newestWithin(this.#results, this.#input.budget / 4, (message) => this.#isDropped(message))
     const noteTokens = this.#input.estimator.text(clearedNote)
-    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages)
+    const { rankOf, inOrder } = forcedOrder(this.#input.view.messages, this.restores.inUse())
     // Folded results are already small: clearing them would break the prefix again for little.
     const clearable = (result: ToolResultView): boolean =>
       !this.#replacements.has(result.id) &&
+      !this.restores.isWanted(result.id) &&
       !protectedIds.has(result.id) &&
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
@@ -172,6 +197,13 @@ class PlanState {
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
       this.#clearInBatches(inOrder(held), target, this.#input.policy.clearBatch)
+    }
+    // Still over: what the agent's newest message uses goes too, one at a time, before whole turns do.
+    const wanted = this.restores.wantedLeft(this.#results.filter((result) => !this.#replacements.has(result.id)))
+    for (const result of inOrder(wanted)) {
+      if (this.estimate() <= this.#input.budget) break
+      if (this.restores.restoredNow(result.id)) this.#undoRestore(result)
+      else if (clearable(result)) this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }
 
@@ -214,16 +246,15 @@ class PlanState {
   }
 
   decisions(): FrozenDecisions {
-    const kept = new Map(this.#kept)
-    for (const { edit, result, fresh } of this.#replacements.values()) {
-      const at = fresh ? this.#input.request : this.#frozen.get(edit.id)?.at
-      kept.set(edit.id, { hash: result.hash, action: edit.action, ...(typeof at === 'number' ? { at } : {}) })
-    }
-    // Own properties only (`__proto__` included), in the JSON shape sessions are stored in.
-    const results: Record<string, FrozenResult> = Object.fromEntries(kept)
-    if (this.#dropTo <= 1) return { results }
-    const keep = this.#input.view.messages[this.#dropTo]
-    return keep ? { results, drop: { keepFrom: this.#dropTo, hash: keep.hash, scope: this.#dropScope } } : { results }
+    return decisionsAfter({
+      kept: this.#kept,
+      frozen: this.#frozen,
+      replacements: this.#replacements.values(),
+      request: this.#input.request,
+      restores: this.restores,
+      drop: this.#dropTo > 1 ? { keepFrom: this.#dropTo, scope: this.#dropScope } : undefined,
+      messages: this.#input.view.messages,
+    })
   }
 
   report(estimatedBefore: number): RewriteReport {
@@ -239,6 +270,7 @@ class PlanState {
       dropNoteTokens: this.#dropNoteTokens,
       clientEdited: this.#clientEdited,
       clearedBehindMarker: this.#clearedBehindMarker,
+      restoredMessages: this.restores.messages(),
     })
   }
 
@@ -313,18 +345,5 @@ class PlanState {
       scope: this.#dropScope,
       note: dropNote(this.#dropScope, this.#dropTo - 1),
     }
-  }
-
-  #protectedResults(): Set<string> {
-    const protectedIds = new Set<string>()
-    let tokens = 0
-    for (let index = this.#results.length - 1; index >= 0; index--) {
-      const result = this.#results[index] as ToolResultView
-      if (this.#isDropped(result.message)) break
-      tokens += result.tokens
-      if (protectedIds.size > 0 && tokens > this.#input.budget / 4) break
-      protectedIds.add(result.id)
-    }
-    return protectedIds
   }
 }

@@ -29,7 +29,8 @@ export function lastQuoted(messages: readonly MessageView[]): Map<string, number
   return quoted
 }
 
-function linesOf(texts: readonly string[]): string[] {
+/** The lines of these texts an agent could quote: 20 characters or more, line numbers and patch marks left out. */
+export function linesOf(texts: readonly string[]): string[] {
   const lines: string[] = []
   for (const text of texts)
     for (const raw of text.split('\n')) {
@@ -43,7 +44,8 @@ function linesOf(texts: readonly string[]): string[] {
   return lines
 }
 
-function inputStrings(value: unknown): string[] {
+/** Every string in a tool input, however deeply nested. */
+export function inputStrings(value: unknown): string[] {
   if (typeof value === 'string') return [value]
   if (Array.isArray(value)) return value.flatMap(inputStrings)
   if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(inputStrings)
@@ -55,16 +57,21 @@ export const inUseRank = maxRank + 1
 
 /**
  * The order clearing takes when edits are forced: the classes of clear-order.ts, then the results
- * in use; oldest first within a class, the least recently quoted first among those in use.
+ * in use (quoted since, or restored on use); oldest first within a class, the least recently quoted
+ * first among those in use.
  */
-export function forcedOrder(messages: readonly MessageView[]): {
+export function forcedOrder(
+  messages: readonly MessageView[],
+  /** Results also in use: those restored on use (restore.ts). */
+  alsoInUse: ReadonlySet<string> = new Set(),
+): {
   readonly rankOf: (result: { readonly id: string }) => number
   readonly inOrder: <T extends { readonly id: string }>(results: readonly T[]) => T[]
 } {
   const ranks = clearRanks(messages)
   const quoted = lastQuoted(messages)
   const rankOf = (result: { readonly id: string }): number =>
-    quoted.has(result.id) ? inUseRank : (ranks.get(result.id) ?? 1)
+    quoted.has(result.id) || alsoInUse.has(result.id) ? inUseRank : (ranks.get(result.id) ?? 1)
   const inOrder = <T extends { readonly id: string }>(results: readonly T[]): T[] =>
     results
       .map((result, order) => ({ result, order, rank: rankOf(result), quoted: quoted.get(result.id) ?? 0 }))

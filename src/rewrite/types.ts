@@ -85,9 +85,18 @@ export interface FrozenDrop {
   readonly scope: 'turns' | 'rounds'
 }
 
+/** A result ctxgate had cleared or folded and sent whole again once the agent showed it needs it (restore.ts). */
+export interface RestoredResult {
+  readonly hash: string
+  /** The session's request number that restored it. */
+  readonly at?: number
+}
+
 export interface FrozenDecisions {
   readonly results: Readonly<Record<string, FrozenResult>>
   readonly drop?: FrozenDrop
+  /** Results restored on use: sent whole, and left out of below-budget batches from then on. */
+  readonly restored?: Readonly<Record<string, RestoredResult>>
 }
 
 export const noDecisions: FrozenDecisions = { results: {} }
@@ -115,6 +124,8 @@ export interface RewriteReport {
   /** Of those, decided on this request (the batch's own count); absent in reports made before it was counted. */
   readonly newFolded?: number
   readonly newCleared?: number
+  /** Results sent whole again on this request because the agent showed it needs them (restore.ts); a new edit too. */
+  readonly restored?: number
   readonly droppedMessages: number
   readonly tokensRemoved: { readonly fold: number; readonly clear: number; readonly drop: number }
   /** Edits decided on this request (not re-applied ones): each batch breaks the cache prefix once. */

@@ -6,7 +6,7 @@
 import { callsOfView, hazardOf, resultRiskAges } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
 import { clearedNoteFor, foldSummary } from '../notes.ts'
-import { frozenDropKeepFrom, frozenResults } from '../frozen.ts'
+import { frozenDropKeepFrom, frozenResults, restoredResults } from '../frozen.ts'
 import { roundsOf } from '../rounds.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
 import type { ConversationCost, MessageCost, ResultCost } from './types.ts'
@@ -29,6 +29,8 @@ export interface DescribeInput {
 export function describeView(input: DescribeInput): ConversationCost {
   const { view, factor, estimator } = input
   const frozen = frozenResults(input.decisions)
+  // Restored on use (restore.ts): the agent showed it needs them, so no batch below budget takes them again.
+  const restored = restoredResults(input.decisions)
   const rounds = roundsOf(view.messages)
   const calls = new Map(callsOfView(view.messages).map((call) => [call.id, call]))
   const clearedTokens = (id: string): number => estimator.text(clearedNoteFor(calls.get(id)))
@@ -47,6 +49,7 @@ export function describeView(input: DescribeInput): ConversationCost {
         tokens += replaced - result.tokens
         continue
       }
+      if (restored.get(result.id)?.hash === result.hash) continue
       const call = rounds.callOf.get(result.id)
       const riskAge = riskAges.get(result.id)
       results.push({

@@ -57,7 +57,8 @@ export interface ConversationCost {
   readonly markerAt?: number
 }
 
-export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache'
+/** `restore`: below budget, only results restored on use (restore.ts), which the economy did not decide. */
+export type BatchReason = 'over_budget' | 'pays_back' | 'cold_cache' | 'restore'
 
 export type NoBatchReason =
   | 'under_start'

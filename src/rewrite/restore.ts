@@ -1,0 +1,105 @@
+/**
+ * Restore on use (docs/quality.md, "Restored when the agent uses it"): the agent's newest message
+ * shows which cleared or folded results it needs again. An edit of a file (Edit, Write, a patch)
+ * needs the reads of that file; a tool input quoting a line of a result (an Edit's old_string, a
+ * patch's context) needs that result. Replay shows the agent goes on editing the same file for
+ * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
+ */
+import { callsOfView, latestReadsOf, normalPath } from './clear-order.ts'
+import { inputStrings, linesOf } from './quoted.ts'
+import { callTarget, parsedInput } from './tool-kind.ts'
+import type { MessageView, ToolResultView } from './types.ts'
+
+/** Codex's apply_patch and unified diffs name the files they change on these lines. */
+const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\s*$/gm
+
+/**
+ * The results before the newest assistant message that it shows it needs: reads of a file it edits
+ * (not superseded by a later read or rewrite of it), and, with `quotes`, the one result holding a
+ * line its tool inputs quote (a line several results hold, such as a shared import, says nothing of
+ * which). Below budget only the first kind is asked for: on the long replays the quoted lines came
+ * back from results the agent's later messages did not need, and cost a run 10 points
+ * (BENCHMARKS.md, "Needed but hidden").
+ */
+export function wantedBack(messages: readonly MessageView[], quotes = true): Set<string> {
+  // The pipeline plans a request up to three times over the same message list: the answer is the same.
+  const known = lastAnswer.messages === messages && lastAnswer.quotes === quotes ? lastAnswer.wanted : undefined
+  if (known) return new Set(known)
+  const wanted = wantedIn(messages, quotes)
+  lastAnswer = { messages, quotes, wanted }
+  return new Set(wanted)
+}
+
+let lastAnswer: { messages?: readonly MessageView[]; quotes?: boolean; wanted?: ReadonlySet<string> } = {}
+
+function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string> {
+  const wanted = new Set<string>()
+  const newest = newestAssistant(messages)
+  if (newest < 0) return wanted
+  const message = messages[newest] as MessageView
+  const inputs = (message.toolCallInputs ?? []).map(parsedInput)
+  const paths = editedPaths(message, inputs)
+  const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings)) : [])
+  if (paths.length === 0 && quoted.size === 0) return wanted
+  const touches = (path: string): boolean => paths.some((edited) => samePath(edited, path))
+  const latestReads = paths.length > 0 ? latestReadsOf(callsOfView(messages), touches) : new Set<string>()
+  const holders = new Map<string, string[]>()
+  const endings = new Set([...quoted].map(endingOf))
+  for (const result of resultsBefore(messages, newest)) {
+    if (quoted.size > 0)
+      for (const line of quotedLinesIn(result.text, quoted, endings))
+        holders.set(line, [...(holders.get(line) ?? []), result.id])
+    if (latestReads.has(result.id)) wanted.add(result.id)
+  }
+  for (const ids of holders.values()) if (ids.length === 1) wanted.add(ids[0] as string)
+  return wanted
+}
+
+function newestAssistant(messages: readonly MessageView[]): number {
+  for (let index = messages.length - 1; index >= 0; index--) if (messages[index]?.role === 'assistant') return index
+  return -1
+}
+
+function resultsBefore(messages: readonly MessageView[], end: number): ToolResultView[] {
+  return messages.slice(0, end).flatMap((message) => message.toolResults)
+}
+
+/** Files the message's calls write or edit: named in the input, or on a patch's file lines. */
+function editedPaths(message: MessageView, inputs: readonly unknown[]): string[] {
+  const paths: string[] = []
+  message.toolCallIds.forEach((_, position) => {
+    const input = inputs[position]
+    const target = callTarget(message.toolCallNames?.[position] ?? '', input)
+    if (target.kind !== 'edit') return
+    if (target.path !== undefined) paths.push(normalPath(target.path))
+    for (const text of inputStrings(input))
+      for (const match of text.matchAll(patchFileLine)) if (match[1]) paths.push(normalPath(match[1]))
+  })
+  return paths
+}
+
+/** The same file, one path absolute and the other relative to the agent's working directory. */
+function samePath(a: string, b: string): boolean {
+  const left = normalPath(a)
+  const right = normalPath(b)
+  return left === right || left.endsWith(`/${right}`) || right.endsWith(`/${left}`)
+}
+
+/** As long as the shortest line quoted (quoted.ts): a quoted line's ending is never cut by numbering or patch marks. */
+const minQuotedEnding = 20
+
+/** A line's last characters: numbering and patch marks only change its start, so most lines are told apart by this alone. */
+function endingOf(line: string): string {
+  return line.trimEnd().slice(-minQuotedEnding)
+}
+
+/** The quoted lines this text holds, each once; only lines whose ending matches are normalized (linesOf). */
+function quotedLinesIn(text: string, quoted: ReadonlySet<string>, endings: ReadonlySet<string>): Set<string> {
+  const found = new Set<string>()
+  for (const raw of text.split('\n')) {
+    if (raw.length < 20 || !endings.has(endingOf(raw))) continue
+    const [line] = linesOf([raw])
+    if (line !== undefined && quoted.has(line)) found.add(line)
+  }
+  return found
+}
