@@ -189,6 +189,22 @@ describe('restore on use in the planner', () => {
     expect(outcome.report.firstNewEdit).toBe(2)
   })
 
+  it('below budget a quoted line alone brings nothing back; when a cut is forced it does', () => {
+    const design = `const phaseOrder = ['planning', 'design', 'implementation']\n`
+    const quoting: Call = [
+      'w',
+      'Write',
+      { file_path: 'src/phases.ts', content: "const phaseOrder = ['planning', 'design', 'implementation']" },
+      'Written.',
+    ]
+    const view = viewWith([read('d', 'docs/design.md', design), ...calls.slice(1, 4), quoting])
+    expect(wantedBack(view.messages, false).size).toBe(0)
+    expect([...wantedBack(view.messages)]).toEqual(['d'])
+    expect(rewritten(plan(view, cleared('d', 'b'), 20_000, 2, 0)).report.restored).toBeUndefined()
+    // The client's request is over this budget: the quoted line's one holder comes back.
+    expect(rewritten(plan(view, cleared('d', 'b'), 4_000, 2, 0)).report.restored).toBe(1)
+  })
+
   it('below budget restores only as far back as the pipeline allows; over budget, as far as needed', () => {
     const view = viewWith(calls)
     // a's result sits in message 2.
