@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     globals: false,
     // Files share a worker's module cache: importing the app graph once per worker instead of once per
     // file took the unit tests from 91 s to 22 s on two busy cores. Tests keep no module-level state.

@@ -9,7 +9,8 @@ import { startMockServer, type MockServer } from '../../src/mock/server.ts'
 import { toJsonl } from '../../src/replay/conversation.ts'
 import { syntheticRuns } from '../../src/replay/synthetic.ts'
 
-const cli = ['--import', 'tsx', 'src/cli.ts']
+// The built CLI (test/global-setup.ts keeps dist/ fresh): a process started through tsx compiles the sources again.
+const cli = ['dist/cli.js']
 let mock: MockServer
 
 beforeAll(async () => {

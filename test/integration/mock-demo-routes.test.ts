@@ -106,7 +106,7 @@ describe('models', () => {
 
 describe('ctxgate mock --agent-steps', () => {
   function run(args: string[]): { output: () => string; exited: Promise<number | null>; kill: () => void } {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'mock', ...args], {
+    const child = spawn(process.execPath, ['dist/cli.js', 'mock', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let text = ''

@@ -98,7 +98,7 @@ describe('the mock as a process', () => {
     const holder = createServer().listen(0, '127.0.0.1')
     await new Promise((resolve) => holder.once('listening', resolve))
     const { port } = holder.address() as { port: number }
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'mock', '--port', String(port)], {
+    const child = spawn(process.execPath, ['dist/cli.js', 'mock', '--port', String(port)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stderr = ''
