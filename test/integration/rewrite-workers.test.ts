@@ -1,0 +1,224 @@
+import fc from 'fast-check'
+import { afterAll, describe, expect, it } from 'vitest'
+import { Calibration } from '../../src/calibration/calibration.ts'
+import { loadConfig, type DeepPartial } from '../../src/config/load-config.ts'
+import type { Config } from '../../src/config/schema.ts'
+import { createRewriteHook } from '../../src/forward/rewrite-hook/hook.ts'
+import { RewriteWorkers, WorkerFailed } from '../../src/forward/rewrite-workers/pool.ts'
+import { createLogger } from '../../src/log/logger.ts'
+import type { PrepareResult } from '../../src/request/prepared.ts'
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
+import { MemorySessionStore } from '../../src/session/memory-store.ts'
+import type { SessionStore } from '../../src/session/session-store.ts'
+import { anthropicBody, buildMessages, requestsOf, stepArbitrary, type Json } from '../helpers/conversations.ts'
+import { agentLoop } from '../helpers/hook-on-clock.ts'
+
+/** Budget small enough that the generated conversations get cleared, folded and dropped. */
+const models = [{ match: '*', window: 24_000, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }]
+const settings = { threads: 1, maxQueuedBytes: 64 * 1024 * 1024, timeoutMs: 30_000 }
+const pools: RewriteWorkers[] = []
+
+function poolFor(config: Config, overrides: Partial<typeof settings> = {}): RewriteWorkers {
+  const pool = new RewriteWorkers(config, { ...settings, ...overrides })
+  pools.push(pool)
+  return pool
+}
+
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.close()))
+})
+
+/** One hook, its store and calibration, on a fixed clock; in worker threads when given a pool. */
+function hookOf(
+  config: Config,
+  workers?: RewriteWorkers,
+  store: SessionStore = new MemorySessionStore(config.sessions),
+) {
+  const calibration = new Calibration()
+  const warnings: string[] = []
+  const logger = createLogger('silent')
+  logger.warn = ((object: unknown, message?: string) => warnings.push(`${message} ${JSON.stringify(object)}`)) as never
+  const clock = { now: 1_000_000 }
+  // What the hook saved for each conversation, as it saved it.
+  const saved = new Map<string, unknown>()
+  const recording: SessionStore = {
+    kind: store.kind,
+    get: (key) => store.get(key),
+    set: (key, state, before) => {
+      saved.set(key, structuredClone(state))
+      return store.set(key, state, before)
+    },
+    finishedLengths: (kind) => store.finishedLengths?.(kind) ?? Promise.resolve([]),
+    size: () => store.size(),
+    healthy: () => store.healthy(),
+  }
+  const hook = createRewriteHook({
+    config,
+    store: recording,
+    calibration,
+    estimator: new TokenEstimator(),
+    logger,
+    now: () => clock.now,
+    ...(workers ? { workers } : {}),
+  })('anthropic-messages')
+  if (!hook) throw new Error('no Anthropic hook')
+  return { hook, saved, calibration, clock, warnings }
+}
+
+function configOf(overrides: DeepPartial<Config> = {}): Config {
+  return loadConfig({ overrides: { models, rewriteWorkers: { aboveBytes: 0 }, ...overrides } as DeepPartial<Config> })
+}
+
+/** What a result says, in full: the bytes and headers sent (or the refusal), the log line, the accounting. */
+function factsOf(result: PrepareResult) {
+  if (result.kind === 'reject')
+    return {
+      kind: result.kind,
+      error: [result.error.code, result.error.message],
+      log: result.log,
+      accounting: result.accounting,
+    }
+  const { body, headers, log, accounting, hideUsageChunk, followUp } = result.prepared
+  return {
+    kind: result.kind,
+    body: body.toString('utf8'),
+    headers,
+    log,
+    accounting,
+    hideUsageChunk,
+    replannable: followUp?.replannable,
+  }
+}
+
+/**
+ * Sends the same conversation's requests to the main thread's hook and to the worker's: after each,
+ * the same usage is reported to both (so the calibration factor moves), and every fact is compared.
+ */
+async function sameBothWays(requests: readonly Json[], workers: RewriteWorkers, config: Config): Promise<number> {
+  const here = hookOf(config)
+  const there = hookOf(config, workers)
+  let edited = 0
+  for (const [index, request] of requests.entries()) {
+    here.clock.now = there.clock.now = 1_000_000 + index * 40_000
+    const bytes = Buffer.from(JSON.stringify(request))
+    const [mine, theirs] = [
+      await here.hook(bytes, { 'x-ctxgate-session': 's' }),
+      await there.hook(bytes, { 'x-ctxgate-session': 's' }),
+    ]
+    expect(factsOf(theirs)).toEqual(factsOf(mine))
+    expect(there.saved).toEqual(here.saved)
+    if (mine.kind === 'forward' && !mine.prepared.body.equals(bytes)) edited++
+    if (mine.kind === 'forward' && theirs.kind === 'forward') {
+      const report = mine.prepared.log?.['rewrite'] as { estimatedAfter?: number } | undefined
+      const actual = Math.round((report?.estimatedAfter ?? 1_000) * (1.1 + (index % 3) * 0.1))
+      const usage = {
+        inputTokens: actual,
+        cacheWrite5mTokens: 0,
+        cacheWrite1hTokens: 0,
+        cacheReadTokens: 0,
+        outputTokens: 10,
+      }
+      await mine.prepared.followUp?.recordUsage(usage)
+      await theirs.prepared.followUp?.recordUsage(usage)
+    }
+  }
+  expect(there.warnings).toEqual([])
+  return edited
+}
+
+describe('large bodies rewritten in a worker thread', () => {
+  it('sends the same bytes, log, accounting and frozen decisions as the main thread, request after request', async () => {
+    const config = configOf()
+    const messages = buildMessages(
+      Array.from({ length: 14 }, (_, step) => ({
+        kind: step % 5 === 4 ? ('turn' as const) : ('round' as const),
+        calls: 1 + (step % 3),
+        sizes: [1_500 + step * 400, 9_000, 300],
+        outputKind: (['prose', 'json', 'hex', 'log'] as const)[step % 4] ?? 'prose',
+        thinking: step % 2 === 0,
+        extraField: step % 3 === 0,
+      })),
+    )
+    const edited = await sameBothWays(
+      requestsOf(messages).map((request) => anthropicBody(request, { x_number: 1.0e5 })),
+      poolFor(config),
+      config,
+    )
+    // The budget forced edits on some requests: the comparison covered rewritten bodies, not only pass-throughs.
+    expect(edited).toBeGreaterThan(3)
+  })
+
+  it('sends the same bytes over generated conversations (property)', async () => {
+    const config = configOf()
+    const workers = poolFor(config)
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 3, maxLength: 12 }), async (steps) => {
+        await sameBothWays(
+          requestsOf(buildMessages(steps)).map((request) => anthropicBody(request)),
+          workers,
+          config,
+        )
+      }),
+      { numRuns: 6, seed: 25 },
+    )
+  })
+
+  it('re-plans a refused request (a refit) to the same bytes as the main thread', async () => {
+    const config = configOf({ models: [{ ...models[0], window: 200_000 }] } as DeepPartial<Config>)
+    const here = hookOf(config)
+    const there = hookOf(config, poolFor(config))
+    const body = Buffer.from(JSON.stringify(agentLoop(30, 'Refit me.')))
+    const [mine, theirs] = [await here.hook(body, {}), await there.hook(body, {})]
+    expect(factsOf(theirs)).toEqual(factsOf(mine))
+    if (mine.kind !== 'forward' || theirs.kind !== 'forward') throw new Error('expected forwards')
+    const refusal = { actualTokens: 90_000, limit: 60_000 }
+    const [refit, refitThere] = [
+      await mine.prepared.followUp?.replan(refusal),
+      await theirs.prepared.followUp?.replan(refusal),
+    ]
+    expect(refit).toBeDefined()
+    expect(refit!.body.length).toBeLessThan(body.length)
+    expect(refitThere?.body.toString('utf8')).toBe(refit!.body.toString('utf8'))
+    expect(refitThere?.log).toEqual(refit!.log)
+  })
+
+  it('prevents a stuck rewrite from holding a request: past the timeout the worker is ended, the body goes on as sent, and the next request is rewritten', async () => {
+    const config = configOf()
+    const memory = new MemorySessionStore(config.sessions)
+    let slow = true
+    const store: SessionStore = {
+      kind: memory.kind,
+      get: async (key) => {
+        if (slow) await new Promise((resolve) => setTimeout(resolve, 400))
+        return memory.get(key)
+      },
+      set: (key, state) => memory.set(key, state),
+      size: () => memory.size(),
+      healthy: () => true,
+    }
+    const there = hookOf(config, poolFor(config, { timeoutMs: 150 }), store)
+    const body = Buffer.from(JSON.stringify(agentLoop(4, 'Time out.')))
+    // Thrown: the proxy's fail-open (prepare-request.ts) then sends the client's own bytes.
+    await expect(there.hook(body, {})).rejects.toThrow(WorkerFailed)
+    expect(there.warnings.join('\n')).toMatch(
+      /rewrite worker failed; the request goes on as the client sent it.*timed out after 150 ms/,
+    )
+    slow = false
+    const next = await there.hook(body, {})
+    expect(next.kind).toBe('forward')
+  })
+
+  it('prevents unbounded memory: past rewriteWorkers.maxQueuedBytes a body gets a 503 in the provider’s shape', async () => {
+    const config = configOf()
+    const there = hookOf(config, poolFor(config, { maxQueuedBytes: 1_048_576 }))
+    const body = Buffer.from(JSON.stringify(agentLoop(80, 'Queue me.')))
+    expect(body.length).toBeGreaterThan(600_000)
+    const results = await Promise.all([there.hook(body, {}), there.hook(body, {})])
+    expect(results.map((result) => result.kind).sort()).toEqual(['forward', 'reject'])
+    const refused = results.find((result) => result.kind === 'reject')
+    expect(refused?.kind === 'reject' && refused.error.code).toBe('CTXGATE_OVERLOADED')
+    expect(refused?.kind === 'reject' && refused.error.status).toBe(503)
+    // Once the first is done, the queue has room again.
+    expect((await there.hook(body, {})).kind).toBe('forward')
+  })
+})
