@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { Calibration } from '../../calibration/calibration.ts'
 import { createLogger } from '../../log/logger.ts'
@@ -13,8 +14,17 @@ import { planPhase, readPhase, type HeldChat } from './worker-phases.ts'
  * (pool.ts starts it). It holds no state of its own between jobs beyond caches (token counts):
  * the session, calibration and holdout stay on the main thread, which sends what the plan reads.
  */
+/** Nice 10: below the main thread, above the OpenTelemetry export worker (19). */
+const workerNice = 10
 const port = parentPort
 if (!port) throw new Error('rewrite-worker.ts runs as a worker thread (pool.ts starts it)')
+// A lower CPU priority for this thread only (on Linux a thread's nice value is its own,
+// setpriority(2)): when the cores are busy, the main thread's relays and small requests run first.
+try {
+  setPriority(workerNice)
+} catch {
+  // Not permitted or not supported here: the worker runs at the process's priority.
+}
 const { config } = workerData as RewriteWorkerData
 const deps: RewriteHookDeps = {
   config,
