@@ -1,4 +1,6 @@
 import { setPriority } from 'node:os'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import { Calibration } from '../../calibration/calibration.ts'
 import { createLogger } from '../../log/logger.ts'
@@ -34,6 +36,13 @@ const deps: RewriteHookDeps = {
   estimator: new TokenEstimator(exactCounters),
   logger: createLogger('silent'),
 }
+/**
+ * A full collection after each job: a large body leaves its parse tree, strings and the output as
+ * garbage, and V8 would otherwise keep the heap it grew to (RSS) until its next collection. The
+ * `gc` function is exposed to this thread only (v8.setFlagsFromString, Node's documented way).
+ */
+setFlagsFromString('--expose-gc')
+const collect = runInNewContext('gc') as () => void
 let held: { readonly job: number; readonly chat: HeldChat } | undefined
 
 const send = (message: FromRewriteWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer)
@@ -50,6 +59,7 @@ port.postMessage('ready')
 async function handle(message: ToRewriteWorker): Promise<void> {
   if (message.kind === 'end') {
     held = undefined
+    collect()
     return
   }
   if (message.kind === 'read') {
