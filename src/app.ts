@@ -16,6 +16,7 @@ import { exactCounters, socketFormat } from './providers/registry.ts'
 import type { ForwardDeps } from './forward/forward-types.ts'
 import { createRewriteHook } from './forward/rewrite-hook/hook.ts'
 import { RewriteWorkers } from './forward/rewrite-workers/pool.ts'
+import { registerRewriteWorkerMetrics } from './forward/rewrite-workers/pool-metrics.ts'
 import { holdoutSessions } from './app/admin-routes.ts'
 import { Calibration } from './calibration/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     openStreams,
   }
   const workers = config.rewriteWorkers.threads > 0 ? new RewriteWorkers(config, config.rewriteWorkers) : undefined
+  if (workers) registerRewriteWorkerMetrics(registry, workers)
   const prepareFor =
     deps.prepareFor ??
     createRewriteHook({

@@ -191,6 +191,8 @@ export const configSchema = z.strictObject({
     maxQueuedBytes: z.number().int().min(1_048_576),
     /** A job that takes longer has its worker ended; the body goes on as the client sent it. */
     timeoutMs: z.number().int().min(100),
+    /** A worker idle this long is ended, so the heap it grew to goes back to the system; the next large body starts one. */
+    idleMs: z.number().int().min(100),
   }),
   auth: z.strictObject({
     /** When non-empty, every proxied request needs `x-ctxgate-auth: <one of these>` (never forwarded). */

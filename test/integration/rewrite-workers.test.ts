@@ -15,7 +15,7 @@ import { agentLoop } from '../helpers/hook-on-clock.ts'
 
 /** Budget small enough that the generated conversations get cleared, folded and dropped. */
 const models = [{ match: '*', window: 24_000, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }]
-const settings = { threads: 1, maxQueuedBytes: 64 * 1024 * 1024, timeoutMs: 30_000 }
+const settings = { threads: 1, maxQueuedBytes: 64 * 1024 * 1024, timeoutMs: 30_000, idleMs: 30_000 }
 const pools: RewriteWorkers[] = []
 
 function poolFor(config: Config, overrides: Partial<typeof settings> = {}): RewriteWorkers {
@@ -220,5 +220,48 @@ describe('large bodies rewritten in a worker thread', () => {
     expect(refused?.kind === 'reject' && refused.error.status).toBe(503)
     // Once the first is done, the queue has room again.
     expect((await there.hook(body, {})).kind).toBe('forward')
+  })
+})
+
+describe('the rewrite workers through the proxy', () => {
+  it('sends the upstream the same bytes from the Anthropic SDK with workers as without, and says so in metrics', async () => {
+    const { default: Anthropic } = await import('@anthropic-ai/sdk')
+    const { startStack } = await import('../helpers/stack.ts')
+    const small = { models, rewriteWorkers: { aboveBytes: 100_000 } }
+    const stacks = [
+      await startStack({ config: { ...small, rewriteWorkers: { threads: 0 } } as DeepPartial<Config> }),
+      await startStack({ config: small as DeepPartial<Config> }),
+    ]
+    try {
+      const seen: string[] = []
+      for (const stack of stacks) {
+        const client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
+        const body = agentLoop(40, 'Rewrite me in a worker.') as unknown as Parameters<typeof client.messages.create>[0]
+        await client.messages.create({ ...body, stream: false })
+        seen.push(stack.mock.requests.at(-1)?.body ?? '')
+      }
+      expect(seen[0]?.length).toBeGreaterThan(0)
+      expect(seen[1]).toBe(seen[0])
+      // The budget forced edits: what went upstream is not what the client sent.
+      expect(seen[0]).not.toBe(JSON.stringify(agentLoop(40, 'Rewrite me in a worker.')))
+      const metrics = await (await fetch(`${stacks[1]?.proxyUrl}/metrics`)).text()
+      expect(metrics).toMatch(/^ctxgate_rewrite_workers_threads 1$/m)
+      expect(metrics).toMatch(/^ctxgate_rewrite_workers_queued_bytes 0$/m)
+    } finally {
+      await Promise.all(stacks.map((stack) => stack.close()))
+    }
+  })
+
+  it('ends a worker that has been idle for rewriteWorkers.idleMs, and starts one for the next large body', async () => {
+    const config = configOf()
+    const workers = poolFor(config, { idleMs: 100 })
+    const there = hookOf(config, workers)
+    const body = Buffer.from(JSON.stringify(agentLoop(4, 'Idle.')))
+    expect((await there.hook(body, {})).kind).toBe('forward')
+    expect(workers.threads).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(workers.threads).toBe(0)
+    expect((await there.hook(body, {})).kind).toBe('forward')
+    expect(workers.threads).toBe(1)
   })
 })

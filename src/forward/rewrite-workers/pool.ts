@@ -18,6 +18,8 @@ export interface PoolSettings {
   readonly maxQueuedBytes: number
   /** A job (read, the main thread's store reads, plan) that takes longer has its worker ended. */
   readonly timeoutMs: number
+  /** A worker idle this long is ended: its heap, grown to the largest body it rewrote, goes back to the system. */
+  readonly idleMs: number
 }
 
 /** The pool's queue is at its byte budget: the request gets a provider-shaped "overloaded" error. */
@@ -38,6 +40,8 @@ interface Slot {
   readonly ready: Promise<void>
   /** Why the worker ended, once it has. */
   dead: string | undefined
+  /** Ends the worker once it has been idle for `idleMs`. */
+  idle?: NodeJS.Timeout | undefined
   pending?: { readonly job: number; resolve(reply: ReadReply | PlanReply): void; reject(error: Error): void }
 }
 
@@ -56,26 +60,49 @@ export class RewriteWorkers {
   #queuedBytes = 0
   #jobs = 0
   #closed = false
+  #refused = 0
+  #failed = 0
 
   constructor(config: Readonly<Config>, settings: PoolSettings) {
     this.#settings = settings
     this.#data = { config }
   }
 
-  /** Bytes of bodies waiting for a worker or in one (for the metric). */
+  /** For the metrics: bodies waiting for a worker or in one, workers alive, bodies refused at the budget, jobs failed. */
   get queuedBytes(): number {
     return this.#queuedBytes
+  }
+
+  get threads(): number {
+    return this.#running
+  }
+
+  get refused(): number {
+    return this.#refused
+  }
+
+  get failed(): number {
+    return this.#failed
+  }
+
+  get budget(): number {
+    return this.#settings.maxQueuedBytes
   }
 
   async run<T>(bytes: number, work: (lease: WorkerLease) => Promise<T>): Promise<T> {
     if (this.#closed) throw new WorkerFailed('rewrite workers are shut down')
     const alone = this.#queuedBytes === 0
-    if (!alone && this.#queuedBytes + bytes > this.#settings.maxQueuedBytes)
+    if (!alone && this.#queuedBytes + bytes > this.#settings.maxQueuedBytes) {
+      this.#refused++
       throw new WorkersBusy(`rewrite workers hold ${this.#queuedBytes} bytes of bodies (rewriteWorkers.maxQueuedBytes)`)
+    }
     this.#queuedBytes += bytes
     try {
       const slot = await this.#take()
       return await this.#lease(slot, work)
+    } catch (error) {
+      if (error instanceof WorkerFailed) this.#failed++
+      throw error
     } finally {
       this.#queuedBytes -= bytes
     }
@@ -89,7 +116,10 @@ export class RewriteWorkers {
 
   #take(): Promise<Slot> {
     const idle = this.#idle.pop()
-    if (idle) return Promise.resolve(idle)
+    if (idle) {
+      clearTimeout(idle.idle)
+      return Promise.resolve(idle)
+    }
     if (this.#running < this.#settings.threads) {
       this.#running++
       return Promise.resolve(this.#spawn())
@@ -142,7 +172,13 @@ export class RewriteWorkers {
     }
     if (next) next(slot)
     else if (this.#closed) void slot.worker.terminate()
-    else this.#idle.push(slot)
+    else this.#rest(slot)
+  }
+
+  #rest(slot: Slot): void {
+    this.#idle.push(slot)
+    slot.idle = setTimeout(() => this.#kill(slot, 'idle'), this.#settings.idleMs)
+    slot.idle.unref()
   }
 
   #spawn(): Slot {
