@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { request } from 'undici'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Calibration } from '../../src/calibration/calibration.ts'
 import { loadConfig, type DeepPartial } from '../../src/config/load-config.ts'
@@ -244,7 +245,7 @@ describe('the rewrite workers through the proxy', () => {
       expect(seen[1]).toBe(seen[0])
       // The budget forced edits: what went upstream is not what the client sent.
       expect(seen[0]).not.toBe(JSON.stringify(agentLoop(40, 'Rewrite me in a worker.')))
-      const metrics = await (await fetch(`${stacks[1]?.proxyUrl}/metrics`)).text()
+      const metrics = await (await request(`${stacks[1]?.proxyUrl}/metrics`)).body.text()
       expect(metrics).toMatch(/^ctxgate_rewrite_workers_threads 1$/m)
       expect(metrics).toMatch(/^ctxgate_rewrite_workers_queued_bytes 0$/m)
     } finally {
