@@ -49,7 +49,9 @@ interface Slot {
  * Worker threads that parse, plan and serialize large bodies (rewrite-worker.ts), so that work
  * never holds the main thread's event loop. At most `threads` run at once, and the bytes waiting
  * for one are bounded, so memory is too: each worker holds one body's working set at a time.
- * Workers start on first use and are replaced when one dies.
+ * Workers start on first use and are replaced when one dies. Not a pool library (piscina's task
+ * is one call and one result): a job here keeps its worker, and the body parsed in it, across two
+ * calls while the main thread reads the session store in between.
  */
 export class RewriteWorkers {
   readonly #settings: PoolSettings
