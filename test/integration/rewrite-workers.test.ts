@@ -9,9 +9,12 @@ import { RewriteWorkers, WorkerFailed } from '../../src/forward/rewrite-workers/
 import { createLogger } from '../../src/log/logger.ts'
 import type { PrepareResult } from '../../src/request/prepared.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
+import { exactCounters } from '../../src/providers/registry.ts'
 import { MemorySessionStore } from '../../src/session/memory-store.ts'
 import type { SessionStore } from '../../src/session/session-store.ts'
-import { anthropicBody, buildMessages, requestsOf, stepArbitrary, type Json } from '../helpers/conversations.ts'
+import type { WireFormat } from '../../src/providers/provider-contract.ts'
+import { anthropicBody, buildMessages, requestsOf, type Json } from '../helpers/conversations.ts'
+import { requestsIn, stepsArbitrary, wireFixtures } from '../helpers/wire-formats.ts'
 import { agentLoop } from '../helpers/hook-on-clock.ts'
 
 /** Budget small enough that the generated conversations get cleared, folded and dropped. */
@@ -34,6 +37,7 @@ function hookOf(
   config: Config,
   workers?: RewriteWorkers,
   store: SessionStore = new MemorySessionStore(config.sessions),
+  format: WireFormat = 'anthropic-messages',
 ) {
   const calibration = new Calibration()
   const warnings: string[] = []
@@ -57,12 +61,13 @@ function hookOf(
     config,
     store: recording,
     calibration,
-    estimator: new TokenEstimator(),
+    // As the app makes it (app.ts), and as each worker makes its own: exact where the tokenizer is public.
+    estimator: new TokenEstimator(exactCounters),
     logger,
     now: () => clock.now,
     ...(workers ? { workers } : {}),
-  })('anthropic-messages')
-  if (!hook) throw new Error('no Anthropic hook')
+  })(format)
+  if (!hook) throw new Error(`no hook for ${format}`)
   return { hook, saved, calibration, clock, warnings }
 }
 
@@ -95,9 +100,14 @@ function factsOf(result: PrepareResult) {
  * Sends the same conversation's requests to the main thread's hook and to the worker's: after each,
  * the same usage is reported to both (so the calibration factor moves), and every fact is compared.
  */
-async function sameBothWays(requests: readonly Json[], workers: RewriteWorkers, config: Config): Promise<number> {
-  const here = hookOf(config)
-  const there = hookOf(config, workers)
+async function sameBothWays(
+  requests: readonly Json[],
+  workers: RewriteWorkers,
+  config: Config,
+  format: WireFormat = 'anthropic-messages',
+): Promise<number> {
+  const here = hookOf(config, undefined, undefined, format)
+  const there = hookOf(config, workers, undefined, format)
   let edited = 0
   for (const [index, request] of requests.entries()) {
     here.clock.now = there.clock.now = 1_000_000 + index * 40_000
@@ -149,18 +159,15 @@ describe('large bodies rewritten in a worker thread', () => {
     expect(edited).toBeGreaterThan(3)
   })
 
-  it('sends the same bytes over generated conversations (property)', async () => {
+  it('sends the same bytes over generated conversations in every wire format (property)', async () => {
     const config = configOf()
     const workers = poolFor(config)
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 3, maxLength: 12 }), async (steps) => {
-        await sameBothWays(
-          requestsOf(buildMessages(steps)).map((request) => anthropicBody(request)),
-          workers,
-          config,
-        )
+      fc.asyncProperty(fc.constantFrom(...wireFixtures), stepsArbitrary(3, 12), async (fixture, steps) => {
+        const requests = requestsIn(fixture, fixture.conversation(steps)).map((list) => fixture.body(list))
+        await sameBothWays(requests, workers, config, fixture.format)
       }),
-      { numRuns: 6, seed: 25 },
+      { numRuns: 9, seed: 25 },
     )
   })
 
