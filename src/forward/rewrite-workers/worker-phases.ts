@@ -58,7 +58,7 @@ export function planPhase(held: HeldChat, job: PlanJob): PlanReply {
   const input = pipelineInput(request, chat, job.scope)
   const { state, now, finishedLengths, sized } = job
   const { outcome, factor } = planCalibrated(
-    (factor) => runPipeline({ ...input, memory: state, factor, now, finishedLengths }),
+    (tried) => runPipeline({ ...input, memory: state, factor: tried, now, finishedLengths }),
     (after) => factorFrom(job.factorInputs, { ...sized, ...after }),
   )
   const compaction = compactionRequestOf(chat.json)
