@@ -5,9 +5,12 @@
  * second fake upstream) with rewriting on. The rise in the stream's gaps is how long ctxgate's
  * single thread was busy with the large bodies (parse, plan, serialize), not the upstream's.
  * While the large bodies go, /healthz is asked every 10 ms and its answer times reported too.
+ * Two ctxgates in one run, one after the other: large bodies rewritten on the main thread
+ * (`rewriteWorkers.threads: 0`, the baseline) and in the worker pool (the defaults).
  * Usage: tsx bench/event-loop-stall.ts [streams=15] [rounds=200] [senders=1] [result-chars=5000]
  * (the issue's case: `15 12000 2 2000`, two clients sending 25 MB, 12,000-result bodies back to back)
  */
+import { loadavg } from 'node:os'
 import { Agent, request } from 'undici'
 import { percentile, startCtxgate, startMockProcess } from './peers.ts'
 
@@ -17,9 +20,15 @@ const senders = Number(process.argv[4] ?? 1)
 const resultChars = Number(process.argv[5] ?? 5_000)
 const mock = await startMockProcess()
 const streamUpstream = await startMockProcess()
-const ctxgate = await startCtxgate(mock.url, true, { openaiUpstream: streamUpstream.url })
 const agent = new Agent({ connections: 8 })
 const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'bench' }
+/** The same load on two ctxgates in one run: large bodies on the main thread, and in the worker pool (the default). */
+const conditions = [
+  ...(process.env.BENCH_ONLY_POOL
+    ? []
+    : [{ label: 'main thread (rewriteWorkers.threads: 0)', yaml: 'rewriteWorkers:\n  threads: 0\n' }]),
+  { label: 'worker pool (defaults)', yaml: '' },
+]
 
 function largeBody(): string {
   const messages: unknown[] = [{ role: 'user', content: 'Port the scheduler to the new queue API.' }]
@@ -45,10 +54,10 @@ function largeBody(): string {
   return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, metadata: { user_id: 'bench-large' }, messages })
 }
 
-async function streamGaps(): Promise<number[]> {
+async function streamGaps(url: string): Promise<number[]> {
   const gaps: number[] = []
   for (let index = 0; index < streams; index++) {
-    const answer = await request(`${ctxgate.url}/v1/chat/completions`, {
+    const answer = await request(`${url}/v1/chat/completions`, {
       method: 'POST',
       dispatcher: agent,
       headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-mock-chunk-delay-ms': '20' },
@@ -71,54 +80,85 @@ async function streamGaps(): Promise<number[]> {
   return gaps
 }
 
-const quiet = await streamGaps()
-const body = largeBody()
-let largeSent = 0
-let largeMs = 0
-const loading = { on: true }
-const sender = async (): Promise<void> => {
-  while (loading.on) {
-    const started = performance.now()
-    const answer = await request(`${ctxgate.url}/v1/messages`, { method: 'POST', dispatcher: agent, headers, body })
-    await answer.body.arrayBuffer()
-    largeMs += performance.now() - started
-    largeSent++
-  }
+interface Measured {
+  readonly quiet: number[]
+  readonly loaded: number[]
+  readonly health: number[]
+  readonly largeSent: number
+  readonly largeMs: number
+  readonly statuses: Map<number, number>
 }
-const health: number[] = []
-const probing = (async () => {
-  while (loading.on) {
-    const started = performance.now()
-    const answer = await request(`${ctxgate.url}/healthz`, { dispatcher: agent })
-    await answer.body.dump()
-    health.push(performance.now() - started)
-    await new Promise((resolve) => setTimeout(resolve, 10))
+
+/** Stream gaps alone, then beside the large senders, with /healthz asked every 10 ms meanwhile. */
+async function measure(url: string, body: string): Promise<Measured> {
+  const quiet = await streamGaps(url)
+  let largeSent = 0
+  let largeMs = 0
+  const statuses = new Map<number, number>()
+  const loading = { on: true }
+  const sender = async (): Promise<void> => {
+    while (loading.on) {
+      const started = performance.now()
+      const answer = await request(`${url}/v1/messages`, { method: 'POST', dispatcher: agent, headers, body })
+      await answer.body.arrayBuffer()
+      statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1)
+      largeMs += performance.now() - started
+      largeSent++
+    }
   }
-})()
-const load = Promise.all(Array.from({ length: senders }, sender))
-// The large bodies start first, so the timed streams run beside them.
-await new Promise((resolve) => setTimeout(resolve, 200))
-const loaded = await streamGaps()
-loading.on = false
-await load
-await probing
+  const health: number[] = []
+  const probing = (async () => {
+    while (loading.on) {
+      const started = performance.now()
+      const answer = await request(`${url}/healthz`, { dispatcher: agent })
+      await answer.body.dump()
+      health.push(performance.now() - started)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  })()
+  const load = Promise.all(Array.from({ length: senders }, sender))
+  // The large bodies start first, so the timed streams run beside them.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const loaded = await streamGaps(url)
+  loading.on = false
+  await load
+  await probing
+  return { quiet, loaded, health, largeSent, largeMs, statuses }
+}
+
+const body = largeBody()
+const results: { label: string; measured: Measured }[] = []
+for (const condition of conditions) {
+  const ctxgate = await startCtxgate(mock.url, true, {
+    openaiUpstream: streamUpstream.url,
+    configYaml: condition.yaml,
+    ...(process.env.BENCH_CLI ? { other: { cli: process.env.BENCH_CLI, label: '' } } : {}),
+  })
+  results.push({ label: condition.label, measured: await measure(ctxgate.url, body) })
+  await ctxgate.stop()
+}
 
 const ms = (value: number): string => value.toFixed(1)
+const mb = (body.length / 1e6).toFixed(1)
 console.log(
-  `\n## Stream chunk gaps through ctxgate, alone and beside ${(body.length / 1e6).toFixed(2)} MB rewrites (ms; upstream sends every 20 ms)\n`,
-)
-console.log('| condition | gaps | p50 | p99 | max |')
-console.log('|---|---:|---:|---:|---:|')
-console.log(
-  `| alone | ${quiet.length} | ${ms(percentile(quiet, 50))} | ${ms(percentile(quiet, 99))} | ${ms(Math.max(...quiet))} |`,
+  `\n## Stream chunk gaps and /healthz through ctxgate, alone and beside ${senders} client(s) sending ${mb} MB rewrites back to back (ms; upstream sends every 20 ms)\n`,
 )
 console.log(
-  `| beside ${senders} client(s) sending ${(body.length / 1e6).toFixed(1)} MB requests back to back (${largeSent} sent, ${ms(largeMs / Math.max(1, largeSent))} ms each round trip) | ${loaded.length} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} |`,
+  '| condition | gaps alone p50 / p99 | gaps beside p50 | p99 | max | /healthz asked | p50 | p99 | max | large sent | ms per round trip | statuses |',
 )
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+for (const { label, measured } of results) {
+  const { quiet, loaded, health } = measured
+  const statuses = [...measured.statuses].map(([status, count]) => `${status} × ${count}`).join(', ')
+  console.log(
+    `| ${label} | ${ms(percentile(quiet, 50))} / ${ms(percentile(quiet, 99))} | ${ms(percentile(loaded, 50))} | ${ms(percentile(loaded, 99))} | ${ms(Math.max(...loaded))} | ${health.length} | ${ms(percentile(health, 50))} | ${ms(percentile(health, 99))} | ${ms(Math.max(...health))} | ${measured.largeSent} | ${ms(measured.largeMs / Math.max(1, measured.largeSent))} | ${statuses} |`,
+  )
+}
 console.log(
-  `\n/healthz meanwhile (${health.length} asked): p50 ${ms(percentile(health, 50))} ms, p99 ${ms(percentile(health, 99))} ms, max ${ms(Math.max(...health))} ms`,
+  `\nload average at the end: ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')}`,
 )
 await agent.close()
-await ctxgate.stop()
 await mock.stop()
 await streamUpstream.stop()

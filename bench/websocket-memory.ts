@@ -52,12 +52,16 @@ async function metric(url: string, name: string): Promise<number> {
 
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
 
-async function measure(budgets: { history: number; preparing: number } | undefined): Promise<string> {
+async function measure(
+  budgets: { history: number; preparing: number } | undefined,
+  extraYaml = '',
+  label = '',
+): Promise<string> {
   const mock = await startMockProcess()
   const configYaml =
-    budgets === undefined
+    (budgets === undefined
       ? ''
-      : `websocket:\n  maxHistoryBytes: ${budgets.history}\n  maxPreparingBytes: ${budgets.preparing}\n`
+      : `websocket:\n  maxHistoryBytes: ${budgets.history}\n  maxPreparingBytes: ${budgets.preparing}\n`) + extraYaml
   const ctxgate = await startCtxgate(mock.url, true, { configYaml })
   try {
     const budget = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes_budget')
@@ -112,7 +116,7 @@ async function measure(budgets: { history: number; preparing: number } | undefin
 
     const total = (budget + preparing) / 1024 / 1024
     return (
-      `| ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
+      `| ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB${label} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
       `| +${(open - idle).toFixed(0)} (peak +${(peak - idle).toFixed(0)}) | ${mb(held)} MiB | ${refused} | ${mb(preparingPeak)} MiB | ${pauses} | ${mb(live)} MiB |`
     )
   } finally {
@@ -128,5 +132,8 @@ console.log(
   '| budget: history + preparing | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | preparing, peak sampled | reads paused | heap used + external |',
 )
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-console.log(await measure(undefined))
+console.log(
+  await measure(undefined, 'rewriteWorkers:\n  threads: 0\n', ', on the main thread (rewriteWorkers.threads 0)'),
+)
+console.log(await measure(undefined, '', ', rewrite workers (defaults)'))
 console.log(await measure({ history: 64 * 1024 * 1024, preparing: 16 * 1024 * 1024 }))

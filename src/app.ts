@@ -16,6 +16,8 @@ import type { WireFormat } from './providers/provider-contract.ts'
 import { exactCounters, socketFormat } from './providers/registry.ts'
 import type { ForwardDeps } from './forward/forward-types.ts'
 import { createRewriteHook } from './forward/rewrite-hook/hook.ts'
+import { RewriteWorkers } from './forward/rewrite-workers/pool.ts'
+import { registerRewriteWorkerMetrics } from './forward/rewrite-workers/pool-metrics.ts'
 import { holdoutSessions } from './app/admin-routes.ts'
 import { Calibration } from './calibration/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
@@ -92,6 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     telemetry: deps.telemetry,
     openStreams,
   }
+  const workers = config.rewriteWorkers.threads > 0 ? new RewriteWorkers(config, config.rewriteWorkers) : undefined
+  if (workers) registerRewriteWorkerMetrics(registry, workers)
   const prepareFor =
     deps.prepareFor ??
     createRewriteHook({
@@ -100,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
       estimator: new TokenEstimator(exactCounters),
       logger,
+      ...(workers ? { workers } : {}),
     })
 
   const server = createServer(config, logger)
@@ -108,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await store.close?.()
     await live.close()
     await deps.telemetry?.shutdown()
+    await workers?.close()
   })
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)

@@ -13,6 +13,7 @@ export const errorCatalogue = {
   CTXGATE_UPSTREAM_TIMEOUT: { status: 504, kind: 'timeout' },
   CTXGATE_UPSTREAM_UNREACHABLE: { status: 502, kind: 'upstream_unreachable' },
   CTXGATE_INTERNAL: { status: 500, kind: 'internal' },
+  CTXGATE_OVERLOADED: { status: 503, kind: 'overloaded' },
 } as const
 
 export type ErrorCode = keyof typeof errorCatalogue

@@ -172,14 +172,16 @@ export class Calibration {
    * all come from content unlike it (in a new process, from this very conversation's first request).
    */
   factor(model: string, conversation?: ConversationRequest, scope?: string): number {
+    return factorFrom(this.factorInputs(model, conversation?.key, scope), conversation)
+  }
+
+  /** What `factor` reads for one conversation: a snapshot that sizes it elsewhere (a worker thread) exactly as here. */
+  factorInputs(model: string, conversationKey?: string, scope?: string): FactorInputs {
     const family = modelFamily(model)
     const ratios = this.#ratios.get(ratioKey(family, scope))
     const modelWide = !ratios || ratios.length === 0 ? defaultFactor : Math.max(...ratios) * 1.02
-    const own = conversation === undefined ? undefined : this.#conversations.get(`${conversation.key}\n${family}`)
-    if (!own || conversation === undefined) return modelWide
-    const seen = Math.max(...own.ratios) * conversationMargin
-    const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
-    return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
+    const own = conversationKey === undefined ? undefined : this.#conversations.get(`${conversationKey}\n${family}`)
+    return own ? { modelWide, own } : { modelWide }
   }
 
   samples(model: string, scope?: string): number {
@@ -217,6 +219,21 @@ export class Calibration {
     this.#limits.set(key, { limit, learnedAt: this.#aging?.now() ?? 0 })
     if (this.#limits.size > maxLimits) this.#limits.delete(this.#limits.keys().next().value as string)
   }
+}
+
+/** The model-wide factor and, once the conversation has been answered, what it taught (see `Calibration.factor`). */
+export interface FactorInputs {
+  readonly modelWide: number
+  readonly own?: ConversationLesson
+}
+
+/** `Calibration.factor` from its snapshot: pure, so a worker thread sizes a request exactly as the main thread would. */
+export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequest): number {
+  const { modelWide, own } = inputs
+  if (!own || conversation === undefined) return modelWide
+  const seen = Math.max(...own.ratios) * conversationMargin
+  const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
+  return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
 }
 
 /**

@@ -183,6 +183,18 @@ export const configSchema = z.strictObject({
      */
     maxPreparingBytes: z.number().int().min(1_048_576),
   }),
+  rewriteWorkers: z.strictObject({
+    /** Worker threads that rewrite large bodies; 0 rewrites every body on the main thread. */
+    threads: z.number().int().min(0).max(64),
+    /** Bodies of this many bytes or more are parsed, planned and written out in a worker (docs/memory-budgets.md). */
+    aboveBytes: z.number().int().min(0),
+    /** Bytes of bodies waiting for a worker or in one; past it a body gets a 503 (one larger still runs alone). */
+    maxQueuedBytes: z.number().int().min(1_048_576),
+    /** A job that takes longer has its worker ended; the body goes on as the client sent it. */
+    timeoutMs: z.number().int().min(100),
+    /** A worker idle this long is ended, so the heap it grew to goes back to the system; the next large body starts one. */
+    idleMs: z.number().int().min(100),
+  }),
   auth: z.strictObject({
     /** When non-empty, every proxied request needs `x-ctxgate-auth: <one of these>` (never forwarded). */
     tokens: z.array(z.string().min(16, 'each token must be at least 16 characters')),

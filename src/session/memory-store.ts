@@ -1,6 +1,6 @@
 import { FinishedSessions } from './finished-sessions.ts'
 import type { ConversationState, SessionStore } from './session-store.ts'
-import { estimateStateBytes, keepNewestDecisions } from './state-size.ts'
+import { newestWithin } from './state-size.ts'
 
 export interface MemoryStoreOptions {
   readonly maxEntries: number
@@ -106,18 +106,8 @@ export class MemorySessionStore implements SessionStore {
 
   /** Halves the kept decisions until the state fits its cap, newest kept (like the Redis store). */
   #bounded(state: ConversationState): Entry {
-    const limit = this.#options.maxStateBytes ?? Infinity
-    let bytes = estimateStateBytes(state)
-    if (bytes <= limit) return { state, bytes }
-    const total = Object.keys(state.decisions.results).length
-    let keep = total
-    let kept = state
-    while (bytes > limit && keep > 0) {
-      keep = Math.floor(keep / 2)
-      kept = keepNewestDecisions(state, keep)
-      bytes = estimateStateBytes(kept)
-    }
-    this.#options.onTrim?.(keep, total - keep)
-    return { state: kept, bytes }
+    const bounded = newestWithin(state, this.#options.maxStateBytes ?? Infinity)
+    if (bounded.state !== state) this.#options.onTrim?.(bounded.kept, bounded.total - bounded.kept)
+    return { state: bounded.state, bytes: bounded.bytes }
   }
 }

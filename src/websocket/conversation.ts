@@ -10,8 +10,12 @@ type Json = Record<string, unknown>
 
 /** How to treat one `response.create` message. */
 export type ConversationPlan =
-  /** The whole input is known: `inputJson` is what a stateless request would carry as `input`. */
-  | { readonly kind: 'full'; readonly inputJson: string; readonly items: readonly Buffer[]; readonly bytes: number }
+  /**
+   * The whole input is known: the items (or the client's own string input), from which `inputBytes`
+   * writes what a stateless request would carry as `input`. No JSON of the whole input is kept: a
+   * socket's last turn lives until its next message, and it would be a second copy of the history.
+   */
+  | { readonly kind: 'full'; readonly items: readonly Buffer[]; readonly bytes: number; readonly text?: string }
   /** `previous_response_id` names a response this socket never had, and the service keeps no other. */
   | { readonly kind: 'not-found'; readonly id: string }
   /** History ctxgate does not hold (over the bound, or a stored response it never saw): forward as sent. */
@@ -56,14 +60,19 @@ export class SocketConversation {
     if (own === undefined) return { kind: 'untracked' }
     const ownItems = own.map(encodeItem)
     if (previous === undefined || previous === null) {
-      const inputJson = JSON.stringify(message['input'] ?? [])
-      return { kind: 'full', inputJson, items: ownItems, bytes: sizeOf(ownItems) }
+      const input = message['input']
+      return {
+        kind: 'full',
+        items: ownItems,
+        bytes: sizeOf(ownItems),
+        ...(typeof input === 'string' ? { text: input } : {}),
+      }
     }
     if (typeof previous !== 'string') return { kind: 'untracked' }
     if (previous === this.#latestId) {
       if (this.#items === undefined) return { kind: 'untracked' }
       const items = [...this.#items, ...ownItems]
-      return { kind: 'full', inputJson: `[${items.join(',')}]`, items, bytes: this.#bytes + sizeOf(ownItems) }
+      return { kind: 'full', items, bytes: this.#bytes + sizeOf(ownItems) }
     }
     // With store:false the service keeps only the socket's latest response; a stored one may exist upstream.
     return message['store'] === false ? { kind: 'not-found', id: previous } : { kind: 'untracked' }
@@ -97,6 +106,19 @@ export class SocketConversation {
     this.#bytes = 0
     return result
   }
+}
+
+const listOpen = Buffer.from('[')
+const listComma = Buffer.from(',')
+const listClose = Buffer.from(']')
+
+/** The `input` of a full plan as JSON, in parts (the kept items themselves, not copies): the client's string, or the list. */
+export function inputBytes(plan: Extract<ConversationPlan, { kind: 'full' }>): Buffer[] {
+  if (plan.text !== undefined) return [Buffer.from(JSON.stringify(plan.text))]
+  const parts: Buffer[] = [listOpen]
+  plan.items.forEach((item, index) => parts.push(...(index === 0 ? [item] : [listComma, item])))
+  parts.push(listClose)
+  return parts
 }
 
 /** A string input is one user message; a list is items; anything else is not ours to read. */

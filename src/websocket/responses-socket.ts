@@ -5,7 +5,7 @@ import { isJsonObject } from '../util/json.ts'
 import type { PrepareBody, Prepared } from '../request/prepared.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
 import { socketFormat } from '../providers/registry.ts'
-import { SocketConversation } from './conversation.ts'
+import { inputBytes, SocketConversation } from './conversation.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
@@ -168,7 +168,7 @@ export class ResponsesSocket {
   async #prepare(turn: SocketTurn, message: Json, original: Buffer): Promise<Buffer | undefined> {
     if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
     const { type: _type, previous_response_id: _previous, ...fields } = message
-    const body = withInput(fields, turn.plan.inputJson)
+    const body = withInput(fields, inputBytes(turn.plan))
     try {
       const result = await this.#deps.prepare(body, this.#handshake)
       if (result.kind === 'reject') {

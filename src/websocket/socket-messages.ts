@@ -22,11 +22,16 @@ export function parseObject(data: Buffer): Json | undefined {
 }
 
 /** The message's fields with `input` (already JSON) in its place, without parsing that JSON again. */
-export function withInput(fields: Json, inputJson: string): Buffer {
+export function withInput(fields: Json, input: readonly Buffer[]): Buffer {
   const marker = `\u0000ctxgate-input-${Math.random().toString(36).slice(2)}`
   const text = JSON.stringify({ ...fields, input: marker })
   const at = text.indexOf(JSON.stringify(marker))
-  return Buffer.from(text.slice(0, at) + inputJson + text.slice(at + JSON.stringify(marker).length))
+  // Written from the parts: the history's items go in as bytes, never as one string of them all.
+  return Buffer.concat([
+    Buffer.from(text.slice(0, at)),
+    ...input,
+    Buffer.from(text.slice(at + JSON.stringify(marker).length)),
+  ])
 }
 
 /** `{"type":"response.create", …body}` without re-serializing the body. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { FrozenResult } from '../../src/rewrite/types.ts'
 import { MemorySessionStore } from '../../src/session/memory-store.ts'
 import type { ConversationState } from '../../src/session/session-store.ts'
-import { estimateStateBytes } from '../../src/session/state-size.ts'
+import { estimateStateBytes, keepNewestDecisions, newestWithin } from '../../src/session/state-size.ts'
 
 /** A conversation with `count` cleared tool results, as a long run leaves it. */
 function stateWith(count: number, prefix = 'toolu_'): ConversationState {
@@ -19,6 +19,26 @@ function stateWith(count: number, prefix = 'toolu_'): ConversationState {
 const options = { maxEntries: 10_000, idleTtlMs: 60_000, now: () => 0 }
 
 describe('the memory store’s byte caps', () => {
+  it('cuts a state in one pass to what halving its newest decisions until it fits keeps (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 1_024, max: 400_000 }), (count, limit) => {
+        const state = stateWith(count)
+        let keep = count
+        let expected = state
+        if (estimateStateBytes(state) > limit)
+          while (estimateStateBytes(expected) > limit && keep > 0) {
+            keep = Math.floor(keep / 2)
+            expected = keepNewestDecisions(state, keep)
+          }
+        const cut = newestWithin(state, limit)
+        expect(cut.state).toEqual(expected)
+        expect(cut.bytes).toBe(estimateStateBytes(expected))
+        expect(cut.kept).toBe(Object.keys(expected.decisions.results).length)
+      }),
+      { numRuns: 40, seed: 25 },
+    )
+  })
+
   it('prevents one huge conversation (20,000 cleared results) from holding more than maxStateBytes, newest kept', async () => {
     const trims: number[] = []
     const store = new MemorySessionStore({ ...options, maxStateBytes: 262_144, onTrim: (kept) => trims.push(kept) })

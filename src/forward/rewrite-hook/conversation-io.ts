@@ -1,6 +1,6 @@
 import type { NextMemory } from '../../rewrite/pipeline.ts'
 import type { ConversationState } from '../../session/session-store.ts'
-import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
+import type { ChatSummary, HookRequest, RewriteHookDeps } from './hook-request.ts'
 
 /** The calibration's shared part, read again; a store that is down leaves what this replica knows. */
 export async function refreshCalibration(
@@ -22,7 +22,7 @@ export async function refreshCalibration(
  */
 export async function loadConversation(
   request: HookRequest,
-  chat: ReadChat,
+  chat: ChatSummary,
   conversationKey: string,
   kind: string | undefined,
 ): Promise<{ state: ConversationState | undefined; finishedLengths: readonly number[] }> {

@@ -4,7 +4,7 @@ import type { LengthRefusal } from '../../providers/length-refusal.ts'
 import type { ChatFormat } from '../../providers/provider-contract.ts'
 import type { ConversationRequest } from '../../calibration/calibration.ts'
 import type { ConversationState } from '../../session/session-store.ts'
-import type { HookRequest, ReadChat } from './hook-request.ts'
+import type { ChatSummary, HookRequest } from './hook-request.ts'
 
 /** The follow-up of a request ctxgate did not rewrite (or a control session's): its usage is read, nothing more. */
 export function usageOnly(format: ChatFormat, answered: AnsweredRequest | undefined): AnswerFollowUp {
@@ -33,14 +33,14 @@ const unnamedLimitShare = 0.9
 export class RewriteFollowUp implements AnswerFollowUp {
   readonly replannable: boolean
   readonly #request: HookRequest
-  readonly #chat: ReadChat
+  readonly #chat: ChatSummary
   readonly #scope: string
   readonly #sent: SentRewrite
   readonly #prepareAgain: (request: HookRequest) => Promise<PrepareResult>
 
   constructor(
     request: HookRequest,
-    chat: ReadChat,
+    chat: ChatSummary,
     scope: string,
     sent: SentRewrite,
     prepareAgain: (request: HookRequest) => Promise<PrepareResult>,

@@ -9,7 +9,8 @@ import { HoldoutArms } from '../../session/holdout-arm.ts'
 import { planCalibrated } from './calibrated-plan.ts'
 import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
 import { RewriteFollowUp, usageOnly } from './follow-up.ts'
-import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
+import type { ChatSummary, HookRequest, RewriteHookDeps } from './hook-request.ts'
+import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import { pipelineInput } from './pipeline-input.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
@@ -27,12 +28,15 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
     // Each rewritable wire format's adapter and usage reader come from the provider registry.
     const entry = chatFormat(format)
     if (!entry) return undefined
-    return (body, incoming) => prepareChat({ deps: withArms, format: entry, original: body, incoming, isRefit: false })
+    return (body, incoming) =>
+      prepareChat({ deps: withArms, format: entry, wire: format, original: body, incoming, isRefit: false })
   }
 }
 
 async function prepareChat(request: HookRequest): Promise<PrepareResult> {
   const { deps, format, incoming } = request
+  if (deps.workers && request.original.length >= deps.config.rewriteWorkers.aboveBytes)
+    return prepareInWorker(request, deps.workers, { again: prepareChat, control: controlForward })
   const read = await readChat(request)
   if (read.kind === 'untouched') return read.result
   const { json, view, large } = read.chat
@@ -82,7 +86,7 @@ async function prepareChat(request: HookRequest): Promise<PrepareResult> {
  * A control session's request: the client's own bytes and headers, nothing added (no edits, no
  * markers, no cache key, no usage option), metered like any other. No refit: it is not helped.
  */
-function controlForward(request: HookRequest, chat: ReadChat, session: SessionArm): PrepareResult {
+function controlForward(request: HookRequest, chat: ChatSummary, session: SessionArm): PrepareResult {
   return {
     kind: 'forward',
     prepared: {

@@ -5,14 +5,16 @@ import { NotAChatRequest } from '../../providers/adapter-contract.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../../util/exact-numbers.ts'
 import { firstHeader } from '../../util/headers.ts'
-import { isJsonObject } from '../../util/json.ts'
+import { isJsonObject, type Json } from '../../util/json.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
 import { usageOnly } from './follow-up.ts'
 
 /** Parse and view the body, or say why it goes on as sent (still read for usage and counted under its model). */
 export async function readChat(
   request: HookRequest,
-): Promise<{ kind: 'untouched'; result: PrepareResult } | { kind: 'chat'; chat: ReadChat }> {
+): Promise<
+  { kind: 'untouched'; result: PrepareResult; reason: string; json?: Json } | { kind: 'chat'; chat: ReadChat }
+> {
   const { deps, format, original, incoming } = request
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
   const decodable = isUtf8(original)
@@ -23,6 +25,8 @@ export async function readChat(
   if (large) await yieldToOtherRequests()
   const untouched = (reason: string) => ({
     kind: 'untouched' as const,
+    reason,
+    ...(isJsonObject(json) ? { json } : {}),
     result: {
       kind: 'forward' as const,
       prepared: {

@@ -4,7 +4,7 @@ import { clientFamily } from '../../live/client-family.ts'
 import type { PipelineInput, PipelineOutcome } from '../../rewrite/pipeline.ts'
 import { firstHeader } from '../../util/headers.ts'
 import { isJsonObject } from '../../util/json.ts'
-import type { HookRequest, ReadChat } from './hook-request.ts'
+import type { ChatSummary, HookRequest } from './hook-request.ts'
 import { budgetHeader } from './pipeline-input.ts'
 import { explainPromptRoom, type PromptRoom } from './refusal-explanation.ts'
 
@@ -13,7 +13,7 @@ export type TooLong = Extract<PipelineOutcome, { kind: 'too-long' }>
 /** ctxgate's own refusal: the provider's own opening words first (clients recover on them), then why. */
 export function tooLong(
   request: HookRequest,
-  chat: ReadChat,
+  chat: ChatSummary,
   limits: PipelineInput['limits'],
   outcome: TooLong,
 ): CtxgateError {
@@ -28,7 +28,7 @@ export function tooLong(
 /** The numbers a refused request was planned with, for the refusal's own explanation. */
 function promptRoom(
   request: HookRequest,
-  chat: ReadChat,
+  chat: ChatSummary,
   limits: PipelineInput['limits'],
   outcome: TooLong,
 ): PromptRoom {

@@ -7,9 +7,12 @@ import type { Refetch } from '../../rewrite/refetch.ts'
 import { clientRuleOf } from '../../session/client-rule.ts'
 import { firstUserMessage, type Arm } from '../../session/holdout-arm.ts'
 import { firstHeader } from '../../util/headers.ts'
-import type { HookRequest, ReadChat } from './hook-request.ts'
+import type { ChatSummary, HookRequest, ReadChat } from './hook-request.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import type { Rewritten } from './write-back.ts'
+
+/** What the record reads of a plan: its outcome, edits aside (a worker thread keeps them). */
+export type PlannedOutcome = Extract<PipelineOutcome, { kind: 'too-long' }> | Omit<Rewritten, 'edits'>
 
 /** Who the request belongs to and which arm of the holdout that session is in. */
 export interface SessionArm {
@@ -27,11 +30,28 @@ export function sessionArmOf(
   sessionId: string,
   kind: string | undefined,
 ): SessionArm {
-  const { json, view } = chat
+  return sessionArmFrom(
+    request,
+    chat,
+    { tokens: promptTokens(chat.view), firstUser: () => firstUserMessage(chat.json) },
+    sessionId,
+    kind,
+  )
+}
+
+/** The same from a summary of the request (a worker thread read it): its prompt estimate and first user message given. */
+export function sessionArmFrom(
+  request: HookRequest,
+  chat: ChatSummary,
+  prompt: { readonly tokens: number; readonly firstUser: () => string },
+  sessionId: string,
+  kind: string | undefined,
+): SessionArm {
+  const { view } = chat
   const mark = request.deps.arms?.see(
     sessionId,
-    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: firstUserMessage(json) }),
-    promptTokens(view),
+    () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: prompt.firstUser() }),
+    prompt.tokens,
   ) ?? { arm: 'treated' as const, clientCompacted: false }
   const rule = clientRuleOf(clientFamily(firstHeader(request.incoming['user-agent'])))
   const client = rule && { rule: rule.name, window: chat.limits.window, maxOutputTokens: view.maxOutputTokens }
@@ -44,7 +64,7 @@ export function sessionArmOf(
 export function accountingFor(
   model: string,
   session: SessionArm,
-  outcome: PipelineOutcome,
+  outcome: PlannedOutcome,
   clientCompaction: CompactingClient | undefined,
 ): Accounting {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
@@ -78,7 +98,9 @@ export function controlAccounting(model: string, session: SessionArm): Accountin
 }
 
 /** The regret ledger's part of the accounting: an economy batch's prediction, and reads spared by earlier ones. */
-function ledgerAccounting(rewritten: Rewritten | undefined): Pick<Accounting, 'ledgerBatch' | 'ledgerSaved'> {
+function ledgerAccounting(
+  rewritten: Omit<Rewritten, 'edits'> | undefined,
+): Pick<Accounting, 'ledgerBatch' | 'ledgerSaved'> {
   const batch = rewritten?.batch
   const saved = rewritten?.ledger?.savedNow
   return {
@@ -99,14 +121,14 @@ function ledgerAccounting(rewritten: Rewritten | undefined): Pick<Accounting, 'l
 export function requestLog(
   session: string,
   turn: number,
-  outcome: PipelineOutcome,
+  outcome: PlannedOutcome,
   compaction: CompactingClient | undefined,
 ): Record<string, unknown> {
   return { session, turn, ...economyLog(outcome), ...(compaction ? { clientCompaction: compaction } : {}) }
 }
 
 /** The report for the log line and accounting, with the new batch's reason (and, for the log, why none was made). */
-function economyLog(outcome: PipelineOutcome) {
+function economyLog(outcome: PlannedOutcome) {
   const rewritten = outcome.kind === 'rewritten' ? outcome : undefined
   const batch = rewritten?.batch
   return {

@@ -12,6 +12,7 @@ const typeByKind: Record<ErrorKind, string> = {
   timeout: 'timeout_error',
   upstream_unreachable: 'api_error',
   internal: 'api_error',
+  overloaded: 'overloaded_error',
 }
 
 function errorObject(kind: ErrorKind, message: string): string {

@@ -11,6 +11,7 @@ const typeByKind: Record<ErrorKind, { type: string; code: string }> = {
   timeout: { type: 'server_error', code: 'upstream_timeout' },
   upstream_unreachable: { type: 'server_error', code: 'upstream_unreachable' },
   internal: { type: 'server_error', code: 'internal_error' },
+  overloaded: { type: 'server_error', code: 'ctxgate_overloaded' },
 }
 
 function errorObject(kind: ErrorKind, message: string): string {
