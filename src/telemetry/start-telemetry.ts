@@ -1,4 +1,4 @@
-import { access } from 'node:fs'
+import { startModuleWorker } from '../util/start-worker.ts'
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Config } from '../config/schema.ts'
@@ -29,22 +29,8 @@ export function startTelemetry(settings: TelemetrySettings, config: Readonly<Con
   return new WorkerTelemetry(startWorker({ settings, servers }), settings.batch.maxQueueSize, logger)
 }
 
-/** The compiled worker; from the TypeScript sources (tests, `npm run dev`) through tsx, which only they have. */
 function startWorker(data: ExportWorkerData): Worker {
-  const compiled = !import.meta.url.endsWith('.ts')
-  const file = new URL(compiled ? './export-worker.js' : './export-worker.ts', import.meta.url)
-  // libuv starts its thread pool on first use and new threads inherit their starter's nice value:
-  // one async fs call here has this thread start it, so the worker's low priority stays its own.
-  access(file, () => {})
-  const worker = compiled
-    ? new Worker(file, { workerData: data })
-    : new Worker(
-        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file.href)}) })`,
-        { eval: true, workerData: data },
-      )
-  // The worker never holds the process open; shutdown() waits for it explicitly.
-  worker.unref()
-  return worker
+  return startModuleWorker(import.meta.url, 'export-worker', data)
 }
 
 export class WorkerTelemetry implements Telemetry {

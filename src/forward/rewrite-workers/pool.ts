@@ -1,4 +1,4 @@
-import { access } from 'node:fs'
+import { startModuleWorker } from '../../util/start-worker.ts'
 import { Worker } from 'node:worker_threads'
 import type { Config } from '../../config/schema.ts'
 import type {
@@ -220,19 +220,6 @@ export class RewriteWorkers {
   }
 }
 
-/** The compiled worker; from the TypeScript sources (tests, `npm run dev`) through tsx, which only they have. */
 function startWorker(data: RewriteWorkerData): Worker {
-  const compiled = !import.meta.url.endsWith('.ts')
-  const file = new URL(compiled ? './rewrite-worker.js' : './rewrite-worker.ts', import.meta.url)
-  // libuv's thread pool starts on first use: started from this thread, it never runs at a worker's priority.
-  access(file, () => {})
-  const worker = compiled
-    ? new Worker(file, { workerData: data })
-    : new Worker(
-        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file.href)}) })`,
-        { eval: true, workerData: data },
-      )
-  // Idle workers never hold the process open.
-  worker.unref()
-  return worker
+  return startModuleWorker(import.meta.url, 'rewrite-worker', data)
 }
