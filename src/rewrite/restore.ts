@@ -39,7 +39,9 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   const message = messages[newest] as MessageView
   const inputs = (message.toolCallInputs ?? []).map(parsedInput)
   const paths = editedPaths(message, inputs)
-  const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings)) : [])
+  // Code lines come from multi-line inputs (an old_string, a file's content, a patch), as the measure
+  // counts them (docs/quality.md): a one-line input such as a path or a command quotes no code.
+  const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings).filter(isMultiLine)) : [])
   if (paths.length === 0 && quoted.size === 0) return wanted
   const touches = (path: string): boolean => paths.some((edited) => samePath(edited, path))
   const latestReads = paths.length > 0 ? latestReadsOf(callsOfView(messages), touches) : new Set<string>()
@@ -54,6 +56,8 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   for (const ids of holders.values()) if (ids.length === 1) wanted.add(ids[0] as string)
   return wanted
 }
+
+const isMultiLine = (text: string): boolean => text.includes('\n')
 
 function newestAssistant(messages: readonly MessageView[]): number {
   for (let index = messages.length - 1; index >= 0; index--) if (messages[index]?.role === 'assistant') return index

@@ -116,6 +116,17 @@ describe('what the newest message shows the agent needs again', () => {
     ]).toEqual([])
   })
 
+  it('a one-line input (a path, a command) quotes no code, however long', () => {
+    const design = `const phaseOrder = ['planning', 'design', 'implementation']\n`
+    const oneLine: Call = [
+      'r',
+      'Bash',
+      { command: "grep -n \"const phaseOrder = ['planning', 'design', 'implementation']\" src" },
+      'ok',
+    ]
+    expect(wantedBack(viewWith([read('d', 'docs/design.md', design), oneLine]).messages).size).toBe(0)
+  })
+
   it('commands, searches and reads ask for nothing back', () => {
     const view = viewWith([read('a', 'src/a.ts', fileA), bash('t', 'npm test'), read('b', 'src/b.ts', fileB)])
     expect(wantedBack(view.messages).size).toBe(0)
@@ -194,7 +205,10 @@ describe('restore on use in the planner', () => {
     const quoting: Call = [
       'w',
       'Write',
-      { file_path: 'src/phases.ts', content: "const phaseOrder = ['planning', 'design', 'implementation']" },
+      {
+        file_path: 'src/phases.ts',
+        content: "const phaseOrder = ['planning', 'design', 'implementation']\nexport default phaseOrder",
+      },
       'Written.',
     ]
     const view = viewWith([read('d', 'docs/design.md', design), ...calls.slice(1, 4), quoting])
