@@ -99,3 +99,18 @@ export function runRewritten(
   if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
   return outcome
 }
+
+/** One tool round's call: its id, tool name, input and the result's text. */
+export type NamedCall = readonly [id: string, name: string, input: unknown, text: string]
+
+/** Rounds of one call each, with names, inputs and result texts, on the shared test view. */
+export function viewWithCalls(calls: readonly NamedCall[], tokens = 1_000): ChatView {
+  const base = viewOf(calls.map(([id, , , text]) => ({ ...viewRound(tokens, id), text })))
+  return {
+    ...base,
+    messages: base.messages.map((message): MessageView => {
+      const call = calls.find(([id]) => message.toolCallIds[0] === id)
+      return call ? { ...message, toolCallNames: [call[1]], toolCallInputs: [call[2]] } : message
+    }),
+  }
+}

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { lastQuoted } from '../../src/rewrite/quoted.ts'
-import { noDecisions, type ChatView, type MessageView } from '../../src/rewrite/types.ts'
-import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { noDecisions } from '../../src/rewrite/types.ts'
+import { testDropNoteFraming, testPolicy, viewWithCalls } from '../helpers/chat-view.ts'
 
 const fileA = [
   '     1→export function loadSettings(path: string) {',
@@ -15,21 +15,6 @@ const fileB = [
   '     2→  return writeYamlFile(path, settings)',
   '     3→}',
 ].join('\n')
-
-/** Rounds of calls with given names, inputs and result texts, built on the shared test view. */
-function viewWith(
-  calls: readonly [id: string, name: string, input: unknown, text: string][],
-  tokens = 1_000,
-): ChatView {
-  const base = viewOf(calls.map(([id, , , text]) => ({ ...viewRound(tokens, id), text })))
-  return {
-    ...base,
-    messages: base.messages.map((message): MessageView => {
-      const call = calls.find(([id]) => message.toolCallIds[0] === id)
-      return call ? { ...message, toolCallNames: [call[1]], toolCallInputs: [call[2]] } : message
-    }),
-  }
-}
 
 const read = (id: string, path: string, text: string): [string, string, unknown, string] => [
   id,
@@ -46,7 +31,7 @@ const edit = (id: string, path: string, oldString: string): [string, string, unk
 
 describe('results the agent is working from', () => {
   it('marks a result when a later tool input quotes one of its lines, without its line number', () => {
-    const view = viewWith([
+    const view = viewWithCalls([
       read('a', 'src/a.ts', fileA),
       read('b', 'src/b.ts', fileB),
       edit('e1', 'src/a.ts', 'export function loadSettings(path: string) {\n  return parseYamlFile(path)'),
@@ -59,7 +44,7 @@ describe('results the agent is working from', () => {
   })
 
   it('ignores short lines and quotes made before the result existed', () => {
-    const view = viewWith([
+    const view = viewWithCalls([
       edit('e0', 'src/a.ts', 'export function loadSettings(path: string) {'),
       read('a', 'src/a.ts', fileA),
       edit('e1', 'src/b.ts', '}\n  return x'),
@@ -68,7 +53,7 @@ describe('results the agent is working from', () => {
   })
 
   it('over budget, the planner clears a result nobody quoted before one the agent quoted, and the least recently quoted first', () => {
-    const view = viewWith(
+    const view = viewWithCalls(
       [
         read('a', 'src/a.ts', fileA),
         read('b', 'src/b.ts', fileB),

@@ -3,32 +3,14 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import type { ConversationMemory } from '../../src/rewrite/pipeline.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { wantedBack } from '../../src/rewrite/restore.ts'
-import {
-  noDecisions,
-  type ChatView,
-  type FrozenDecisions,
-  type MessageView,
-  type RewriteOutcome,
-} from '../../src/rewrite/types.ts'
-import { runRewritten, testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import { noDecisions, type ChatView, type FrozenDecisions, type RewriteOutcome } from '../../src/rewrite/types.ts'
+import { runRewritten, testDropNoteFraming, testPolicy, viewWithCalls, type NamedCall } from '../helpers/chat-view.ts'
 
-type Call = [id: string, name: string, input: unknown, text: string]
+type Call = NamedCall
 
 const fileA = ['export function loadSettings(path: string) {', '  return parseYamlFile(path)', '}'].join('\n')
 const fileB = ['export function saveSettings(path: string) {', '  return writeYamlFile(path, settings)', '}'].join('\n')
 const sharedImport = "import { describe, expect, it } from 'vitest'"
-
-/** Rounds of one call each, with names, inputs and result texts, on the shared test view. */
-function viewWith(calls: readonly Call[], tokens = 1_000): ChatView {
-  const base = viewOf(calls.map(([id, , , text]) => ({ ...viewRound(tokens, id), text })))
-  return {
-    ...base,
-    messages: base.messages.map((message): MessageView => {
-      const call = calls.find(([id]) => message.toolCallIds[0] === id)
-      return call ? { ...message, toolCallNames: [call[1]], toolCallInputs: [call[2]] } : message
-    }),
-  }
-}
 
 const read = (id: string, path: string, text: string): Call => [id, 'Read', { file_path: path }, text]
 const edit = (id: string, path: string, oldString = 'x'): Call => [
@@ -73,7 +55,7 @@ const cleared = (...ids: string[]): FrozenDecisions => ({
 
 describe('what the newest message shows the agent needs again', () => {
   it('an edit of a file needs its read, absolute or relative, and no other file’s', () => {
-    const view = viewWith([
+    const view = viewWithCalls([
       read('a', '/srv/app/src/a.ts', fileA),
       read('b', '/srv/app/src/b.ts', fileB),
       edit('e', 'src/a.ts'),
@@ -82,13 +64,13 @@ describe('what the newest message shows the agent needs again', () => {
   })
 
   it('a read that a later whole read of the same file superseded is not needed; the newer one is', () => {
-    const view = viewWith([read('a1', 'src/a.ts', fileA), read('a2', 'src/a.ts', fileA), edit('e', 'src/a.ts')])
+    const view = viewWithCalls([read('a1', 'src/a.ts', fileA), read('a2', 'src/a.ts', fileA), edit('e', 'src/a.ts')])
     expect([...wantedBack(view.messages)]).toEqual(['a2'])
   })
 
   it('a patch needs the reads of the files it names', () => {
     const patch = '*** Begin Patch\n*** Update File: src/b.ts\n@@\n-x\n+y\n*** End Patch'
-    const view = viewWith([
+    const view = viewWithCalls([
       read('a', 'src/a.ts', fileA),
       ['s', 'shell', { command: ['bash', '-lc', 'cat src/b.ts'] }, fileB],
       ['p', 'apply_patch', { input: patch }, 'Done.'],
@@ -108,11 +90,11 @@ describe('what the newest message shows the agent needs again', () => {
       },
       'Written.',
     ]
-    const view = viewWith([read('d', 'docs/design.md', design), read('o', 'src/other.ts', other), quoting])
+    const view = viewWithCalls([read('d', 'docs/design.md', design), read('o', 'src/other.ts', other), quoting])
     expect([...wantedBack(view.messages)]).toEqual(['d'])
     const sharedOnly: Call = ['w2', 'Write', { file_path: 'src/x.ts', content: sharedImport }, 'Written.']
     expect([
-      ...wantedBack(viewWith([read('d', 'd.md', design), read('o', 'o.ts', other), sharedOnly]).messages),
+      ...wantedBack(viewWithCalls([read('d', 'd.md', design), read('o', 'o.ts', other), sharedOnly]).messages),
     ]).toEqual([])
   })
 
@@ -124,11 +106,11 @@ describe('what the newest message shows the agent needs again', () => {
       { command: "grep -n \"const phaseOrder = ['planning', 'design', 'implementation']\" src" },
       'ok',
     ]
-    expect(wantedBack(viewWith([read('d', 'docs/design.md', design), oneLine]).messages).size).toBe(0)
+    expect(wantedBack(viewWithCalls([read('d', 'docs/design.md', design), oneLine]).messages).size).toBe(0)
   })
 
   it('commands, searches and reads ask for nothing back', () => {
-    const view = viewWith([read('a', 'src/a.ts', fileA), bash('t', 'npm test'), read('b', 'src/b.ts', fileB)])
+    const view = viewWithCalls([read('a', 'src/a.ts', fileA), bash('t', 'npm test'), read('b', 'src/b.ts', fileB)])
     expect(wantedBack(view.messages).size).toBe(0)
   })
 })
@@ -143,7 +125,7 @@ describe('restore on use in the planner', () => {
   ]
 
   it('sends a cleared read whole again when the agent edits its file, as a new edit recorded as restored', () => {
-    const outcome = rewritten(plan(viewWith(calls), cleared('a', 'b'), 20_000, 7))
+    const outcome = rewritten(plan(viewWithCalls(calls), cleared('a', 'b'), 20_000, 7))
     expect(editedIds(outcome)).toEqual(['b'])
     expect(outcome.report.restored).toBe(1)
     expect(outcome.report.newBatch).toBe(true)
@@ -154,8 +136,8 @@ describe('restore on use in the planner', () => {
   })
 
   it('keeps a restored result whole on later requests with no new edit, and the record with it', () => {
-    const first = rewritten(plan(viewWith(calls), cleared('a', 'b'), 20_000, 7))
-    const later = viewWith([...calls, bash('t3', 'npm run build')])
+    const first = rewritten(plan(viewWithCalls(calls), cleared('a', 'b'), 20_000, 7))
+    const later = viewWithCalls([...calls, bash('t3', 'npm run build')])
     const next = rewritten(plan(later, first.decisions, 20_000, 8))
     expect(editedIds(next)).toEqual(['b'])
     expect(next.report.newBatch).toBe(false)
@@ -165,26 +147,26 @@ describe('restore on use in the planner', () => {
 
   it('makes room for it by clearing other results first when that fits the budget', () => {
     // With a whole the request is 245 tokens over: the command outputs are cleared in its place.
-    const outcome = rewritten(plan(viewWith(calls), cleared('a', 'b'), 4_000))
+    const outcome = rewritten(plan(viewWithCalls(calls), cleared('a', 'b'), 4_000))
     expect(outcome.report.restored).toBe(1)
     expect(editedIds(outcome)).toContain('t1')
     expect(editedIds(outcome)).not.toContain('a')
   })
 
   it('when nothing else makes room, plans as if nothing were asked back: no edit is spent on the attempt', () => {
-    const view = viewWith(calls)
+    const view = viewWithCalls(calls)
     const tight = 2_000
     const outcome = rewritten(plan(view, cleared('a', 'b'), tight))
     expect(outcome.report.restored).toBeUndefined()
     expect(editedIds(outcome)).toContain('a')
     expect(outcome.decisions.restored).toBeUndefined()
     // The same plan as a request whose newest message asked for nothing.
-    const quiet = viewWith([...calls.slice(0, 4), bash('e', 'ls')])
+    const quiet = viewWithCalls([...calls.slice(0, 4), bash('e', 'ls')])
     expect(editedIds(outcome)).toEqual(editedIds(plan(quiet, cleared('a', 'b'), tight)))
   })
 
   it('a forced cut clears what the newest message uses after everything else', () => {
-    const view = viewWith(calls)
+    const view = viewWithCalls(calls)
     const outcome = rewritten(plan(view, noDecisions, 4_300))
     expect(editedIds(outcome)).not.toContain('a')
     expect(editedIds(outcome)).toContain('b')
@@ -192,7 +174,7 @@ describe('restore on use in the planner', () => {
 
   it('clears, in the restore’s own rewrite, the later results a below-budget batch could take', () => {
     const outputs = [1, 2, 3, 4, 5, 6].map((n) => bash(`t${n}`, `npm test -- part ${n}`))
-    const view = viewWith([read('a', 'src/a.ts', fileA), ...outputs, edit('e', 'src/a.ts')])
+    const view = viewWithCalls([read('a', 'src/a.ts', fileA), ...outputs, edit('e', 'src/a.ts')])
     const outcome = rewritten(plan(view, cleared('a'), 9_000))
     expect(outcome.report.restored).toBe(1)
     // t6 and the edit's result are the newest quarter of the budget: they stay whole.
@@ -211,7 +193,7 @@ describe('restore on use in the planner', () => {
       },
       'Written.',
     ]
-    const view = viewWith([read('d', 'docs/design.md', design), ...calls.slice(1, 4), quoting])
+    const view = viewWithCalls([read('d', 'docs/design.md', design), ...calls.slice(1, 4), quoting])
     expect(wantedBack(view.messages, false).size).toBe(0)
     expect([...wantedBack(view.messages)]).toEqual(['d'])
     expect(rewritten(plan(view, cleared('d', 'b'), 20_000, 2, 0)).report.restored).toBeUndefined()
@@ -220,7 +202,7 @@ describe('restore on use in the planner', () => {
   })
 
   it('below budget restores only as far back as the pipeline allows; over budget, as far as needed', () => {
-    const view = viewWith(calls)
+    const view = viewWithCalls(calls)
     // a's result sits in message 2.
     expect(
       rewritten(plan(view, cleared('a', 'b'), 20_000, 2, Number.POSITIVE_INFINITY)).report.restored,
@@ -251,13 +233,13 @@ describe('restore on use in the pipeline, below budget', () => {
   })
 
   it('with the cache warm, leaves a result more than 20k tokens from the end cleared: restoring it would write all that again', () => {
-    const outcome = runRewritten(viewWith(big, 8_000), memory(0), { limits, now: 1_000 })
+    const outcome = runRewritten(viewWithCalls(big, 8_000), memory(0), { limits, now: 1_000 })
     expect(outcome.report.restored).toBeUndefined()
     expect(outcome.edits.map((item) => (item.kind === 'replace-tool-result' ? item.id : ''))).toContain('a')
   })
 
   it('with the cache cold, restores it: everything is written again anyway', () => {
-    const outcome = runRewritten(viewWith(big, 8_000), memory(0), { limits, now: 10 * 60_000 })
+    const outcome = runRewritten(viewWithCalls(big, 8_000), memory(0), { limits, now: 10 * 60_000 })
     expect(outcome.report.restored).toBe(1)
   })
 
@@ -270,7 +252,7 @@ describe('restore on use in the pipeline, below budget', () => {
       edit('e', 'src/a.ts'),
     ]
     const outcome = runRewritten(
-      viewWith(near, 3_000),
+      viewWithCalls(near, 3_000),
       { ...memory(0), decisions: clearedOf(3_000, 'a', 'b') },
       { limits, now: 1_000 },
     )
