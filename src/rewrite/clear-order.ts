@@ -176,15 +176,44 @@ export function refetchChance(hazard: number, requests: number): number {
  * Each tool result's hazard in a rewrite view: its class from the calls, its age in tool rounds
  * (consecutive calling messages are one round, as the economy counts them).
  */
-export function resultHazards(messages: readonly MessageView[]): Map<string, number> {
-  const hazards = new Map<string, number>()
-  for (const [id, { risk, age }] of resultRiskAges(messages)) hazards.set(id, hazardOf(risk, age))
-  return hazards
+export function resultHazards(messages: readonly MessageView[]): ReadonlyMap<string, number> {
+  return perView(hazardsByView, messages, () => {
+    const hazards = new Map<string, number>()
+    for (const [id, { risk, age }] of resultRiskAges(messages)) hazards.set(id, hazardOf(risk, age))
+    return hazards
+  })
 }
 
+/**
+ * The economy, the planner, the next-edit marker and restore on use all class the same view's calls,
+ * some several times per request (each plan pass): once per message list, kept as long as the list is.
+ */
+const risksByView = new WeakMap<readonly MessageView[], ReadonlyMap<string, ClearRisk>>()
+const riskAgesByView = new WeakMap<readonly MessageView[], ReadonlyMap<string, RiskAge>>()
+const hazardsByView = new WeakMap<readonly MessageView[], ReadonlyMap<string, number>>()
+
+function perView<T>(cache: WeakMap<readonly MessageView[], T>, messages: readonly MessageView[], make: () => T): T {
+  const known = cache.get(messages)
+  if (known !== undefined) return known
+  const made = make()
+  cache.set(messages, made)
+  return made
+}
+
+/** Each call's risk class in a rewrite view (clearRisks over its calls). */
+export function viewRisks(messages: readonly MessageView[]): ReadonlyMap<string, ClearRisk> {
+  return perView(risksByView, messages, () => clearRisks(callsOfView(messages)))
+}
+
+type RiskAge = { readonly risk: ClearRisk; readonly age: number }
+
 /** Each tool result's risk class and its age in tool rounds (the newest round is age 0). */
-export function resultRiskAges(messages: readonly MessageView[]): Map<string, { risk: ClearRisk; age: number }> {
-  const risks = clearRisks(callsOfView(messages))
+export function resultRiskAges(messages: readonly MessageView[]): ReadonlyMap<string, RiskAge> {
+  return perView(riskAgesByView, messages, () => riskAgesOf(messages))
+}
+
+function riskAgesOf(messages: readonly MessageView[]): Map<string, RiskAge> {
+  const risks = viewRisks(messages)
   const roundOf = new Map<string, number>()
   let rounds = 0
   let previousCalled = false
@@ -197,7 +226,7 @@ export function resultRiskAges(messages: readonly MessageView[]): Map<string, { 
     previousCalled = true
     for (const id of message.toolCallIds) roundOf.set(id, rounds - 1)
   }
-  const ages = new Map<string, { risk: ClearRisk; age: number }>()
+  const ages = new Map<string, RiskAge>()
   for (const [id, risk] of risks) ages.set(id, { risk, age: rounds - 1 - (roundOf.get(id) ?? 0) })
   return ages
 }
@@ -225,7 +254,7 @@ export function clearOrder<T extends { readonly id: string }>(
   messages: readonly MessageView[],
 ): T[] {
   if (results.length < 2) return [...results]
-  const risks = clearRisks(callsOfView(messages))
+  const risks = viewRisks(messages)
   const rank = (result: T): number => riskRank[risks.get(result.id) ?? 'output']
   return results
     .map((result, order) => ({ result, order, rank: rank(result) }))
@@ -238,6 +267,6 @@ export const maxRank = 3
 /** Each result's clearing rank (0 first) in a rewrite view. */
 export function clearRanks(messages: readonly MessageView[]): Map<string, number> {
   const ranks = new Map<string, number>()
-  for (const [id, risk] of clearRisks(callsOfView(messages))) ranks.set(id, riskRank[risk])
+  for (const [id, risk] of viewRisks(messages)) ranks.set(id, riskRank[risk])
   return ranks
 }

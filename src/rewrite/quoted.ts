@@ -9,7 +9,7 @@ import { parsedInput } from './tool-kind.ts'
 import type { MessageView } from './types.ts'
 
 /** Shorter lines (a brace, `return x`) turn up in every file and say nothing about which one was read. */
-const minQuotedLine = 20
+export const minQuotedLine = 20
 
 /** Result id → index of the newest message quoting one of its lines; results never quoted are absent. */
 export function lastQuoted(messages: readonly MessageView[]): Map<string, number> {

@@ -6,7 +6,7 @@
  * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
  */
 import { callsOfView, latestReadsOf, normalPath } from './clear-order.ts'
-import { inputStrings, linesOf } from './quoted.ts'
+import { inputStrings, linesOf, minQuotedLine } from './quoted.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 
@@ -23,14 +23,19 @@ const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\
  */
 export function wantedBack(messages: readonly MessageView[], quotes = true): Set<string> {
   // The pipeline plans a request up to three times over the same message list: the answer is the same.
-  const known = lastAnswer.messages === messages && lastAnswer.quotes === quotes ? lastAnswer.wanted : undefined
+  // Kept per list (not in a module variable), so a request's views are not held past the request.
+  const answers = answersByView.get(messages) ?? {}
+  const known = quotes ? answers.withQuotes : answers.withoutQuotes
   if (known) return new Set(known)
   const wanted = wantedIn(messages, quotes)
-  lastAnswer = { messages, quotes, wanted }
+  answersByView.set(messages, { ...answers, [quotes ? 'withQuotes' : 'withoutQuotes']: wanted })
   return new Set(wanted)
 }
 
-let lastAnswer: { messages?: readonly MessageView[]; quotes?: boolean; wanted?: ReadonlySet<string> } = {}
+const answersByView = new WeakMap<
+  readonly MessageView[],
+  { readonly withQuotes?: ReadonlySet<string>; readonly withoutQuotes?: ReadonlySet<string> }
+>()
 
 function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string> {
   const wanted = new Set<string>()
@@ -101,7 +106,7 @@ function endingOf(line: string): string {
 function quotedLinesIn(text: string, quoted: ReadonlySet<string>, endings: ReadonlySet<string>): Set<string> {
   const found = new Set<string>()
   for (const raw of text.split('\n')) {
-    if (raw.length < 20 || !endings.has(endingOf(raw))) continue
+    if (raw.length < minQuotedLine || !endings.has(endingOf(raw))) continue
     const [line] = linesOf([raw])
     if (line !== undefined && quoted.has(line)) found.add(line)
   }

@@ -26,11 +26,11 @@ export function startTelemetry(settings: TelemetrySettings, config: Readonly<Con
   const servers: Record<string, ServerAddress> = Object.fromEntries(
     Object.entries(config.upstreams).map(([name, upstream]) => [name, serverAddressOf(upstream.url)]),
   )
-  return new WorkerTelemetry(startWorker({ settings, servers }), settings.batch.maxQueueSize, logger)
-}
-
-function startWorker(data: ExportWorkerData): Worker {
-  return startModuleWorker(import.meta.url, 'export-worker', data)
+  return new WorkerTelemetry(
+    startModuleWorker(import.meta.url, 'export-worker', { settings, servers } satisfies ExportWorkerData),
+    settings.batch.maxQueueSize,
+    logger,
+  )
 }
 
 export class WorkerTelemetry implements Telemetry {

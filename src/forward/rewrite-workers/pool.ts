@@ -184,7 +184,7 @@ export class RewriteWorkers {
   }
 
   #spawn(): Slot {
-    const worker = startWorker(this.#data)
+    const worker = startModuleWorker(import.meta.url, 'rewrite-worker', this.#data)
     const ready = new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve())
       worker.once('exit', (code) => reject(new WorkerFailed(`rewrite worker exited with code ${code} while starting`)))
@@ -218,8 +218,4 @@ export class RewriteWorkers {
       this.#running--
     }
   }
-}
-
-function startWorker(data: RewriteWorkerData): Worker {
-  return startModuleWorker(import.meta.url, 'rewrite-worker', data)
 }

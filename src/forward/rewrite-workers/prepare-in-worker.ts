@@ -126,7 +126,7 @@ function own(incoming: HookRequest['incoming']): WorkerHeaders {
 
 /** As readChat answers a body it leaves alone: the client's bytes, read for usage, counted under its model. */
 function untouched(request: HookRequest, read: ChatFacts | UntouchedFacts): PrepareResult {
-  const summary = read.kind === 'untouched' ? read.summary : read.summary
+  const summary = read.summary
   const reason = read.kind === 'untouched' ? read.reason : 'no-model-limits'
   return {
     kind: 'forward',
