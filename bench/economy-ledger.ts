@@ -46,7 +46,7 @@ function bestRatios(
     const loop = toolLoopOf(bodies)
     const none = scheduleCost(loop, floor, [])
     const best = bestSchedule(loop, floor)
-    const { maxNeedHazard: _cap, ...anyResult } = floor
+    const { maxNeedHazard: _cap, keepReadsEditsNeed: _keep, ...anyResult } = floor
     return {
       quality: best.billed / none,
       batchAt: best.batchAt,
@@ -129,7 +129,7 @@ process.stdout.write(
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
     '',
-    `Best schedule of whole batches with hindsight (src/replay/best-schedule.ts; floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens, not before request ${floor.shortSessionRequests}, results needed again at most ${floor.maxNeedHazard} per request), ÷ the same model with no batch; the last column lets any old result go:`,
+    `Best schedule of whole batches with hindsight (src/replay/best-schedule.ts; floor: newest ${floor.keepNewestRounds} rounds whole, from ${thousands(floor.startTokens)} tokens, not before request ${floor.shortSessionRequests}, results needed again at most ${floor.maxNeedHazard} per request, reads an edit will need kept as ctxgate restores them), ÷ the same model with no batch; the last column lets any old result go:`,
     '',
     `| run | ctxgate ÷ careful direct (${cacheWriteReadings[0]}) | best ÷ no batch, same floor | ctxgate above best | batches at requests | best, any old result |`,
     '| --- | ---: | ---: | ---: | --- | ---: |',

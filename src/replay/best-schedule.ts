@@ -14,6 +14,7 @@
  */
 import { clearRisks, hazardOf, type ToolCall } from '../rewrite/clear-order.ts'
 import { defaultMultipliers, type ModelPrices } from '../billing/prices.ts'
+import { readsAnEditNeeds } from '../rewrite/restore.ts'
 
 /** One tool round, in the upstream's token count: the call (assistant turn) and its result (user turn). */
 export interface LoopRound {
@@ -40,6 +41,11 @@ export interface ScheduleFloor {
   readonly shortSessionRequests: number
   /** A result the agent needs again more often than this per request stays whole (rounds that name their call). */
   readonly maxNeedHazard?: number
+  /**
+   * A read that an edit at the newest round or later will need stays whole: ctxgate restores such a
+   * read on use (docs/quality.md), so a yardstick that cleared it for good would not meet the same floor.
+   */
+  readonly keepReadsEditsNeed?: boolean
 }
 
 /** The floor a ctxgate config's economy section sets (the same fields the economy reads). */
@@ -54,6 +60,7 @@ export function scheduleFloorOf(economy: {
     startTokens: economy.startTokens,
     shortSessionRequests: economy.shortSessionRequests,
     maxNeedHazard: economy.maxNeedHazard,
+    keepReadsEditsNeed: true,
   }
 }
 
@@ -135,6 +142,8 @@ class LoopCosts {
   readonly #prices: ModelPrices
   /** wholeUpTo[k]: head plus rounds 1..k whole (the conversation as the client sends it). */
   readonly #wholeUpTo: number[]
+  /** neededUntil[r]: the last round whose edit needs round r's read whole (-1: none). */
+  readonly #neededUntil: readonly number[]
   /** Hazards by request: the DP asks for the same request's many times. */
   readonly #hazards = new Map<number, Map<number, number>>()
 
@@ -147,6 +156,7 @@ class LoopCosts {
     this.#wholeUpTo = [loop.head]
     for (const [index, round] of loop.rounds.entries())
       this.#wholeUpTo.push((this.#wholeUpTo[index] as number) + round.call + round.result)
+    this.#neededUntil = floor.keepReadsEditsNeed ? neededByEdits(loop.rounds) : loop.rounds.map(() => -1)
   }
 
   /** Tokens of request t (rounds 1..t-1), the cleared ones at their note's size. */
@@ -184,6 +194,8 @@ class LoopCosts {
     let added = false
     const next = cleared.map((already, round) => {
       if (already || round >= oldest || !this.#shrinks(round)) return already
+      // Request t's newest round is t − 2 (0-based): an edit there or later still needs the read.
+      if ((this.#neededUntil[round] as number) >= request - 2) return false
       const hazard = hazards?.get(round)
       if (hazard !== undefined && hazard > (floor.maxNeedHazard as number)) return false
       added = true
@@ -230,4 +242,21 @@ class LoopCosts {
     this.#hazards.set(request, hazards)
     return hazards
   }
+}
+
+/** For each round, the last round whose edit needs its read whole (restore.ts's rule, seen with hindsight). */
+function neededByEdits(rounds: readonly LoopRound[]): number[] {
+  const neededUntil = rounds.map(() => -1)
+  const roundOf = new Map<string, number>()
+  const calls: ToolCall[] = []
+  for (const [index, round] of rounds.entries()) {
+    const tools = round.tools ?? []
+    for (const tool of tools) roundOf.set(tool.id, index)
+    calls.push(...tools)
+    for (const id of readsAnEditNeeds(calls, tools)) {
+      const read = roundOf.get(id)
+      if (read !== undefined && read < index) neededUntil[read] = index
+    }
+  }
+  return neededUntil
 }

@@ -5,7 +5,7 @@
  * patch's context) needs that result. Replay shows the agent goes on editing the same file for
  * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
  */
-import { callsOfView, latestReadsOf, normalPath } from './clear-order.ts'
+import { callsOfView, latestReadsOf, normalPath, type ToolCall } from './clear-order.ts'
 import { inputStrings, linesOf, minQuotedLine } from './quoted.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
@@ -43,13 +43,17 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   if (newest < 0) return wanted
   const message = messages[newest] as MessageView
   const inputs = (message.toolCallInputs ?? []).map(parsedInput)
-  const paths = editedPaths(message, inputs)
+  const paths = editedPaths(
+    message.toolCallIds.map((_, position) => ({
+      name: message.toolCallNames?.[position] ?? '',
+      input: inputs[position],
+    })),
+  )
   // Code lines come from multi-line inputs (an old_string, a file's content, a patch), as the measure
   // counts them (docs/quality.md): a one-line input such as a path or a command quotes no code.
   const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings).filter(isMultiLine)) : [])
   if (paths.length === 0 && quoted.size === 0) return wanted
-  const touches = (path: string): boolean => paths.some((edited) => samePath(edited, path))
-  const latestReads = paths.length > 0 ? latestReadsOf(callsOfView(messages), touches) : new Set<string>()
+  const latestReads = paths.length > 0 ? readsOfPaths(callsOfView(messages), paths) : new Set<string>()
   const holders = new Map<string, string[]>()
   const endings = new Set([...quoted].map(endingOf))
   for (const result of resultsBefore(messages, newest)) {
@@ -73,18 +77,32 @@ function resultsBefore(messages: readonly MessageView[], end: number): ToolResul
   return messages.slice(0, end).flatMap((message) => message.toolResults)
 }
 
-/** Files the message's calls write or edit: named in the input, or on a patch's file lines. */
-function editedPaths(message: MessageView, inputs: readonly unknown[]): string[] {
+/** Files the calls write or edit: named in the input, or on a patch's file lines. */
+function editedPaths(calls: readonly { readonly name: string; readonly input: unknown }[]): string[] {
   const paths: string[] = []
-  message.toolCallIds.forEach((_, position) => {
-    const input = inputs[position]
-    const target = callTarget(message.toolCallNames?.[position] ?? '', input)
-    if (target.kind !== 'edit') return
+  for (const { name, input } of calls) {
+    const target = callTarget(name, input)
+    if (target.kind !== 'edit') continue
     if (target.path !== undefined) paths.push(normalPath(target.path))
     for (const text of inputStrings(input))
       for (const match of text.matchAll(patchFileLine)) if (match[1]) paths.push(normalPath(match[1]))
-  })
+  }
   return paths
+}
+
+/** The latest reads, among `calls`, of the given files (not superseded by a later read or rewrite). */
+function readsOfPaths(calls: readonly ToolCall[], paths: readonly string[]): Set<string> {
+  return latestReadsOf(calls, (path) => paths.some((edited) => samePath(edited, path)))
+}
+
+/**
+ * The reads the newest calls would have restored: with `calls` every call up to and including
+ * `newest`, the latest reads of the files `newest` edits. Replay's hindsight schedule keeps these
+ * whole, as the same quality floor (docs/economy.md, "The best schedule with hindsight").
+ */
+export function readsAnEditNeeds(calls: readonly ToolCall[], newest: readonly ToolCall[]): Set<string> {
+  const paths = editedPaths(newest.map((call) => ({ name: call.name, input: parsedInput(call.input) })))
+  return paths.length > 0 ? readsOfPaths(calls, paths) : new Set()
 }
 
 /** The same file, one path absolute and the other relative to the agent's working directory. */

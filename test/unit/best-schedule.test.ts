@@ -140,6 +140,43 @@ describe('the quality floor on what a batch may clear', () => {
     )
   })
 
+  it('keeps a read an edit at the newest round or later will need, as ctxgate would restore it on use', () => {
+    // Round 1 reads app.ts; 24 commands follow; round 26 edits app.ts. At request 24 the read is 22 rounds
+    // old, rare enough for the floor to let it go, but the edit two rounds on will quote it.
+    const editing = (file: string): ToolLoop => ({
+      head: 100,
+      rounds: Array.from({ length: 26 }, (_, index) => ({
+        call: 10,
+        result: 100,
+        clearedResult: 5,
+        tools: [
+          index === 0
+            ? call('r', 'Read', { file_path: 'src/app.ts' })
+            : index === 25
+              ? call('e', 'Edit', { file_path: file, old_string: 'a', new_string: 'b' })
+              : call(`b${index}`, 'Bash', { command: `make step${index}` }),
+        ],
+      })),
+    })
+    const keep: ScheduleFloor = { ...floor, keepReadsEditsNeed: true }
+    const readStays = (loop: ToolLoop): ToolLoop => ({
+      ...loop,
+      rounds: loop.rounds.map((round, index) => (index === 0 ? { ...round, clearedResult: round.result } : round)),
+    })
+    expect(scheduleCost(editing('src/app.ts'), keep, [24])).toBeCloseTo(
+      scheduleCost(readStays(editing('src/app.ts')), floor, [24]),
+      6,
+    )
+    expect(scheduleCost(editing('src/app.ts'), floor, [24])).toBeLessThan(
+      scheduleCost(editing('src/app.ts'), keep, [24]),
+    )
+    // An edit of another file needs nothing: the same batch clears the read.
+    expect(scheduleCost(editing('src/other.ts'), keep, [24])).toBeCloseTo(
+      scheduleCost(editing('src/other.ts'), floor, [24]),
+      6,
+    )
+  })
+
   it('never finds a cheaper schedule than the unconstrained floor', () => {
     expect(bestSchedule(named, floor).billed).toBeGreaterThanOrEqual(bestSchedule(named, keepOne).billed - 1e-9)
   })
