@@ -172,6 +172,8 @@ describe('finished sessions in Redis', () => {
     const replica = (prefix: string) =>
       hookOnClock({
         clock,
+        // The prior's cautious 15% quantile, so that a session with nothing finished cannot pay back on its own.
+        overrides: { economy: { startTokens: 10_000, shortSessionRequests: 4, forecastQuantile: 0.15 } },
         store: (config, shared) => {
           const redisStore = new RedisSessionStore({
             url: redis.url,

@@ -70,6 +70,7 @@ const policyArbitrary: fc.Arbitrary<EconomyPolicy> = fc
     excludeTools: fc.subarray([...tools]),
     shortSessionRequests: fc.integer({ min: 0, max: 20 }),
     margin: fc.double({ min: 0, max: 1, noNaN: true }),
+    maxPaybackRequests: fc.integer({ min: 1, max: 300 }),
   })
   .map((varied) => ({ ...defaultEconomyPolicy, ...varied }))
 
@@ -86,12 +87,13 @@ describe('economy decision properties', () => {
     )
   })
 
-  it('never makes a below-budget batch whose payback needs more requests than the conservative forecast allows', () => {
+  it('never makes a below-budget batch whose payback needs more requests than the conservative forecast or the cadence window allows', () => {
     fc.assert(
       fc.property(conversationArbitrary, cadenceArbitrary, policyArbitrary, (conversation, cadence, policy) => {
         const decision = decideBatch({ conversation, cadence, prices: defaultMultipliers, policy })
         if (decision.kind === 'batch' && decision.reason !== 'over_budget') {
           expect(decision.paybackRequests).toBeLessThanOrEqual(cadence.conservativeRemaining)
+          expect(decision.paybackRequests).toBeLessThanOrEqual(policy.maxPaybackRequests)
           expect(decision.horizon).toBeLessThanOrEqual(cadence.conservativeRemaining)
           expect(decision.predictedNetSaving).toBeLessThanOrEqual(decision.savingPerRequest * decision.horizon)
         }

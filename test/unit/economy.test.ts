@@ -68,8 +68,8 @@ describe('cadence', () => {
     expect(cadence).toEqual({
       requestsSoFar: 5,
       expectedRemaining: 5,
-      // The 15% quantile of the scale-free prior: 5 × 0.15 / 0.85.
-      conservativeRemaining: (5 * 0.15) / 0.85,
+      // The 35% quantile of the scale-free prior: 5 × 0.35 / 0.65.
+      conservativeRemaining: (5 * 0.35) / 0.65,
       growthPerRequest: 2_000,
       pausesOver5m: 0.5,
       pausesOver1h: 0.25,
@@ -191,6 +191,20 @@ describe('break-even decision', () => {
       policy,
     })
     expect(decision).toEqual({ kind: 'none', reason: 'no_payback_in_time' })
+  })
+
+  it('waits when the payback lies beyond the requests the cadence was measured over, however long the forecast', () => {
+    const decide = (maxPaybackRequests: number) =>
+      decideBatch({
+        conversation: conversation(40, 2_400),
+        cadence: steady,
+        prices: defaultMultipliers,
+        policy: { ...policy, maxPaybackRequests },
+      })
+    const made = decide(40)
+    if (made.kind !== 'batch') throw new Error('expected a batch')
+    expect(decide(Math.ceil(made.paybackRequests))).toMatchObject({ kind: 'batch' })
+    expect(decide(Math.floor(made.paybackRequests))).toEqual({ kind: 'none', reason: 'no_payback_in_time' })
   })
 
   it('reads no further than the marker the previous request kept, and prices from the head when none is known', () => {

@@ -31,8 +31,8 @@ export interface Cadence {
   readonly pausesOver1h: number
 }
 
-/** A batch must pay back within the remaining length 85% of sessions like it reach (default; the policy may set its own). */
-export const forecastQuantile = 0.15
+/** A batch must pay back within the remaining length 65% of sessions like it reach (default; the policy may set its own). */
+export const forecastQuantile = 0.35
 /** Finished sessions needed before they outweigh the session's own history. */
 export const finishedSessionsNeeded = 5
 const fiveMinutes = 5 * 60_000

@@ -71,7 +71,8 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const savingPerRequest = tokensRemoved * carry * Math.min(1, Math.max(0, input.realization ?? 1))
   const account = batchAccountOf(path.oneTimeCost, savingPerRequest, remaining, refetchCost)
   const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved, ...account } as const
-  if (account.paybackRequests > remaining) return { kind: 'none', reason: 'no_payback_in_time' }
+  if (account.paybackRequests > Math.min(remaining, policy.maxPaybackRequests))
+    return { kind: 'none', reason: 'no_payback_in_time' }
   // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over the forecast.
   if (path.wait < path.batchNow || account.predictedNetSaving < policy.margin * path.oneTimeCost)
     return { kind: 'none', reason: 'waiting_pays_more' }

@@ -1,4 +1,5 @@
 import { belowBudgetMaxHazard, type ClearRisk } from '../clear-order.ts'
+import { cadenceHistory } from './cadence-memory.ts'
 
 /**
  * The provider-neutral description the economy decides on: token counts and positions only, built
@@ -111,6 +112,11 @@ export interface EconomyPolicy {
   readonly maxNeedHazard?: number
   /** A below-budget batch must pay back within the remaining length the session reaches with probability 1 − this. */
   readonly forecastQuantile: number
+  /**
+   * …and within this many requests whatever the forecast: the growth and pauses it prices are measured
+   * over the session's last `cadenceHistory` requests, so a payback further out rests on an extrapolation.
+   */
+  readonly maxPaybackRequests: number
 }
 
 export const defaultEconomyPolicy: EconomyPolicy = {
@@ -121,5 +127,6 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   margin: 0.25,
   horizonCap: 200,
   maxNeedHazard: belowBudgetMaxHazard,
-  forecastQuantile: 0.15,
+  forecastQuantile: 0.35,
+  maxPaybackRequests: cadenceHistory,
 }
