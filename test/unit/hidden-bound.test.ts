@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { countTextTokens } from '../../src/mock/token-count.ts'
 import type { Conversation, Message } from '../../src/replay/conversation.ts'
-import { allText } from '../../src/replay/hidden/message-strings.ts'
+import { promptBlocks } from '../../src/mock/anthropic-messages.ts'
 import { boundRequests, fewestHidden, hindsightBound } from '../../src/replay/hidden/bound.ts'
 
 const read = (id: string, path: string): Message => ({
@@ -62,10 +62,18 @@ describe('hindsight bound on needed-but-hidden', () => {
     expect(bound.events).toBe(0)
   })
 
-  it('counts the first message once when it is also the newest', () => {
-    const first = boundRequests(conversationOf(history))[0]
-    const once = countTextTokens(`You are an agent.\n${allText([])}`) + countTextTokens(allText(history[0]?.content))
-    expect(first?.mandatoryTokens).toBe(once)
+  it('counts the mandatory part as the fake upstream counts it, the first message once when it is also the newest', () => {
+    const counted = (messages: Message[]): number =>
+      8 +
+      promptBlocks({
+        model: 'claude-test',
+        system: [{ type: 'text', text: 'You are an agent.' }],
+        messages,
+      } as never).reduce((sum, block) => sum + block.tokens, 0)
+    const [first, second] = boundRequests(conversationOf(history))
+    expect(first?.mandatoryTokens).toBe(counted([history[0] as Message]))
+    // The second request: the first message, and the newest round (the read and its result).
+    expect(second?.mandatoryTokens).toBe(counted(history.slice(0, 3)))
   })
 
   it('is never above the events of any policy keeping whole blocks that fit, past 16 blocks too (property)', () => {

@@ -6,9 +6,11 @@
  * fold or drop can do better: a measured gap to it is what an ordering could still win.
  *
  * Mandatory (no policy may remove them): the system prompt and tools, the first message, the
- * newest message, and the calls its tool results answer. Every other text or tool-result block
- * may go, at no cost; the room is counted with the fake upstream's counter.
+ * newest message, and the calls its tool results answer, counted as the fake upstream counts that
+ * request. Every other text or tool-result block may go, at no cost (its text alone counted when
+ * kept), so the bound never asks more room than a real request would take.
  */
+import { promptBlocks } from '../../mock/anthropic-messages.ts'
 import { countTextTokens } from '../../mock/token-count.ts'
 import type { Block, Conversation, Message } from '../conversation.ts'
 import { neededStrings } from './at-risk.ts'
@@ -64,7 +66,6 @@ export function hindsightBound(conversation: Conversation, room: number): Hindsi
 /** Each request's mandatory size, the needed strings it leaves open, and the blocks that could show them. */
 export function boundRequests(conversation: Conversation): BoundRequest[] {
   const needs = neededStrings(conversation)
-  const head = countTextTokens(`${conversation.system}\n${allText(conversation.tools)}`)
   const requests: BoundRequest[] = []
   for (const messages of conversation.segments)
     messages.forEach((message, position) => {
@@ -74,8 +75,10 @@ export function boundRequests(conversation: Conversation): BoundRequest[] {
       const history = messages.slice(0, position)
       const fixed = mandatoryPositions(history)
       const fixedText = [...fixed].map((at) => allText(history[at]?.content)).join('\n')
-      const mandatoryTokens =
-        head + [...fixed].reduce((sum, at) => sum + countTextTokens(allText(history[at]?.content)), 0)
+      const mandatoryTokens = upstreamCount(
+        conversation,
+        [...fixed].map((at) => history[at] as Message),
+      )
       const open = needed.filter((text) => !fixedText.includes(text))
       const carriers: Carrier[] = []
       if (open.length > 0)
@@ -91,6 +94,20 @@ export function boundRequests(conversation: Conversation): BoundRequest[] {
     })
   return requests
 }
+
+/** The fake upstream's count of a request of these messages alone, with the conversation's system prompt and tools. */
+function upstreamCount(conversation: Conversation, messages: readonly Message[]): number {
+  const request = {
+    model: conversation.model,
+    ...(conversation.system ? { system: [{ type: 'text', text: conversation.system }] } : {}),
+    ...(conversation.tools.length > 0 ? { tools: conversation.tools } : {}),
+    messages,
+  }
+  return requestFraming + promptBlocks(request as never).reduce((sum, block) => sum + block.tokens, 0)
+}
+
+/** What the fake upstream adds once per request (src/mock/anthropic-messages.ts). */
+const requestFraming = 8
 
 /** The first message, the newest, and the call message its tool results answer (each once). */
 function mandatoryPositions(history: readonly Message[]): Set<number> {
