@@ -52,6 +52,21 @@ export function dropNote(scope: 'turns' | 'rounds', dropped: number): string {
     : `[ctxgate: ${dropped} earlier messages (older tool calls and their results) were removed to keep this task within the model’s context window. Keep working on the task above; run a tool again if you need its output.]`
 }
 
+/** Fold summaries by content hash: a frozen fold is written again on every request, and its summary never changes. */
+const summariesByHash = new Map<string, string>()
+const maxSummaries = 5_000
+
+/** foldSummary of a tool result, computed once per content (the hash identifies it, as frozen decisions do). */
+export function foldSummaryOf(result: { readonly hash: string; readonly text: string }): string {
+  let summary = summariesByHash.get(result.hash)
+  if (summary === undefined) {
+    summary = foldSummary(result.text)
+    summariesByHash.set(result.hash, summary)
+    if (summariesByHash.size > maxSummaries) summariesByHash.delete(summariesByHash.keys().next().value as string)
+  }
+  return summary
+}
+
 /** A short summary of a long tool output: its size, exit status if it shows one, its first meaningful line, and the lines it keeps whole. */
 export function foldSummary(text: string): string {
   const wrapped = unwrapCommandOutput(text)

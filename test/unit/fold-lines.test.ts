@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { distinctiveScore, linesToKeep, maxKeptLines } from '../../src/rewrite/fold-lines.ts'
-import { foldSummary } from '../../src/rewrite/notes.ts'
+import { foldSummary, foldSummaryOf } from '../../src/rewrite/notes.ts'
 
 const filler = Array.from({ length: 40 }, (_, at) => `plain words on line ${at} of the log`)
 
@@ -45,6 +45,13 @@ describe('the lines a fold keeps whole', () => {
     const summary = foldSummary(text)
     expect(summary).toContain('\nLines kept as they were:\nError: cannot find module src/config/load-config.ts\n')
     expect(foldSummary(filler.join('\n'))).not.toContain('Lines kept')
+  })
+
+  it('a result is summarized once per content: the same hash gives the summary of its text', () => {
+    const text = [...filler, 'Error in src/app.ts'].join('\n')
+    expect(foldSummaryOf({ hash: 'h-fold-1', text })).toBe(foldSummary(text))
+    // Same content, same hash: the summary is not computed again (a different text under it would be a hash collision).
+    expect(foldSummaryOf({ hash: 'h-fold-1', text: 'other' })).toBe(foldSummary(text))
   })
 
   it('a fold is a pure function of the output and never longer than the kept share allows (property)', () => {
