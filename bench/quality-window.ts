@@ -3,11 +3,14 @@
  * run, against the same runs sent direct with rolling marks at a window that holds them whole
  * ("careful direct", which no window refuses). Says where the events came from: the clearing
  * class of the output at that request and what became of it (cleared, folded, dropped with its
- * round). Usage: tsx bench/quality-window.ts --window 64000 --careful-window 1000000 [--strategy F]... FILE...
+ * round). Beside each run, the hindsight bound (src/replay/hidden/bound.ts): the fewest events any
+ * policy keeping or removing whole blocks could give at the same budget (0.9 of the window).
+ * Usage: tsx bench/quality-window.ts --window 64000 --careful-window 1000000 [--strategy F]... FILE...
  */
 import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadRecordingFile } from '../src/replay/importers/load-recording.ts'
+import { hindsightBound } from '../src/replay/hidden/bound.ts'
 import { eventsPer100, shareWithEvents, type HiddenTally } from '../src/replay/hidden/tally.ts'
 import { runName } from '../src/replay/report/rows.ts'
 import { directLabel, replayConversation, type ReplayOptions, type Variant } from '../src/replay/run-replay.ts'
@@ -44,7 +47,13 @@ interface Row {
   readonly tally: HiddenTally
   readonly billed: number
   readonly careful: number
+  /** The hindsight bound's events, and the requests it cannot send either. */
+  readonly boundEvents: number
+  readonly boundRefused: number
 }
+
+/** ctxgate's default budget, as a share of the window (config/default.yaml). */
+const budgetShare = 0.9
 
 const started = performance.now()
 const rows: Row[] = []
@@ -57,6 +66,7 @@ for (const file of positionals) {
       variants: [{ label: directLabel, direct: true }],
     })
     const forced = await replayConversation(conversation, { ...base, window: Number(values.window), variants })
+    const bound = hindsightBound(conversation, Number(values.window) * budgetShare)
     for (const variant of variants) {
       const summary = forced.summaries[variant.label]
       const tally = forced.hidden?.[variant.label]
@@ -69,6 +79,8 @@ for (const file of positionals) {
         tally,
         billed: summary.billedEquivalentInput,
         careful: careful.summaries[directLabel]?.billedEquivalentInput ?? Number.NaN,
+        boundEvents: bound.events,
+        boundRefused: bound.refused,
       })
     }
   }
@@ -88,6 +100,7 @@ const cells = (row: Row): string[] => [
   String(row.refused),
   String(row.tally.events),
   eventsPer100(row.tally).toFixed(1),
+  `${row.boundEvents} (${row.boundRefused} refused)`,
   `${(shareWithEvents(row.tally) * 100).toFixed(1)}%`,
   share(row.tally.byRisk, row.tally.events),
   share(row.tally.byFate, row.tally.events),
@@ -123,6 +136,8 @@ const total = (variant: string, sentWhole = false): Row => {
     },
     billed: sum((row) => row.billed),
     careful: sum((row) => row.careful),
+    boundEvents: sum((row) => row.boundEvents),
+    boundRefused: sum((row) => row.boundRefused),
   }
 }
 
@@ -130,8 +145,8 @@ console.log(
   `${positionals.length} recordings, window ${values.window}, careful direct at ${values['careful-window']}, rolling marks, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 )
 console.log(
-  '| run | variant | sent | refused | hidden events | hidden / 100 sent | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
+  '| run | variant | sent | refused | hidden events | hidden / 100 sent | bound: fewest events (requests it cannot send) | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
 )
-console.log('|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
 for (const row of [...rows, ...variants.flatMap((variant) => [total(variant.label), total(variant.label, true)])])
   console.log(`| ${cells(row).join(' | ')} |`)

@@ -1,3 +1,4 @@
+import { linesToKeep } from './fold-lines.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 
 /**
@@ -51,7 +52,22 @@ export function dropNote(scope: 'turns' | 'rounds', dropped: number): string {
     : `[ctxgate: ${dropped} earlier messages (older tool calls and their results) were removed to keep this task within the model’s context window. Keep working on the task above; run a tool again if you need its output.]`
 }
 
-/** A short summary of a long tool output: its size, exit status if it shows one, and its first meaningful line. */
+/** Fold summaries by content hash: a frozen fold is written again on every request, and its summary never changes. */
+const summariesByHash = new Map<string, string>()
+const maxSummaries = 5_000
+
+/** foldSummary of a tool result, computed once per content (the hash identifies it, as frozen decisions do). */
+export function foldSummaryOf(result: { readonly hash: string; readonly text: string }): string {
+  let summary = summariesByHash.get(result.hash)
+  if (summary === undefined) {
+    summary = foldSummary(result.text)
+    summariesByHash.set(result.hash, summary)
+    if (summariesByHash.size > maxSummaries) summariesByHash.delete(summariesByHash.keys().next().value as string)
+  }
+  return summary
+}
+
+/** A short summary of a long tool output: its size, exit status if it shows one, its first meaningful line, and the lines it keeps whole. */
 export function foldSummary(text: string): string {
   const wrapped = unwrapCommandOutput(text)
   if (wrapped) return wrappedFoldSummary(wrapped)
@@ -60,7 +76,13 @@ export function foldSummary(text: string): string {
   const first = meaningfulLines(lines, 1)[0] ?? ''
   const parts = [`${text.length.toLocaleString('en-US')} characters`, `${lines.length.toLocaleString('en-US')} lines`]
   if (exit) parts.push(`exit status ${exit[1]}`)
-  return `[ctxgate folded this tool output (${parts.join(', ')}). It began: ${JSON.stringify(first)}. Run the tool again if you need the full output.]`
+  return `[ctxgate folded this tool output (${parts.join(', ')}). It began: ${JSON.stringify(first)}.${keptLines(lines, text.length)} Run the tool again if you need the full output.]`
+}
+
+/** The lines the fold keeps whole (fold-lines.ts), verbatim, so the agent can quote them exactly. */
+function keptLines(lines: readonly string[], totalChars: number): string {
+  const kept = linesToKeep(lines, totalChars)
+  return kept.length === 0 ? '' : `\nLines kept as they were:\n${kept.join('\n')}\n`
 }
 
 /**
@@ -84,7 +106,7 @@ function wrappedFoldSummary(wrapped: { exit: string | undefined; output: string 
   const first = meaningfulLines(lines, 3)
   const began =
     first.length > 0 ? `It began: ${first.map((line) => JSON.stringify(line)).join(' / ')}` : 'It printed nothing'
-  return `[ctxgate folded this command output (${parts.join(', ')}). ${began}. Run the command again if you need the full output.]`
+  return `[ctxgate folded this command output (${parts.join(', ')}). ${began}.${keptLines(lines, wrapped.output.length)} Run the command again if you need the full output.]`
 }
 
 /** The first `count` lines with something in them besides rules and box drawing, each cut to 160 characters. */

@@ -4,7 +4,7 @@ import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
-import { clearedNote, clearedNoteFor, dropNote, foldSummary } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropNote, foldSummaryOf } from './notes.ts'
 import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
 import type {
@@ -112,7 +112,7 @@ class PlanState {
       }
       // The agent's newest message uses it (restore.ts): sent whole again; else as frozen.
       if (this.restores.restoreIfWanted(result)) this.#kept.delete(result.id)
-      else this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
+      else this.#editAs(result, frozen.action, false)
     }
     const drop = this.#input.decisions.drop
     if (drop) {
@@ -128,11 +128,11 @@ class PlanState {
     const frozen = this.#frozen.get(result.id) as FrozenResult
     this.#kept.set(result.id, frozen)
     this.restores.undo(result.id)
-    this.#replace(result, frozen.action, this.#frozenText(result, frozen.action), false)
+    this.#editAs(result, frozen.action, false)
   }
 
-  #frozenText(result: ToolResultView, action: FrozenResult['action']): string {
-    return action === 'fold' ? foldSummary(result.text) : this.#clearedNote(result)
+  #editAs(result: ToolResultView, action: FrozenResult['action'], fresh: boolean): void {
+    this.#replace(result, action, action === 'fold' ? foldSummaryOf(result) : this.#clearedNote(result), fresh)
   }
 
   /** A restore rewrites the cache from where it sits: results after it the agent rarely needs go in the same rewrite. */
@@ -141,12 +141,13 @@ class PlanState {
     for (const result of riders) this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
-  /** Clear these results (unless already edited): a batch decided before planning, frozen like any other. */
+  /** A batch decided before planning, frozen like any other; unless clear-only, a long result is folded (fold-lines.ts). */
   clearIds(ids: readonly string[]): void {
     const wanted = new Set(ids)
+    const { strategy, foldMinTokens } = this.#input.policy
     for (const result of this.#results)
       if (wanted.has(result.id) && !this.#replacements.has(result.id) && !this.#isDropped(result.message))
-        this.#replace(result, 'clear', this.#clearedNote(result), true)
+        this.#editAs(result, strategy !== 'clear-only' && result.tokens >= foldMinTokens ? 'fold' : 'clear', true)
   }
 
   /** Fold every large output older than the newest N rounds that is not already edited (of those `include` takes). */
@@ -162,7 +163,7 @@ class PlanState {
       )
         continue
       if (roundsNewerThan(this.#rounds, result.id, result.message) < keepRecentRounds) continue
-      this.#replace(result, 'fold', foldSummary(result.text), true)
+      this.#replace(result, 'fold', foldSummaryOf(result), true)
     }
   }
 

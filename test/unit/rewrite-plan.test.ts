@@ -111,6 +111,18 @@ describe('planRewrite', () => {
     expect(outcome.report.estimatedAfter).toBeLessThanOrEqual(1_000)
   })
 
+  it('a below-budget batch folds its results of foldMinTokens or more and clears the rest; clear-only clears all', () => {
+    const view = viewOf([viewRound(1_000, 'long'), viewRound(200, 'short'), ...rounds(4, 10)])
+    const actions = (strategy: PlanInput['policy']['strategy']): Record<string, string> =>
+      Object.fromEntries(
+        rewritten(plan(view, 20_000, { batch: ['long', 'short'], policy: { ...testPolicy, strategy } })).edits.flatMap(
+          (edit) => (edit.kind === 'replace-tool-result' ? [[edit.id, edit.action]] : []),
+        ),
+      )
+    expect(actions('batched-fold')).toEqual({ long: 'fold', short: 'clear' })
+    expect(actions('clear-only')).toEqual({ long: 'clear', short: 'clear' })
+  })
+
   it('says the conversation is too long when even its newest round with the first message cannot fit', () => {
     const outcome = plan(viewOf([viewRound(5_000, 'huge')]), 3_000)
     expect(outcome.kind).toBe('too-long')
