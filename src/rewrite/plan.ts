@@ -141,13 +141,12 @@ class PlanState {
     for (const result of riders) this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
-  /** A batch decided before planning, frozen like any other; unless clear-only, a long result is folded (fold-lines.ts). */
+  /** Clear these results (unless already edited): a batch decided before planning, frozen like any other (folding them: docs/quality.md). */
   clearIds(ids: readonly string[]): void {
     const wanted = new Set(ids)
-    const { strategy, foldMinTokens } = this.#input.policy
     for (const result of this.#results)
       if (wanted.has(result.id) && !this.#replacements.has(result.id) && !this.#isDropped(result.message))
-        this.#editAs(result, strategy !== 'clear-only' && result.tokens >= foldMinTokens ? 'fold' : 'clear', true)
+        this.#replace(result, 'clear', this.#clearedNote(result), true)
   }
 
   /** Fold every large output older than the newest N rounds that is not already edited (of those `include` takes). */
