@@ -95,4 +95,19 @@ describe('the parse memo', () => {
     // Pinned, the 40 bodies would hold 100 MB.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(20_000_000)
   })
+
+  it('prevents re-parsing what is re-sent: an entry found again outlives older ones when the memo is full', () => {
+    // Nine 1.9 MB members overflow the 16 MB memo: the first, found again before the overflow, is kept; the second goes.
+    const member = (round: number): string =>
+      JSON.stringify({ model: 'm', blob: { text: `${round} `.padEnd(1_900_000, 'b') } })
+    const first = parseReusingElements(member(0))?.value['blob']
+    const second = parseReusingElements(member(1))?.value['blob']
+    for (let round = 2; round < 8; round++) parseReusingElements(member(round))
+    expect(parseReusingElements(member(0))?.value['blob']).toBe(first)
+    parseReusingElements(member(8))
+    parseReusingElements(member(9))
+    expect(reuseMemoChars()).toBeLessThanOrEqual(16 * 1024 * 1024)
+    expect(parseReusingElements(member(0))?.value['blob']).toBe(first)
+    expect(parseReusingElements(member(1))?.value['blob']).not.toBe(second)
+  })
 })
