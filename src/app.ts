@@ -26,7 +26,6 @@ import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams } from './upstream/dispatcher.ts'
 import type { Upstreams } from './providers/registry.ts'
 import { clientErrorAnswerer } from './app/client-errors.ts'
-import { installModelCallFastPath, requestIdGenerator, type FastPathDeps } from './app/model-call-fast-path.ts'
 import { registerOwnRoutes, registerRoutes, type RouteDeps } from './app/routes.ts'
 import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
@@ -108,10 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       ...(workers ? { workers } : {}),
     })
 
-  const requestId = requestIdGenerator()
-  const server = createServer(config, logger, requestId)
-  let fastPath: FastPathDeps | undefined
-  installModelCallFastPath(server.server, () => fastPath)
+  const server = createServer(config, logger)
   const lifecycle = registerLifecycle(server, async () => {
     await closeUpstreams(upstreams)
     await store.close?.()
@@ -135,7 +131,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   const registerAdmin = (target: FastifyInstance): void => registerOwnRoutes(target, routes)
   await registerRoutes(server, routes)
-  fastPath = { config, forward: forwardDeps, prepareFor, logger, isReady: lifecycle.isReady, requestId }
   const endInFlight = async (waitMs = 1_000): Promise<{ streams: number; sockets: number }> => {
     const streams = openStreams.cutAll()
     return { streams, sockets: await sockets.closeAll(waitMs) }
@@ -143,11 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   return { server, registry, registerAdmin, isReady: lifecycle.isReady, endInFlight }
 }
 
-function createServer(config: Readonly<Config>, logger: Logger, requestId: () => string): FastifyInstance {
+function createServer(config: Readonly<Config>, logger: Logger): FastifyInstance {
   return Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // One counter with the model-call fast path (app/model-call-fast-path.ts), in fastify's own format.
-    genReqId: requestId,
     // ctxgate writes its own single line per request (forward/forward.ts).
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent, bindings, options),

@@ -1,6 +1,5 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http'
-import type { FastifyBaseLogger } from 'fastify'
-import type { Logger } from 'pino'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { Config } from '../config/schema.ts'
 import { forward } from '../forward/forward.ts'
 import type { ClientRequestView, ForwardDeps } from '../forward/forward-types.ts'
@@ -10,50 +9,40 @@ import type { WireFormat } from '../providers/provider-contract.ts'
 import { modelRoutes, type ModelRoute } from '../providers/registry.ts'
 import { answerUnreadableRequest } from './unreadable-request.ts'
 
-/**
- * Model calls straight from node:http: the same forwarding, without fastify's routing, request and
- * reply objects and body parser, which cost about 0.1 ms of a 2 KB call (docs/hot-path.md). Only a
- * plain call is taken (POST to a model route's exact path, JSON with a declared length within the
- * body limit, no client tokens to check, not shutting down); everything else goes to fastify's
- * routes, which stay registered and answer the same way.
- */
+/** What the fast path forwards with: the proxy routes' own dependencies. */
 export interface FastPathDeps {
   readonly config: Readonly<Config>
   readonly forward: ForwardDeps
   readonly prepareFor: (format: WireFormat) => PrepareBody | undefined
-  readonly logger: Logger
   readonly isReady: () => boolean
-  /** The same request ids fastify gives its own requests (app.ts passes one generator to both). */
-  readonly requestId: () => string
-}
-
-/** fastify's own request ids (`req-1`, `req-2`… in base 36, wrapping below 2^31), from one counter for both paths. */
-export function requestIdGenerator(): () => string {
-  let next = 0
-  return () => {
-    next = (next + 1) & 0x7fffffff
-    return `req-${next.toString(36)}`
-  }
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
-/** Puts the fast path in front of fastify's handler on `server`; `deps` is read once the routes exist. */
-export function installModelCallFastPath(server: Server, deps: () => FastPathDeps | undefined): void {
-  const [fastifyHandler] = server.listeners('request') as Handler[]
+/**
+ * Model calls straight from node:http: the same forwarding, without fastify's routing, request and
+ * reply objects and body parser, which cost about 0.1 ms of a 2 KB call (docs/proxy.md, the hot path). Only a
+ * plain call is taken (POST to a model route's exact path, JSON with a declared length within the
+ * body limit, no client tokens to check, not shutting down); everything else goes to fastify's
+ * routes, which stay registered and answer the same way. Installed once the routes are registered.
+ */
+export function installModelCallFastPath(server: FastifyInstance, deps: FastPathDeps): void {
+  const [fastifyHandler] = server.server.listeners('request') as Handler[]
   if (!fastifyHandler) return
-  let take: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined
-  server.removeListener('request', fastifyHandler)
-  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (take === undefined) {
-      const ready = deps()
-      if (ready) take = modelCallTaker(ready)
-    }
-    if (!take?.(request, response)) fastifyHandler(request, response)
+  // fastify's own request ids (`req-1`, `req-2`…), so both paths count on one counter.
+  const { genReqId } = server as unknown as { readonly genReqId: (request: IncomingMessage) => string }
+  const take = modelCallTaker({ ...deps, requestId: (request) => genReqId.call(server, request) })
+  server.server.removeListener('request', fastifyHandler)
+  server.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!take(request, response)) fastifyHandler(request, response)
   })
 }
 
-function modelCallTaker(deps: FastPathDeps): (request: IncomingMessage, response: ServerResponse) => boolean {
+interface TakerDeps extends FastPathDeps {
+  readonly requestId: (request: IncomingMessage) => string
+}
+
+function modelCallTaker(deps: TakerDeps): (request: IncomingMessage, response: ServerResponse) => boolean {
   const routes = new Map<string, { readonly route: ModelRoute; readonly prepare: PrepareBody | undefined }>(
     modelRoutes.map((route) => [route.path, { route, prepare: deps.prepareFor(route.format.name) }]),
   )
@@ -81,19 +70,19 @@ function isPlainJsonBody(request: IncomingMessage, bodyLimit: number): boolean {
 }
 
 function readBody(
-  deps: FastPathDeps,
+  deps: TakerDeps,
   { route, prepare }: { readonly route: ModelRoute; readonly prepare: PrepareBody | undefined },
   raw: IncomingMessage,
   response: ServerResponse,
   url: string,
 ): void {
-  const id = deps.requestId()
+  const id = deps.requestId(raw)
   const request: ClientRequestView = { id, method: 'POST', url, headers: raw.headers, raw }
   const reply = { raw: response, hijack: () => undefined }
   const chunks: Buffer[] = []
   let received = 0
   const failed = (error: Error): void => {
-    const log = new LazyChildLogger(deps.logger as FastifyBaseLogger, { reqId: id }, {})
+    const log = new LazyChildLogger(deps.forward.logger as FastifyBaseLogger, { reqId: id }, {})
     answerUnreadableRequest(
       error,
       { log, url, bodyLimit: deps.config.server.bodyLimitBytes, response },
