@@ -11,6 +11,7 @@ import type { ForwardDeps } from '../forward/forward-types.ts'
 import { writeError } from '../forward/write-error.ts'
 import type { UpstreamId } from '../providers/upstream-ids.ts'
 import { firstHeader } from '../util/headers.ts'
+import { answerUnreadableRequest } from './unreadable-request.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -118,14 +119,12 @@ function hasBody(request: FastifyRequest): boolean {
 
 /** Errors fastify raises while reading a request (too large, bad length), in the provider's own shape. */
 function providerShapedErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413
-  const ctxError = tooLarge
-    ? new CtxgateError(
-        'CTXGATE_REQUEST_TOO_LARGE',
-        `Request exceeds the maximum size ctxgate accepts (${request.server.initialConfig.bodyLimit} bytes); it was not forwarded.`,
-      )
-    : new CtxgateError('CTXGATE_INVALID_REQUEST', `ctxgate could not read this request: ${error.message}`)
-  request.log.warn({ code: ctxError.code, path: request.url.split('?')[0] }, 'request rejected')
   reply.hijack()
-  writeError(reply.raw, providerOf(request).errorShape, ctxError, { doNotRetry: true })
+  const at = {
+    log: request.log,
+    url: request.url,
+    bodyLimit: request.server.initialConfig.bodyLimit ?? 0,
+    response: reply.raw,
+  }
+  answerUnreadableRequest(error, at, providerOf(request))
 }

@@ -11,6 +11,7 @@ import type { SessionTotalsStore } from '../session/accounting.ts'
 import { compareArms } from '../session/holdout-compare.ts'
 import type { SessionStore } from '../session/session-store.ts'
 import { holdoutSessions, registerAdminRoutes } from './admin-routes.ts'
+import { installModelCallFastPath } from './model-call-fast-path.ts'
 import { registerProxyRoutes } from './proxy-routes.ts'
 
 export interface RouteDeps {
@@ -34,6 +35,9 @@ export async function registerRoutes(server: FastifyInstance, deps: RouteDeps): 
   registerHealth(server, deps.store, deps.isReady)
   if (deps.config.metrics.port === null) registerOwnRoutes(server, deps)
   await registerProxyRoutes(server, { config: deps.config, forward: deps.forward, prepareFor: deps.prepareFor })
+  // Plain model calls skip fastify's per-request work; the routes above answer every other request.
+  const { config, forward, prepareFor, isReady } = deps
+  installModelCallFastPath(server, { config, forward, prepareFor, isReady })
 }
 
 /** ctxgate's own endpoints: /metrics, /ctxgate/sessions and the live page, behind the admin Host check. */

@@ -1,6 +1,6 @@
 import type { OpenStreams } from '../stream/open-streams.ts'
 import type { Readable } from 'node:stream'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import type { VirtualClients } from '../session/client-counterfactual.ts'
 import type { Config } from '../config/schema.ts'
@@ -39,9 +39,25 @@ export interface ForwardDeps {
   readonly deadWrites?: DeadWriteTracker
 }
 
+/** What forwarding reads of the client's request: a fastify request, or the model-call fast path's own (app/model-call-fast-path.ts). */
+export interface ClientRequestView {
+  readonly id: string
+  readonly method: string
+  /** Path and query as the client sent them. */
+  readonly url: string
+  readonly headers: IncomingHttpHeaders
+  readonly raw: IncomingMessage
+}
+
+/** The client's response: forwarding writes it itself, so fastify is told to keep out (hijack). */
+export interface ClientReplyView {
+  readonly raw: ServerResponse
+  hijack(): void
+}
+
 export interface ForwardInput {
-  readonly request: FastifyRequest
-  readonly reply: FastifyReply
+  readonly request: ClientRequestView
+  readonly reply: ClientReplyView
   readonly provider: Provider
   /** The wire format a route claimed the call for; absent for passthrough calls. */
   readonly format?: WireFormatDefinition | undefined

@@ -88,10 +88,22 @@ export function objectEntries(list: readonly unknown[], field: string): Json[] {
  * counted) and the first message — what differs between a main agent and its sub-agents.
  */
 export function conversationFingerprint(view: ChatView, first: unknown): string {
+  // A re-sent first message is the parse memo's frozen value: its text is not written out and hashed again.
+  const known = isJsonObject(first) && Object.isFrozen(first) ? fingerprints.get(first) : undefined
+  if (known !== undefined && known.model === view.model && known.headTokens === view.headTokens) return known.value
   const content = isJsonObject(first) ? first['content'] : undefined
   const firstKey = typeof content === 'string' ? content : JSON.stringify(first ?? null)
-  return hashText(`${view.model}\u0000${view.headTokens}\u0000${firstKey.length}\u0000${sampled(firstKey)}`)
+  const value = hashText(`${view.model}\u0000${view.headTokens}\u0000${firstKey.length}\u0000${sampled(firstKey)}`)
+  if (isJsonObject(first) && Object.isFrozen(first))
+    fingerprints.set(first, { model: view.model, headTokens: view.headTokens, value })
+  return value
 }
+
+/** The last fingerprint made from each frozen first message, with the model and head size it was made with. */
+const fingerprints = new WeakMap<
+  object,
+  { readonly model: string; readonly headTokens: number; readonly value: string }
+>()
 
 /** Hashed in full up to this length; longer first messages by their two ends (and length), so the cost stays flat. */
 const fingerprintSampleChars = 4096

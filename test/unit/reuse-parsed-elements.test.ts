@@ -95,4 +95,20 @@ describe('the parse memo', () => {
     // Pinned, the 40 bodies would hold 100 MB.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(20_000_000)
   })
+
+  it('prevents re-parsing what is re-sent: an entry found again outlives older ones when the memo is full', () => {
+    // 1.9 MB members, ten more than the 16 MB memo holds; whatever other tests left in it is older still.
+    const member = (round: number): string =>
+      JSON.stringify({ model: 'm', blob: { text: `${round} re-sent? `.padEnd(1_900_000, 'b') } })
+    const blob = (round: number): unknown => parseReusingElements(member(round))?.value['blob']
+    const first = blob(0)
+    expect(blob(0)).toBe(first)
+    const second = blob(1)
+    for (let round = 2; round < 12; round++) {
+      blob(round)
+      expect(blob(0)).toBe(first)
+    }
+    expect(reuseMemoChars()).toBeLessThanOrEqual(16 * 1024 * 1024)
+    expect(blob(1)).not.toBe(second)
+  })
 })
