@@ -57,7 +57,7 @@ export interface ReusedParse {
   readonly valueEnds: ReadonlyMap<number, number>
 }
 
-interface MemberSpan {
+export interface MemberSpan {
   readonly keyStart: number
   readonly keyEnd: number
   readonly valueStart: number
@@ -129,7 +129,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** The spans of a top-level object's members, or undefined when the text is not one (JSON.parse then says why). */
-function topLevelMembers(text: string): MemberSpan[] | undefined {
+export function topLevelMembers(text: string): MemberSpan[] | undefined {
   let index = skipJsonSpace(text, 0)
   if (text.charCodeAt(index) !== 0x7b) return undefined
   index = skipJsonSpace(text, index + 1)
