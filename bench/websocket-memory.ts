@@ -2,8 +2,10 @@
  * WebSocket history memory: N Responses sockets each send one large input, then continue it with
  * previous_response_id, and stay open. Prints ctxgate's RSS (idle, peak, with the sockets open) and
  * what it says it holds, beside its configured budgets (websocket.maxHistoryBytes +
- * websocket.maxPreparingBytes), for the defaults and smaller ones, in one run; with another build's
- * dist/cli.js (a baseline checkout), each row runs with it first, then with this one.
+ * websocket.maxPreparingBytes): with glibc's malloc as it comes and with the setting the container
+ * image starts it with (the Dockerfile's MALLOC_MMAP_THRESHOLD_), on the main thread, and with
+ * smaller budgets, in one run; with another build's dist/cli.js (a baseline checkout), each row
+ * runs with it first, then with this one.
  * Usage: tsx bench/websocket-memory.ts [sockets=16] [inputMb=10] [baselineCli]
  */
 import { readFileSync } from 'node:fs'
@@ -62,18 +64,31 @@ interface Build {
   readonly other?: { readonly cli: string; readonly label: string }
 }
 
-async function measure(
-  build: Build,
-  budgets: { history: number; preparing: number } | undefined,
-  extraYaml = '',
-  label = '',
-): Promise<string> {
+/** One ctxgate's run: its settings, and the environment it starts with. */
+interface Setup {
+  readonly budgets?: { readonly history: number; readonly preparing: number }
+  readonly yaml?: string
+  readonly label: string
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The malloc setting the container image runs with (Dockerfile): the rows "as shipped" start with it. */
+const imageMalloc = /MALLOC_MMAP_THRESHOLD_=(\d+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))
+const asShipped: Record<string, string> = imageMalloc ? { MALLOC_MMAP_THRESHOLD_: imageMalloc[1] as string } : {}
+
+async function measure(build: Build, setup: Setup): Promise<string> {
+  const { budgets, label } = setup
+  const extraYaml = setup.yaml ?? ''
   const mock = await startMockProcess()
   const configYaml =
     (budgets === undefined
       ? ''
       : `websocket:\n  maxHistoryBytes: ${budgets.history}\n  maxPreparingBytes: ${budgets.preparing}\n`) + extraYaml
-  const ctxgate = await startCtxgate(mock.url, true, { configYaml, ...(build.other ? { other: build.other } : {}) })
+  const ctxgate = await startCtxgate(mock.url, true, {
+    configYaml,
+    env: setup.env,
+    ...(build.other ? { other: build.other } : {}),
+  })
   try {
     const budget = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes_budget')
     const preparing = await metric(ctxgate.url, 'ctxgate_websocket_preparing_bytes_budget')
@@ -104,7 +119,7 @@ async function measure(
     const external = await metric(ctxgate.url, 'nodejs_external_memory_bytes')
     for (const socket of sockets) socket.close()
 
-    const total = (budget + preparing) / 1024 / 1024
+    const total = (budget + preparing) / megabytes
     const ends = [...outcomes].map(([type, count]) => `${count} ${type}`).join(', ')
     return (
       `| ${build.label} | ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB${label} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
@@ -155,15 +170,16 @@ console.log(
   '| build | budget: history + preparing | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | preparing, peak sampled | reads paused | heap total + external | turns ended |',
 )
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
-for (const build of builds)
-  console.log(
-    await measure(
-      build,
-      undefined,
-      'rewriteWorkers:\n  threads: 0\n',
-      ', on the main thread (rewriteWorkers.threads 0)',
-    ),
-  )
-for (const build of builds) console.log(await measure(build, undefined, '', ', rewrite workers (defaults)'))
-for (const build of builds)
-  console.log(await measure(build, { history: 64 * 1024 * 1024, preparing: 16 * 1024 * 1024 }))
+const megabytes = 1024 * 1024
+const setups: Setup[] = [
+  { label: ', rewrite workers (defaults), glibc malloc as it comes', env: {} },
+  { label: ', rewrite workers (defaults), as the image runs it', env: asShipped },
+  {
+    label: ', on the main thread (threads 0), as the image runs it',
+    yaml: 'rewriteWorkers:\n  threads: 0\n',
+    env: asShipped,
+  },
+  { label: ', as the image runs it', budgets: { history: 64 * megabytes, preparing: 16 * megabytes }, env: asShipped },
+]
+console.log(`as the image runs it: ${JSON.stringify(asShipped)} (the Dockerfile's malloc setting)`)
+for (const setup of setups) for (const build of builds) console.log(await measure(build, setup))
