@@ -12,8 +12,8 @@ RUN npm run build && npm prune --omit=dev
 # Runtime stage: non-root, no build tools, works with a read-only root filesystem (nothing is written).
 FROM node:24-bookworm-slim
 # glibc malloc maps buffers of 1 MiB or more on their own and unmaps them when freed; by default it
-# raises that threshold to the largest buffer freed and keeps the freed space, so large bodies leave
-# RSS about 100 MB higher for good (mallopt(3) M_MMAP_THRESHOLD; docs/memory-budgets.md).
+# raises that threshold to the largest buffer freed and keeps the freed space: after 16 WebSockets of
+# 10 MB, RSS stayed 60-190 MB higher (mallopt(3) M_MMAP_THRESHOLD; docs/memory-budgets.md, BENCHMARKS.md).
 ENV NODE_ENV=production \
     CTXGATE_HOST=0.0.0.0 \
     CTXGATE_PORT=8787 \
