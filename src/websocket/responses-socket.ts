@@ -130,8 +130,8 @@ export class ResponsesSocket {
       relay.toClient(previousResponseNotFound(turn.plan.id), false)
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
-    // What is prepared is the whole conversation, however short the message that continues it.
-    await place.take(this.#preparedBytes(turn.plan))
+    // The message is held until it is sent, and what is prepared is the whole conversation, however short the message.
+    await place.take(Math.max(data.length, this.#preparedBytes(turn.plan)))
     const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
     if (send === undefined) return
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
