@@ -21,6 +21,9 @@ const memoMaxEntryChars = memoMaxChars / 8
 const memo = new Map<string, { readonly text: string; readonly value: unknown }>()
 let memoChars = 0
 
+/** Texts longer than this are parsed without the memo. */
+export const reuseMaxTextChars = memoMaxChars / 2
+
 /** The characters the memo holds as keys now (for tests and the budget's own check). */
 export function reuseMemoChars(): number {
   return memoChars
@@ -34,7 +37,7 @@ export function reuseMemoChars(): number {
 export function parseReusingElements(text: string): ReusedParse | undefined {
   // A body this large would push out most of what the memo holds, and a few of them take turns
   // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
-  if (text.length > memoMaxChars / 2) return undefined
+  if (text.length > reuseMaxTextChars) return undefined
   const members = topLevelMembers(text)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}

@@ -9,7 +9,7 @@
  */
 import { parseKeepingNumbers } from '../util/exact-numbers.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
-import { topLevelMembers, type MemberSpan } from '../util/reuse-parsed-elements.ts'
+import { reuseMaxTextChars, topLevelMembers, type MemberSpan } from '../util/reuse-parsed-elements.ts'
 import { encodeItem } from './conversation.ts'
 
 /** A client's input as items (each item's JSON in a buffer of its own), and its own text when it was a string. */
@@ -30,11 +30,16 @@ export interface ClientMessage {
   readonly restore?: (serialized: string) => string
 }
 
-/** The message as JSON; undefined when it is not a JSON object. Only a `response.create`'s input is read. */
-export function readClientMessage(data: Buffer): ClientMessage | undefined {
+/**
+ * The message as JSON; undefined when it is not a JSON object. Only a `response.create`'s input is
+ * read. A message the request parser's memo takes is parsed whole: items it saw before come back
+ * parsed (cheaper than parsing each again when a client resends its history), and the memo bounds
+ * what it keeps. Longer ones, which the memo leaves out, are scanned (`scanAboveChars` is for tests).
+ */
+export function readClientMessage(data: Buffer, scanAboveChars = reuseMaxTextChars): ClientMessage | undefined {
   const text = data.toString('utf8')
   try {
-    return scanned(text) ?? parsedWhole(text)
+    return (text.length > scanAboveChars ? scanned(text) : undefined) ?? parsedWhole(text)
   } catch {
     return undefined
   }

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { readClientMessage } from '../../src/websocket/client-message.ts'
 import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
+import { reuseMaxTextChars } from '../../src/util/reuse-parsed-elements.ts'
 
 /** What the socket read before it scanned messages: the whole message parsed, each input item written out again. */
 function wholeParse(text: string): { fields: Record<string, unknown>; items: string[] | undefined } | undefined {
@@ -27,8 +28,9 @@ function wholeParse(text: string): { fields: Record<string, unknown>; items: str
   return { fields, items: list?.map((item) => JSON.stringify(item) ?? 'null') }
 }
 
+/** Scanned, whatever its length (only messages the parse memo leaves out are scanned otherwise). */
 function read(text: string): { fields: Record<string, unknown>; items: string[] | undefined } | undefined {
-  const message = readClientMessage(Buffer.from(text))
+  const message = readClientMessage(Buffer.from(text), 0)
   return message && { fields: message.fields, items: message.input?.items.map((item) => item.toString('utf8')) }
 }
 
@@ -70,7 +72,7 @@ describe('reading a client message without parsing it whole', () => {
 
   it('keeps literals a double cannot hold, as the whole parse did, to be put back in a resend', () => {
     const text = '{"type":"response.create","metadata":{"big":9007199254740993},"input":[{"n":1e400}]}'
-    const message = readClientMessage(Buffer.from(text))
+    const message = readClientMessage(Buffer.from(text), 0)
     expect(message?.restore).toBeDefined()
     const items = message?.input?.items.map((item) => message.restore?.(item.toString()))
     expect(items).toEqual(['{"n":1e400}'])
@@ -96,9 +98,21 @@ describe('reading a client message without parsing it whole', () => {
       '"response.create"',
       '',
     ]) {
+      expect(readClientMessage(Buffer.from(text), 0)).toBeUndefined()
       expect(readClientMessage(Buffer.from(text))).toBeUndefined()
       expect(wholeParse(text)).toBeUndefined()
     }
+  })
+
+  it('scans a message longer than the parse memo takes, with the same result as parsing it whole', () => {
+    const input = Array.from({ length: 450 }, (_, index) => ({
+      type: 'function_call_output',
+      output: `${index}`.padEnd(20_000, 'x'),
+    }))
+    const text = JSON.stringify({ type: 'response.create', model: 'gpt-5', input })
+    expect(text.length).toBeGreaterThan(reuseMaxTextChars)
+    const message = readClientMessage(Buffer.from(text))
+    expect(message?.input?.items.map((item) => item.toString())).toEqual(wholeParse(text)?.items)
   })
 
   it('does not read the input of a message that is not a response.create', () => {
