@@ -2,8 +2,11 @@
  * WebSocket history memory: N Responses sockets each send one large input, then continue it with
  * previous_response_id, and stay open. Prints ctxgate's RSS (idle, peak, with the sockets open) and
  * what it says it holds, beside its configured budgets (websocket.maxHistoryBytes +
- * websocket.maxPreparingBytes), for the defaults and smaller ones, in one run.
- * Usage: tsx bench/websocket-memory.ts [sockets=16] [inputMb=10]
+ * websocket.maxPreparingBytes): with glibc's malloc as it comes and with the setting the container
+ * image starts it with (the Dockerfile's MALLOC_MMAP_THRESHOLD_), on the main thread, and with
+ * smaller budgets, in one run; with another build's dist/cli.js (a baseline checkout), each row
+ * runs with it first, then with this one.
+ * Usage: tsx bench/websocket-memory.ts [sockets=16] [inputMb=10] [baselineCli]
  */
 import { readFileSync } from 'node:fs'
 import { request } from 'undici'
@@ -12,6 +15,7 @@ import { startCtxgate, startMockProcess } from './peers.ts'
 
 const socketCount = Number(process.argv[2] ?? 16)
 const inputMb = Number(process.argv[3] ?? 10)
+const baselineCli = process.argv[4]
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -30,13 +34,15 @@ function largeInput(seed: number): unknown[] {
   return items
 }
 
-function turn(socket: WebSocket, message: unknown): Promise<string | undefined> {
+/** Sends one message; resolves with the type of the event that ended its response and the response's id. */
+function turn(socket: WebSocket, message: unknown): Promise<{ type: string; id: string | undefined }> {
   return new Promise((resolve, reject) => {
     const onMessage = (data: Buffer): void => {
       const event = JSON.parse(String(data)) as { type?: string; response?: { id?: string } }
-      if (!['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(event.type ?? '')) return
+      const type = event.type ?? ''
+      if (!['response.completed', 'response.incomplete', 'response.failed', 'error'].includes(type)) return
       socket.off('message', onMessage)
-      resolve(event.response?.id)
+      resolve({ type, id: event.response?.id })
     }
     socket.on('message', onMessage)
     socket.once('close', (code) => reject(new Error(`closed ${code}`)))
@@ -52,17 +58,37 @@ async function metric(url: string, name: string): Promise<number> {
 
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
 
-async function measure(
-  budgets: { history: number; preparing: number } | undefined,
-  extraYaml = '',
-  label = '',
-): Promise<string> {
+/** A build to run: this one, or another checkout's dist/cli.js. */
+interface Build {
+  readonly label: string
+  readonly other?: { readonly cli: string; readonly label: string }
+}
+
+/** One ctxgate's run: its settings, and the environment it starts with. */
+interface Setup {
+  readonly budgets?: { readonly history: number; readonly preparing: number }
+  readonly yaml?: string
+  readonly label: string
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The malloc setting the container image runs with (Dockerfile): the rows "as shipped" start with it. */
+const imageMalloc = /MALLOC_MMAP_THRESHOLD_=(\d+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))
+const asShipped: Record<string, string> = imageMalloc ? { MALLOC_MMAP_THRESHOLD_: imageMalloc[1] as string } : {}
+
+async function measure(build: Build, setup: Setup): Promise<string> {
+  const { budgets, label } = setup
+  const extraYaml = setup.yaml ?? ''
   const mock = await startMockProcess()
   const configYaml =
     (budgets === undefined
       ? ''
       : `websocket:\n  maxHistoryBytes: ${budgets.history}\n  maxPreparingBytes: ${budgets.preparing}\n`) + extraYaml
-  const ctxgate = await startCtxgate(mock.url, true, { configYaml })
+  const ctxgate = await startCtxgate(mock.url, true, {
+    configYaml,
+    env: setup.env,
+    ...(build.other ? { other: build.other } : {}),
+  })
   try {
     const budget = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes_budget')
     const preparing = await metric(ctxgate.url, 'ctxgate_websocket_preparing_bytes_budget')
@@ -78,29 +104,9 @@ async function measure(
     const idle = rssMb(ctxgate.pid)
     let peak = idle
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(ctxgate.pid))), 50)
+    const outcomes = new Map<string, number>()
     const sockets = await Promise.all(
-      Array.from({ length: socketCount }, async (_, index) => {
-        const socket = new WebSocket(`${ctxgate.url.replace('http', 'ws')}/v1/responses`, {
-          headers: { authorization: 'Bearer sk-bench' },
-          maxPayload: 64 * 1024 * 1024,
-        })
-        await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
-        const id = await turn(socket, {
-          type: 'response.create',
-          model: 'gpt-4.1',
-          store: false,
-          input: largeInput(index),
-        })
-        const more = [{ type: 'message', role: 'user', content: 'and then?' }]
-        await turn(socket, {
-          type: 'response.create',
-          model: 'gpt-4.1',
-          store: false,
-          previous_response_id: id,
-          input: more,
-        })
-        return socket
-      }),
+      Array.from({ length: socketCount }, (_, index) => conversation(ctxgate.url, index, outcomes)),
     )
     await new Promise((resolve) => setTimeout(resolve, 2_000))
     clearInterval(sampler)
@@ -109,15 +115,15 @@ async function measure(
     const pauses = await metric(ctxgate.url, 'ctxgate_websocket_reads_paused_total')
     const held = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes')
     const refused = await metric(ctxgate.url, 'ctxgate_websocket_history_refused_total')
-    const live =
-      (await metric(ctxgate.url, 'nodejs_heap_size_used_bytes')) +
-      (await metric(ctxgate.url, 'nodejs_external_memory_bytes'))
+    const heap = await metric(ctxgate.url, 'nodejs_heap_size_total_bytes')
+    const external = await metric(ctxgate.url, 'nodejs_external_memory_bytes')
     for (const socket of sockets) socket.close()
 
-    const total = (budget + preparing) / 1024 / 1024
+    const total = (budget + preparing) / megabytes
+    const ends = [...outcomes].map(([type, count]) => `${count} ${type}`).join(', ')
     return (
-      `| ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB${label} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
-      `| +${(open - idle).toFixed(0)} (peak +${(peak - idle).toFixed(0)}) | ${mb(held)} MiB | ${refused} | ${mb(preparingPeak)} MiB | ${pauses} | ${mb(live)} MiB |`
+      `| ${build.label} | ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB${label} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${open.toFixed(0)} ` +
+      `| +${(open - idle).toFixed(0)} (peak +${(peak - idle).toFixed(0)}) | ${mb(held)} MiB | ${refused} | ${mb(preparingPeak)} MiB | ${pauses} | ${mb(heap)} + ${mb(external)} MiB | ${ends} |`
     )
   } finally {
     await ctxgate.stop()
@@ -125,15 +131,55 @@ async function measure(
   }
 }
 
+/** One socket: a large input, then its continuation; the socket stays open. Counts how each turn ended. */
+async function conversation(url: string, index: number, outcomes: Map<string, number>): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/v1/responses`, {
+    headers: { authorization: 'Bearer sk-bench' },
+    maxPayload: 64 * 1024 * 1024,
+  })
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+  const count = (ended: { type: string }): void => void outcomes.set(ended.type, (outcomes.get(ended.type) ?? 0) + 1)
+  const first = await turn(socket, {
+    type: 'response.create',
+    model: 'gpt-4.1',
+    store: false,
+    input: largeInput(index),
+  })
+  count(first)
+  const more = [{ type: 'message', role: 'user', content: 'and then?' }]
+  count(
+    await turn(socket, {
+      type: 'response.create',
+      model: 'gpt-4.1',
+      store: false,
+      previous_response_id: first.id,
+      input: more,
+    }),
+  )
+  return socket
+}
+
+const builds: Build[] = [
+  ...(baselineCli ? [{ label: 'baseline', other: { cli: baselineCli, label: 'baseline' } }] : []),
+  { label: 'this build' },
+]
 console.log(
   `${socketCount} WebSockets, each one response.create of ~${inputMb} MB (20 KB tool outputs), then one continuation`,
 )
 console.log(
-  '| budget: history + preparing | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | preparing, peak sampled | reads paused | heap used + external |',
+  '| build | budget: history + preparing | RSS idle (MB) | RSS peak | RSS with sockets open | growth | history held | histories refused | preparing, peak sampled | reads paused | heap total + external | turns ended |',
 )
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-console.log(
-  await measure(undefined, 'rewriteWorkers:\n  threads: 0\n', ', on the main thread (rewriteWorkers.threads 0)'),
-)
-console.log(await measure(undefined, '', ', rewrite workers (defaults)'))
-console.log(await measure({ history: 64 * 1024 * 1024, preparing: 16 * 1024 * 1024 }))
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+const megabytes = 1024 * 1024
+const setups: Setup[] = [
+  { label: ', rewrite workers (defaults), glibc malloc as it comes', env: {} },
+  { label: ', rewrite workers (defaults), as the image runs it', env: asShipped },
+  {
+    label: ', on the main thread (threads 0), as the image runs it',
+    yaml: 'rewriteWorkers:\n  threads: 0\n',
+    env: asShipped,
+  },
+  { label: ', as the image runs it', budgets: { history: 64 * megabytes, preparing: 16 * megabytes }, env: asShipped },
+]
+console.log(`as the image runs it: ${JSON.stringify(asShipped)} (the Dockerfile's malloc setting)`)
+for (const setup of setups) for (const build of builds) console.log(await measure(build, setup))

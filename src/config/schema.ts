@@ -178,8 +178,9 @@ export const configSchema = z.strictObject({
     /** In-memory size of the Responses conversations kept across all sockets; past it a socket is forwarded as sent. */
     maxHistoryBytes: z.number().int().min(0),
     /**
-     * Large client messages received and not yet prepared, across all sockets: at most this many bytes
-     * are prepared at once, and every socket stops reading while this many wait (docs/memory-budgets.md).
+     * Large client messages received and not yet prepared (and the conversations they continue), across
+     * all sockets: at most this many bytes are prepared at once, and every socket stops reading while
+     * this many wait (docs/memory-budgets.md).
      */
     maxPreparingBytes: z.number().int().min(1_048_576),
   }),

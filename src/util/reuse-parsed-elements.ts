@@ -28,6 +28,9 @@ interface MemoEntry {
 const memo = new Map<string, MemoEntry>()
 let memoChars = 0
 
+/** Texts longer than this are parsed without the memo. */
+export const reuseMaxTextChars = memoMaxChars / 2
+
 /** The characters the memo holds as keys now (for tests and the budget's own check). */
 export function reuseMemoChars(): number {
   return memoChars
@@ -41,7 +44,7 @@ export function reuseMemoChars(): number {
 export function parseReusingElements(text: string): ReusedParse | undefined {
   // A body this large would push out most of what the memo holds, and a few of them take turns
   // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
-  if (text.length > memoMaxChars / 2) return undefined
+  if (text.length > reuseMaxTextChars) return undefined
   const members = topLevelMembers(text)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}
@@ -64,7 +67,7 @@ export interface ReusedParse {
   readonly valueEnds: ReadonlyMap<number, number>
 }
 
-interface MemberSpan {
+export interface MemberSpan {
   readonly keyStart: number
   readonly keyEnd: number
   readonly valueStart: number
@@ -143,7 +146,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** The spans of a top-level object's members, or undefined when the text is not one (JSON.parse then says why). */
-function topLevelMembers(text: string): MemberSpan[] | undefined {
+export function topLevelMembers(text: string): MemberSpan[] | undefined {
   let index = skipJsonSpace(text, 0)
   if (text.charCodeAt(index) !== 0x7b) return undefined
   index = skipJsonSpace(text, index + 1)

@@ -4,9 +4,8 @@
  * be estimated and edited as a whole. Items are kept as their JSON bytes, not as parsed objects (which
  * take about four times as much), so what is counted is what is held. Pure: no I/O.
  */
+import type { ClientMessage } from './client-message.ts'
 import { HistoryBudget } from './history-budget.ts'
-
-type Json = Record<string, unknown>
 
 /** How to treat one `response.create` message. */
 export type ConversationPlan =
@@ -54,28 +53,26 @@ export class SocketConversation {
     return this.#items !== undefined
   }
 
-  plan(message: Json): ConversationPlan {
-    const previous = message['previous_response_id']
-    const own = asItems(message['input'])
+  plan(message: ClientMessage): ConversationPlan {
+    const previous = message.fields['previous_response_id']
+    const own = message.input
     if (own === undefined) return { kind: 'untracked' }
-    const ownItems = own.map(encodeItem)
     if (previous === undefined || previous === null) {
-      const input = message['input']
       return {
         kind: 'full',
-        items: ownItems,
-        bytes: sizeOf(ownItems),
-        ...(typeof input === 'string' ? { text: input } : {}),
+        items: own.items,
+        bytes: sizeOf(own.items),
+        ...(own.text !== undefined ? { text: own.text } : {}),
       }
     }
     if (typeof previous !== 'string') return { kind: 'untracked' }
     if (previous === this.#latestId) {
       if (this.#items === undefined) return { kind: 'untracked' }
-      const items = [...this.#items, ...ownItems]
-      return { kind: 'full', items, bytes: this.#bytes + sizeOf(ownItems) }
+      const items = [...this.#items, ...own.items]
+      return { kind: 'full', items, bytes: this.#bytes + sizeOf(own.items) }
     }
     // With store:false the service keeps only the socket's latest response; a stored one may exist upstream.
-    return message['store'] === false ? { kind: 'not-found', id: previous } : { kind: 'untracked' }
+    return message.fields['store'] === false ? { kind: 'not-found', id: previous } : { kind: 'untracked' }
   }
 
   /** A response finished: it becomes the one `previous_response_id` may continue. */
@@ -121,15 +118,8 @@ export function inputBytes(plan: Extract<ConversationPlan, { kind: 'full' }>): B
   return parts
 }
 
-/** A string input is one user message; a list is items; anything else is not ours to read. */
-function asItems(input: unknown): unknown[] | undefined {
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }]
-  if (input === undefined) return []
-  return Array.isArray(input) ? input : undefined
-}
-
 /** An item's JSON in a buffer of its own: a slice of Node's shared pool would keep the whole 8 KiB slab alive. */
-function encodeItem(item: unknown): Buffer {
+export function encodeItem(item: unknown): Buffer {
   const json = JSON.stringify(item) ?? 'null'
   const buffer = Buffer.allocUnsafeSlow(Buffer.byteLength(json))
   buffer.write(json)

@@ -72,3 +72,35 @@ export class PreparationGate {
     this.#onPressure(over)
   }
 }
+
+/** Messages (and conversations to prepare) smaller than this skip the gate: they cost little, and must not queue behind large ones. */
+export const gatedBytes = 256 * 1024
+
+/**
+ * One client message's place in the gate: at most one at a time, taken for the message when it
+ * arrives and swapped for a larger one when what it prepares turns out larger (a short message
+ * that continues a long conversation prepares the whole conversation).
+ */
+export class GatePlace {
+  readonly #gate: PreparationGate | undefined
+  #leave: (() => void) | undefined
+  #bytes = 0
+
+  constructor(gate: PreparationGate | undefined) {
+    this.#gate = gate
+  }
+
+  /** Holds a place for `bytes`, unless small or a place as large is held; a smaller one is given up first. */
+  async take(bytes: number): Promise<void> {
+    if (!this.#gate || bytes < gatedBytes || bytes <= this.#bytes) return
+    this.give()
+    this.#leave = await this.#gate.enter(bytes)
+    this.#bytes = bytes
+  }
+
+  give(): void {
+    this.#leave?.()
+    this.#leave = undefined
+    this.#bytes = 0
+  }
+}

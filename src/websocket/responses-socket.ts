@@ -1,13 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { CtxgateError } from '../errors.ts'
-import { parseKeepingNumbers } from '../util/exact-numbers.ts'
-import { isJsonObject } from '../util/json.ts'
 import type { PrepareBody, Prepared } from '../request/prepared.ts'
 import type { LengthRefusal } from '../providers/length-refusal.ts'
 import { socketFormat } from '../providers/registry.ts'
-import { inputBytes, SocketConversation } from './conversation.ts'
+import { readClientMessage, type ClientMessage } from './client-message.ts'
+import { inputBytes, SocketConversation, type ConversationPlan } from './conversation.ts'
 import type { HistoryBudget } from './history-budget.ts'
-import type { PreparationGate } from './preparation-gate.ts'
+import { GatePlace, type PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
 import { asCreateMessage, modelLabel, parseObject, withInput } from './socket-messages.ts'
@@ -25,9 +24,6 @@ export interface ResponsesSocketDeps extends TurnDeps {
   /** Shared by every socket: bounds the large messages being parsed and prepared at once. */
   readonly preparationGate?: PreparationGate
 }
-
-/** Messages smaller than this skip the gate: their parse costs little, and they must not queue behind large ones. */
-const gatedMessageBytes = 256 * 1024
 
 /** Events that may change what the socket's conversation is; anything else is only relayed and counted. */
 const interesting = /"type"\s*:\s*"(response\.(completed|incomplete|failed|output_item\.done)|error)"/
@@ -96,23 +92,20 @@ export class ResponsesSocket {
   }
 
   async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
-    const gate = this.#deps.preparationGate
-    let leave = gate && data.length >= gatedMessageBytes ? await gate.enter(data.length) : undefined
+    const place = new GatePlace(this.#deps.preparationGate)
     try {
+      await place.take(data.length)
       const relay = this.#relay as FrameRelay
-      const message = isBinary ? undefined : this.#parseClientMessage(data)
-      if (message?.['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
+      const message = isBinary ? undefined : this.#readClientMessage(data)
+      if (message?.fields['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
       // The service answers one response at a time per socket; the next waits for this one's end (outside the gate).
-      if (this.#turn && !this.#turn.done && leave && gate) {
-        leave()
-        await this.idle()
-        leave = await gate.enter(data.length)
-      } else await this.idle()
-      await this.#startTurn(message, data)
+      if (this.#turn && !this.#turn.done) place.give()
+      await this.idle()
+      await this.#startTurn(message, data, place)
     } catch (error) {
       this.#forwardAfterFailure(data, isBinary, error)
     } finally {
-      leave?.()
+      place.give()
     }
   }
 
@@ -127,16 +120,18 @@ export class ResponsesSocket {
     ;(this.#relay as FrameRelay).toUpstream(data, isBinary)
   }
 
-  async #startTurn(message: Json, data: Buffer): Promise<void> {
+  async #startTurn(message: ClientMessage, data: Buffer, place: GatePlace): Promise<void> {
     const relay = this.#relay as FrameRelay
     const turn = new SocketTurn(++this.#turns, data.length)
     this.#turn = turn
     turn.planned(this.#conversation.plan(message))
     if (turn.plan.kind === 'not-found') {
-      turn.answeredItself({ accounting: { model: modelLabel(message['model']), refusalAvoided: false } })
+      turn.answeredItself({ accounting: { model: modelLabel(message.fields['model']), refusalAvoided: false } })
       relay.toClient(previousResponseNotFound(turn.plan.id), false)
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
+    // The message is held until it is sent, and what is prepared is the whole conversation, however short the message.
+    await place.take(Math.max(data.length, this.#preparedBytes(turn.plan)))
     const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
     if (send === undefined) return
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
@@ -145,16 +140,15 @@ export class ResponsesSocket {
   }
 
   /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */
-  #parseClientMessage(data: Buffer): Json | undefined {
-    try {
-      const parsed = parseKeepingNumbers(data.toString('utf8'))
-      if (!isJsonObject(parsed.value)) return undefined
-      // Only a response.create's literals can come back in a resend; other messages keep none.
-      if (parsed.kept && parsed.value['type'] === 'response.create') this.#restores.push(parsed.restore)
-      return parsed.value
-    } catch {
-      return undefined
-    }
+  #readClientMessage(data: Buffer): ClientMessage | undefined {
+    const message = readClientMessage(data)
+    if (message?.restore) this.#restores.push(message.restore)
+    return message
+  }
+
+  /** The bytes a turn's preparation works on: its conversation's when that is written out whole. */
+  #preparedBytes(plan: ConversationPlan): number {
+    return this.#deps.prepare && plan.kind === 'full' ? plan.bytes : 0
   }
 
   #restoreNumbers(body: Buffer): Buffer {
@@ -165,9 +159,9 @@ export class ResponsesSocket {
   }
 
   /** Runs the rewrite on the whole conversation; returns what to send, or undefined when ctxgate answered. */
-  async #prepare(turn: SocketTurn, message: Json, original: Buffer): Promise<Buffer | undefined> {
+  async #prepare(turn: SocketTurn, message: ClientMessage, original: Buffer): Promise<Buffer | undefined> {
     if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
-    const { type: _type, previous_response_id: _previous, ...fields } = message
+    const { type: _type, previous_response_id: _previous, ...fields } = message.fields
     const body = withInput(fields, inputBytes(turn.plan))
     try {
       const result = await this.#deps.prepare(body, this.#handshake)

@@ -51,4 +51,25 @@ describe('large WebSocket messages held for preparation', () => {
     expect(again.at(-1)?.['type']).toBe('response.completed')
     for (const socket of sockets) socket.close()
   })
+
+  it('prevents unbounded preparation: a short message that continues a long conversation waits for the allowance like a long one', async () => {
+    const url = `${stack.proxyUrl.replace('http', 'ws')}/v1/responses`
+    const socket = await openSocket(url, auth)
+    const first = await turn(socket, largeCreate(9, 1_200_000))
+    expect(first.at(-1)?.['type']).toBe('response.completed')
+    const previous = (first.at(-1) as { response: { id: string } }).response.id
+    const paused = await metric(stack, 'ctxgate_websocket_reads_paused_total')
+    // A few bytes, but ctxgate prepares the whole conversation (1.2 MB, past the 1 MiB allowance) to send it.
+    const next = await turn(socket, {
+      type: 'response.create',
+      model: 'gpt-4.1',
+      store: false,
+      previous_response_id: previous,
+      input: [{ type: 'message', role: 'user', content: 'and then?' }],
+    })
+    expect(next.at(-1)?.['type']).toBe('response.completed')
+    expect(await metric(stack, 'ctxgate_websocket_reads_paused_total')).toBe(paused + 1)
+    expect(await metric(stack, 'ctxgate_websocket_preparing_bytes')).toBe(0)
+    socket.close()
+  })
 })

@@ -222,6 +222,35 @@ describe('Responses over WebSocket, rewriting', () => {
     expect(sent).not.toContain('previous_response_id')
     expect(sent).toContain('"metadata":{"big":9007199254740993,"huge":1e400}')
   })
+
+  it('prevents a changed history: items read one by one from an indented, escaped message with a repeated key are resent as parsing it whole gave them', async () => {
+    const socket = await openSocket(wsUrl(stack), auth)
+    const start = [{ type: 'message', role: 'user', content: `Café / "quoted". ${'Open each file. '.repeat(80)}` }]
+    // Indented, with escapes JSON.stringify would not write (as Python's json.dumps sends them).
+    const written = JSON.stringify({ type: 'response.create', model: 'gpt-5', store: false, input: start }, null, 2)
+      .replace('é', '\\u00e9')
+      .replace(' / ', ' \\/ ')
+    // A repeated key: JSON.parse keeps the last value, in the first one's place.
+    const first = await turn(socket, `{"input": "not this one",${written.slice(1)}`)
+    const previous = (first.at(-1) as { response: { id: string } }).response.id
+    const rounds = Array.from({ length: 12 }, (_, index) => [
+      { type: 'function_call', call_id: `call_p${index}`, name: 'read', arguments: '{}' },
+      { type: 'function_call_output', call_id: `call_p${index}`, output: `entry ${index} of a long log\n`.repeat(80) },
+    ]).flat()
+    const events = await turn(socket, {
+      type: 'response.create',
+      model: 'gpt-5',
+      store: false,
+      previous_response_id: previous,
+      input: rounds,
+    })
+    expect(events.at(-1)?.['type']).toBe('response.completed')
+    socket.close()
+    const sent = stack.mock.requests.filter((request) => request.method === 'WS').at(-1)?.body ?? ''
+    expect(sent).not.toContain('previous_response_id')
+    expect(sent).toContain(JSON.stringify(start[0]))
+    expect(sent).not.toContain('not this one')
+  })
 })
 
 describe('WebSocket mechanics, against a scripted upstream', () => {
@@ -304,6 +333,24 @@ describe('WebSocket mechanics, against a scripted upstream', () => {
     )
     client.send('{"type":"response.create", broken')
     expect(await got).toEqual({ data: '{"type":"response.create", broken', binary: false })
+    client.close()
+  })
+
+  it('forwards a large response.create with one broken input item untouched, and the socket goes on', async () => {
+    const client = await openSocket(wsUrl(stack), clientAuth)
+    const { socket } = await upstream.next()
+    const items = Array.from({ length: 60 }, (_, index) =>
+      JSON.stringify({ type: 'message', content: 'x'.repeat(20_000), index }),
+    )
+    items[30] = '{"type":"message","content":tru}'
+    const broken = `{"type":"response.create","model":"gpt-5","input":[${items.join(',')}]}`
+    const received: string[] = []
+    socket.on('message', (data: RawData) => received.push(String(data)))
+    client.send(broken)
+    await eventually(() => expect(received).toHaveLength(1))
+    expect(received[0]).toBe(broken)
+    client.send('{"type":"response.cancel"}')
+    await eventually(() => expect(received).toEqual([broken, '{"type":"response.cancel"}']))
     client.close()
   })
 

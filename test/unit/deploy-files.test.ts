@@ -177,6 +177,8 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/CTXGATE_HOST=0\.0\.0\.0/)
     expect(dockerfile).toMatch(/^EXPOSE 8787$/m)
     expect(dockerfile).toMatch(/npm prune --omit=dev/)
+    // A fixed malloc threshold: large bodies' buffers go back to the system when freed (docs/memory-budgets.md).
+    expect(dockerfile).toMatch(/MALLOC_MMAP_THRESHOLD_=1048576$/m)
     expect(readFileSync(join(root, '.dockerignore'), 'utf8')).toMatch(/^node_modules$/m)
   })
 })

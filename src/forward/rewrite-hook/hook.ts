@@ -1,21 +1,16 @@
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
-import type { PrepareBody, PrepareResult, Prepared } from '../../request/prepared.ts'
+import type { PrepareBody, PrepareResult } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
 import { chatFormat } from '../../providers/registry.ts'
 import { runPipeline, type PipelineOutcome } from '../../rewrite/pipeline.ts'
-import { identify } from '../../session/identity.ts'
-import { sessionKind } from '../../session/session-kind.ts'
-import { HoldoutArms } from '../../session/holdout-arm.ts'
-import { planCalibrated } from './calibrated-plan.ts'
-import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
-import { RewriteFollowUp, usageOnly } from './follow-up.ts'
-import type { ChatSummary, HookRequest, RewriteHookDeps } from './hook-request.ts'
-import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
+import { firstUserMessage, HoldoutArms } from '../../session/holdout-arm.ts'
+import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
+import { planCalibrated } from './calibrated-plan.ts'
+import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
 import { pipelineInput } from './pipeline-input.ts'
+import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
-import { tooLong } from './refusal.ts'
-import { accountingFor, controlAccounting, requestLog, sessionArmOf, type SessionArm } from './request-accounting.ts'
 import { bodyToSend } from './serialize.ts'
 import { writeBack } from './write-back.ts'
 
@@ -33,67 +28,56 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
   }
 }
 
-async function prepareChat(request: HookRequest): Promise<PrepareResult> {
-  const { deps, format, incoming } = request
+/** A large body is read and planned in a worker thread, any other here; the rest of the preparation is the same. */
+function prepareChat(request: HookRequest): Promise<PrepareResult> {
+  const { deps } = request
   if (deps.workers && request.original.length >= deps.config.rewriteWorkers.aboveBytes)
-    return prepareInWorker(request, deps.workers, { again: prepareChat, control: controlForward })
-  const read = await readChat(request)
-  if (read.kind === 'untouched') return read.result
-  const { json, view, large } = read.chat
-  const hints = format.adapter.sessionHints(json, view)
-  const identity = identify(incoming, hints, deps.config.auth.tokens.length > 0)
-  const kind = hints.agent === undefined ? undefined : sessionKind(identity.limitScope, view.model, hints.agent)
-  const session = sessionArmOf(request, read.chat, identity.sessionId, kind)
-  if (session.arm === 'control') return controlForward(request, read.chat, session)
-  await refreshCalibration(deps, view.model, identity.limitScope, identity.conversationKey)
-  const { state, finishedLengths } = await loadConversation(request, read.chat, identity.conversationKey, kind)
-  const sized = { key: identity.conversationKey, unedited: promptTokens(view) }
-  const now = (deps.now ?? Date.now)()
-  const input = pipelineInput(request, read.chat, identity.limitScope)
+    return prepareInWorker(request, deps.workers, prepareChat)
+  return prepareWith(request, inlineSteps(request), prepareChat)
+}
+
+/** Reading and planning the body on this thread: the parsed body is kept between the two. */
+function inlineSteps(request: HookRequest): PreparationSteps {
+  let chat: ReadChat | undefined
+  return {
+    async read() {
+      const read = await readChat(request)
+      if (read.kind === 'untouched') return read
+      chat = read.chat
+      const { json, view } = read.chat
+      return {
+        kind: 'chat',
+        chat: read.chat,
+        hints: request.format.adapter.sessionHints(json, view),
+        promptTokens: promptTokens(view),
+        firstUser: () => firstUserMessage(json),
+      }
+    },
+    plan: (inputs) => planHere(request, chat as ReadChat, inputs),
+  }
+}
+
+async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs): Promise<PlanStep> {
+  const { deps, format } = request
+  const { scope, state, now, finishedLengths, sized } = inputs
+  const input = pipelineInput(request, chat, scope)
   const plan = (factor: number): PipelineOutcome =>
     runPipeline({ ...input, memory: state, factor, now, finishedLengths })
   const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
-    deps.calibration.factor(view.model, { ...sized, ...sentAfterEdits }, identity.limitScope),
+    deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )
-  const compaction = compactionRequestOf(json)
-  const log = requestLog(identity.sessionId, (state?.requests ?? 0) + 1, outcome, compaction)
-  const accounting = accountingFor(view.model, session, outcome, compaction)
-  if (outcome.kind === 'too-long')
-    return { kind: 'reject', error: tooLong(request, read.chat, input.limits, outcome), log, accounting }
-  const applied = writeBack(request, read.chat, outcome, identity.clientSessionId, compaction !== undefined)
+  const compaction = compactionRequestOf(chat.json)
+  const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0, compaction }
+  if (outcome.kind === 'too-long') return { ...planned, kind: 'too-long', outcome }
+  const applied = writeBack(request, chat, outcome, inputs.clientSessionId, compaction !== undefined)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
-  if (large && applied.changed) await yieldToOtherRequests()
-  const requests = (state?.requests ?? 0) + 1
-  await saveState(deps, identity.conversationKey, nextState(outcome.next, applied.tail, requests, now, kind), state)
-  // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
-  const unsentNote = outcome.noteOn ? 0 : (input.note?.tokens ?? 0)
-  const sentEstimate = outcome.report.estimatedAfter / factor - unsentNote
-  const body = bodyToSend(request, read.chat, applied, hideUsageChunk)
-  const sent = { sentEstimate, sized, planned: outcome.report.estimatedAfter, state, bytes: body.length }
-  const prepared: Prepared = {
-    body,
+  if (chat.large && applied.changed) await yieldToOtherRequests()
+  const written = {
+    body: () => bodyToSend(request, chat, applied, hideUsageChunk),
     headers: applied.headers,
-    log,
-    followUp: new RewriteFollowUp(request, read.chat, identity.limitScope, sent, prepareChat),
+    tail: applied.tail,
+    breakpoints: applied.breakpoints,
     hideUsageChunk,
-    accounting:
-      applied.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: applied.breakpoints },
   }
-  return { kind: 'forward', prepared }
-}
-
-/**
- * A control session's request: the client's own bytes and headers, nothing added (no edits, no
- * markers, no cache key, no usage option), metered like any other. No refit: it is not helped.
- */
-function controlForward(request: HookRequest, chat: ChatSummary, session: SessionArm): PrepareResult {
-  return {
-    kind: 'forward',
-    prepared: {
-      body: request.original,
-      followUp: usageOnly(request.format, { body: chat.json, headers: request.incoming }),
-      log: { session: session.sessionId, rewrite: 'holdout', arm: 'control' },
-      accounting: controlAccounting(chat.view.model, session),
-    },
-  }
+  return { ...planned, kind: 'written', outcome, written }
 }

@@ -5,10 +5,9 @@ import { summarizeLedger } from '../../rewrite/economy/ledger.ts'
 import type { PipelineOutcome } from '../../rewrite/pipeline.ts'
 import type { Refetch } from '../../rewrite/refetch.ts'
 import { clientRuleOf } from '../../session/client-rule.ts'
-import { firstUserMessage, type Arm } from '../../session/holdout-arm.ts'
+import type { Arm } from '../../session/holdout-arm.ts'
 import { firstHeader } from '../../util/headers.ts'
-import type { ChatSummary, HookRequest, ReadChat } from './hook-request.ts'
-import { promptTokens } from '../../rewrite/prompt-tokens.ts'
+import type { ChatSummary, HookRequest } from './hook-request.ts'
 import type { Rewritten } from './write-back.ts'
 
 /** What the record reads of a plan: its outcome, edits aside (a worker thread keeps them). */
@@ -23,23 +22,10 @@ export interface SessionArm {
   readonly client: Accounting['client']
 }
 
-/** The session's holdout arm (drawn once per session) and the client whose own compaction rule ctxgate knows. */
-export function sessionArmOf(
-  request: HookRequest,
-  chat: ReadChat,
-  sessionId: string,
-  kind: string | undefined,
-): SessionArm {
-  return sessionArmFrom(
-    request,
-    chat,
-    { tokens: promptTokens(chat.view), firstUser: () => firstUserMessage(chat.json) },
-    sessionId,
-    kind,
-  )
-}
-
-/** The same from a summary of the request (a worker thread read it): its prompt estimate and first user message given. */
+/**
+ * The session's holdout arm (drawn once per session) and the client whose own compaction rule ctxgate
+ * knows, from what was read of the request (here or in a worker thread): its prompt estimate and first user message.
+ */
 export function sessionArmFrom(
   request: HookRequest,
   chat: ChatSummary,

@@ -1,0 +1,148 @@
+import type { ConversationRequest } from '../../calibration/calibration.ts'
+import type { CompactingClient } from '../../model-call/compaction-request.ts'
+import type { SessionHints } from '../../providers/adapter-contract.ts'
+import type { PrepareResult, Prepared } from '../../request/prepared.ts'
+import type { RequestLimits } from '../../rewrite/pipeline.ts'
+import { identify } from '../../session/identity.ts'
+import type { ConversationState } from '../../session/session-store.ts'
+import { sessionKind } from '../../session/session-kind.ts'
+import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
+import { RewriteFollowUp, usageOnly } from './follow-up.ts'
+import type { ChatSummary, HookRequest } from './hook-request.ts'
+import { tooLong } from './refusal.ts'
+import {
+  accountingFor,
+  controlAccounting,
+  requestLog,
+  sessionArmFrom,
+  type PlannedOutcome,
+  type SessionArm,
+} from './request-accounting.ts'
+
+/** A body read: the hook's answer when it leaves it alone, else what its bookkeeping reads of the chat. */
+export type ReadStep =
+  | { readonly kind: 'untouched'; readonly result: PrepareResult }
+  | {
+      readonly kind: 'chat'
+      readonly chat: ChatSummary
+      readonly hints: SessionHints
+      /** The unedited prompt's estimate. */
+      readonly promptTokens: number
+      /** Only called when the holdout draws a new session's arm. */
+      readonly firstUser: () => string
+    }
+
+/** What the plan reads besides the body: the conversation's state, as the main thread loaded it. */
+export interface PlanInputs {
+  readonly scope: string
+  readonly state: ConversationState | undefined
+  readonly finishedLengths: readonly number[]
+  readonly sized: ConversationRequest
+  readonly now: number
+  readonly clientSessionId: string
+}
+
+/** A plan and, unless the request is too long, what it wrote. */
+export type PlanStep = {
+  readonly factor: number
+  readonly limits: RequestLimits
+  /** Tokens the system note adds where it goes (0 when off or already there). */
+  readonly noteTokens: number
+  readonly compaction: CompactingClient | undefined
+} & (
+  | { readonly kind: 'too-long'; readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }> }
+  | {
+      readonly kind: 'written'
+      readonly outcome: Exclude<PlannedOutcome, { kind: 'too-long' }>
+      readonly written: Written
+    }
+)
+
+/** What a plan wrote into the body. */
+export interface Written {
+  /** The bytes to send; asked for once the conversation's state is saved. */
+  readonly body: () => Buffer
+  readonly headers: Readonly<Record<string, string>>
+  readonly tail: number | undefined
+  readonly breakpoints: number | undefined
+  readonly hideUsageChunk: boolean
+}
+
+/** The one step the two ways of preparing differ in: reading and planning the body here, or in a worker thread. */
+export interface PreparationSteps {
+  read(): Promise<ReadStep>
+  plan(inputs: PlanInputs): Promise<PlanStep>
+}
+
+/**
+ * A chat request's preparation: identity, holdout arm, calibration, the conversation's state read
+ * and saved, accounting and the too-long answer, with `steps` reading and planning the body. What
+ * holds state (the session store, the calibration, the holdout arms) is used here, on the main
+ * thread, whichever way the body is read. `again` prepares a refit.
+ */
+export async function prepareWith(
+  request: HookRequest,
+  steps: PreparationSteps,
+  again: (request: HookRequest) => Promise<PrepareResult>,
+): Promise<PrepareResult> {
+  const { deps, incoming } = request
+  const read = await steps.read()
+  if (read.kind === 'untouched') return read.result
+  const { chat } = read
+  const identity = identify(incoming, read.hints, deps.config.auth.tokens.length > 0)
+  const scope = identity.limitScope
+  const kind = read.hints.agent === undefined ? undefined : sessionKind(scope, chat.view.model, read.hints.agent)
+  const prompt = { tokens: read.promptTokens, firstUser: read.firstUser }
+  const session = sessionArmFrom(request, chat, prompt, identity.sessionId, kind)
+  if (session.arm === 'control') return controlForward(request, chat, session)
+  await refreshCalibration(deps, chat.view.model, scope, identity.conversationKey)
+  const { state, finishedLengths } = await loadConversation(request, chat, identity.conversationKey, kind)
+  const sized = { key: identity.conversationKey, unedited: read.promptTokens }
+  const now = (deps.now ?? Date.now)()
+  const planned = await steps.plan({
+    scope,
+    state,
+    finishedLengths,
+    sized,
+    now,
+    clientSessionId: identity.clientSessionId,
+  })
+  const requests = (state?.requests ?? 0) + 1
+  const log = requestLog(identity.sessionId, requests, planned.outcome, planned.compaction)
+  const accounting = accountingFor(chat.view.model, session, planned.outcome, planned.compaction)
+  if (planned.kind === 'too-long')
+    return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
+  const { outcome, written } = planned
+  await saveState(deps, identity.conversationKey, nextState(outcome.next, written.tail, requests, now, kind), state)
+  // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
+  const unsentNote = outcome.noteOn ? 0 : planned.noteTokens
+  const sentEstimate = outcome.report.estimatedAfter / planned.factor - unsentNote
+  const body = written.body()
+  const sent = { sentEstimate, sized, planned: outcome.report.estimatedAfter, state, bytes: body.length }
+  const prepared: Prepared = {
+    body,
+    headers: written.headers,
+    log,
+    followUp: new RewriteFollowUp(request, chat, scope, sent, again),
+    hideUsageChunk: written.hideUsageChunk,
+    accounting:
+      written.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: written.breakpoints },
+  }
+  return { kind: 'forward', prepared }
+}
+
+/**
+ * A control session's request: the client's own bytes and headers, nothing added (no edits, no
+ * markers, no cache key, no usage option), metered like any other. No refit: it is not helped.
+ */
+function controlForward(request: HookRequest, chat: ChatSummary, session: SessionArm): PrepareResult {
+  return {
+    kind: 'forward',
+    prepared: {
+      body: request.original,
+      followUp: usageOnly(request.format, { body: chat.json, headers: request.incoming }),
+      log: { session: session.sessionId, rewrite: 'holdout', arm: 'control' },
+      accounting: controlAccounting(chat.view.model, session),
+    },
+  }
+}
