@@ -47,7 +47,20 @@ export const weights = {
   cjk: 1.25,
   otherScript: 0.75,
   astral: 1.5,
+  /**
+   * Per character of a long run as random as base64 or hex (a case or digit switch every few
+   * characters): BPE vocabularies split such runs into pieces of 1.4–1.8 characters (docs/estimates.md).
+   */
+  randomRunChar: 0.75,
+  /** BPE vocabularies split numbers into groups of at most three digits: each group after a number's first. */
+  digitGroup: 0.6,
+  /** A space before a number is a token of its own: vocabularies merge a leading space into words, not digits. */
+  spaceBeforeDigits: 1,
 } as const
+
+/** A run this long with a switch every four characters or more often is random, not words. */
+const randomRunMinLength = 16
+const randomRunCharsPerSwitch = 4
 
 export function estimateTextTokens(text: string): number {
   let wordRuns = 0
@@ -59,14 +72,42 @@ export function estimateTextTokens(text: string): number {
   let cjk = 0
   let otherScript = 0
   let surrogates = 0
+  let randomRunExtra = 0
+  let runStart = 0
+  let runSwitches = 0
+  let digitGroups = 0
+  let runDigitGroups = 0
+  let spacesBeforeDigits = 0
+  let digitsInRun = 0
   let previous = 0
   for (let index = 0; index < text.length; index++) {
     const kind = classOf[text.charCodeAt(index)] as number
     if (kind <= DIGIT) {
       wordChars++
-      if (previous > DIGIT || previous === 0) wordRuns++
-      else if (previous !== kind && !(previous === UPPER && kind === LOWER)) switches++
-    } else if (kind === SPACE) {
+      if (previous > DIGIT || previous === 0) {
+        wordRuns++
+        runStart = index
+        runSwitches = 0
+        runDigitGroups = 0
+      } else if (previous !== kind && !(previous === UPPER && kind === LOWER)) {
+        switches++
+        runSwitches++
+      }
+      if (kind === DIGIT) {
+        if (previous !== DIGIT) {
+          digitsInRun = 0
+          if (previous === SPACE) spacesBeforeDigits++
+        } else if (++digitsInRun % 3 === 0) {
+          digitGroups++
+          runDigitGroups++
+        }
+      }
+      previous = kind
+      continue
+    }
+    if (previous !== 0 && previous <= DIGIT)
+      randomRunExtra += randomRunCorrection(index - runStart, runSwitches, runDigitGroups)
+    if (kind === SPACE) {
       if (previous === SPACE) extraSpaces++
     } else if (kind === NEWLINE) newlines++
     else if (kind === PUNCT) punct++
@@ -75,6 +116,8 @@ export function estimateTextTokens(text: string): number {
     else surrogates++
     previous = kind
   }
+  if (previous !== 0 && previous <= DIGIT)
+    randomRunExtra += randomRunCorrection(text.length - runStart, runSwitches, runDigitGroups)
   return Math.ceil(
     wordRuns * weights.wordRun +
       wordChars * weights.wordChar +
@@ -84,6 +127,17 @@ export function estimateTextTokens(text: string): number {
       extraSpaces * weights.extraSpace +
       cjk * weights.cjk +
       otherScript * weights.otherScript +
-      (surrogates / 2) * weights.astral,
+      (surrogates / 2) * weights.astral +
+      digitGroups * weights.digitGroup +
+      spacesBeforeDigits * weights.spaceBeforeDigits +
+      randomRunExtra,
   )
+}
+
+/** What a random run costs beyond its word features: words split rarely, random strings every couple of characters. */
+function randomRunCorrection(length: number, runSwitches: number, runDigitGroups: number): number {
+  if (length < randomRunMinLength || runSwitches * randomRunCharsPerSwitch < length) return 0
+  const asWords =
+    weights.wordRun + length * weights.wordChar + runSwitches * weights.switch + runDigitGroups * weights.digitGroup
+  return Math.max(0, length * weights.randomRunChar - asWords)
 }
