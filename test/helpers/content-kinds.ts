@@ -27,7 +27,7 @@ const base64Of = (values: readonly number[]): string => Buffer.from(values).toSt
 const lines = (count: number, line: (index: number) => string): string =>
   Array.from({ length: count }, (_, index) => line(index)).join('\n')
 
-export const contentKinds: Readonly<Record<string, (size: number) => string>> = {
+export const contentKinds = {
   prose: (n) =>
     lines(n, (i) => `Step ${i}: the function reads the configuration, checks each field and returns a clear error.`),
   code: (n) =>
@@ -74,4 +74,4 @@ export const contentKinds: Readonly<Record<string, (size: number) => string>> = 
           .map((b) => b.toString(16).padStart(2, '0'))
           .join(' ')}`,
     ),
-}
+} satisfies Record<string, (size: number) => string>

@@ -9,9 +9,7 @@ import { contentKinds, counters } from '../helpers/content-kinds.ts'
  * as the rewrite hook sizes it, and is never under the count by more than 2%.
  */
 const model = 'claude-sonnet-4-5'
-const { prose, code, japanese, hexRun, listing, json, base64, numbers, lockfile } = contentKinds as Required<
-  typeof contentKinds
->
+const { prose, code, japanese, hexRun, listing, json, base64, numbers, lockfile } = contentKinds
 /** Easy content first (the calibration learns a low ratio), then harder kinds, each new to the conversation. */
 const steps = [
   prose(40),
