@@ -20,7 +20,7 @@ export const maxRatio = 2
 export const limitFloorShare = 0.5
 /** Learned limits remembered per process; the least recently learned go first. */
 const maxLimits = 10_000
-/** A conversation's own ratios kept (the newest sizes it; the rest keeps the shared memory's shape for replicas of an earlier build). */
+/** A conversation's own ratios kept, newest last: the newest sizes it; the store keeps the same window as before. */
 const conversationWindow = 8
 /** Conversations whose own ratios are remembered per process; the least recently answered go first. */
 const maxConversations = 10_000
