@@ -25,8 +25,8 @@ const conversationWindow = 8
 /** Conversations whose own ratios are remembered per process; the least recently answered go first. */
 const maxConversations = 10_000
 /**
- * Margin over a conversation's newest ratio: consecutive requests share almost all their content,
- * and what went upstream last time counts what it counted; the margin covers a small new step.
+ * Margin over a conversation's newest ratio: what went upstream last time counts what it counted,
+ * and the margin is room for new content a little harder than the prior assumes (docs/estimates.md).
  */
 export const conversationMargin = 1.03
 
@@ -169,8 +169,7 @@ export class Calibration {
    * with its newest ratio (one model-wide factor cannot fit a Japanese log and a JSON dump at once),
    * and what it added since with the largest of its own factor, the model's and the prior: a ratio
    * says nothing about content the upstream has not counted yet, and the model's ratios may all come
-   * from content unlike it (in a new process, from this very conversation's first request). The
-   * conversation's newest ratio + 3% is the floor (docs/estimates.md).
+   * from content unlike it (in a new process, from this very conversation's first request).
    */
   factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     return factorFrom(this.factorInputs(model, conversation?.key, scope), conversation)
@@ -233,11 +232,9 @@ export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequ
   const { modelWide, own } = inputs
   if (!own || conversation === undefined) return modelWide
   // What went upstream last time is sent again as it was (frozen edits): its newest ratio is its count.
-  const known = own.ratios[own.ratios.length - 1] ?? modelWide
-  const unseen = Math.max(known * conversationMargin, modelWide, defaultFactor)
+  const known = (own.ratios[own.ratios.length - 1] ?? modelWide) * conversationMargin
   const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
-  // The known count plus the new content at the prior bounds the count; the margin needs no room of its own.
-  return Math.max(known * conversationMargin, known * (1 - added) + unseen * added)
+  return known * (1 - added) + Math.max(known, modelWide, defaultFactor) * added
 }
 
 /**

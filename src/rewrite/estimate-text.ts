@@ -52,33 +52,26 @@ export const weights = {
    * characters): BPE vocabularies split such runs into pieces of 1.4–1.8 characters (docs/estimates.md).
    */
   randomRunChar: 0.75,
-  /** BPE vocabularies split numbers into groups of at most three digits: each group after a number's first. */
-  digitGroup: 0.6,
-  /** A space before a number is a token of its own: vocabularies merge a leading space into words, not digits. */
-  spaceBeforeDigits: 1,
 } as const
 
 /** A run this long with a switch every four characters or more often is random, not words. */
 const randomRunMinLength = 16
 const randomRunCharsPerSwitch = 4
 // Module constants: read in the loop once per character, cheaper than the object's properties.
-const { wordRun, wordChar, punct, newline, extraSpace, cjk, otherScript, astral, digitGroup, spaceBeforeDigits } =
-  weights
+const { wordRun, wordChar, punct, newline, extraSpace, cjk, otherScript, astral } = weights
 const switchWeight = weights.switch
 
 export function estimateTextTokens(text: string): number {
   let tokens = 0
   let previous = 0
-  // The current word run: where it started, the estimate before it, its switches, its digits in the current group.
+  // The current word run: where it started, the estimate before it, its switches.
   let runStart = 0
   let beforeRun = 0
   let runSwitches = 0
-  let digitsInGroup = 0
   for (let index = 0; index < text.length; index++) {
     const kind = classOf[text.charCodeAt(index)] as number
     if (kind <= DIGIT) {
       if (previous > DIGIT || previous === 0) {
-        if (kind === DIGIT && previous === SPACE) tokens += spaceBeforeDigits
         runStart = index
         beforeRun = tokens
         runSwitches = 0
@@ -88,13 +81,6 @@ export function estimateTextTokens(text: string): number {
         tokens += switchWeight
       }
       tokens += wordChar
-      if (kind === DIGIT) {
-        if (previous !== DIGIT) digitsInGroup = 1
-        else if (++digitsInGroup > 3) {
-          digitsInGroup = 1
-          tokens += digitGroup
-        }
-      }
     } else {
       // A word run just ended: only one with switches and some length can be random.
       if (previous <= DIGIT && runSwitches > 0 && index - runStart >= randomRunMinLength)

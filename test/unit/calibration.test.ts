@@ -143,12 +143,9 @@ describe('calibration per conversation', () => {
     const modelWide = 1.3 * 1.02
     expect(calibration.factor(model, sized('prose-session', 10_000))).toBeCloseTo(own)
     // A quarter of the next prompt is new.
-    // What went upstream before counts at exactly its newest ratio, the new quarter at the model's factor.
     expect(calibration.factor(model, sized('prose-session', 10_000 + 10_000 / 3))).toBeCloseTo(
-      1.05 * 0.75 + modelWide * 0.25,
+      own * 0.75 + modelWide * 0.25,
     )
-    // A small step is sized at the conversation's own ratio and margin, which covers it.
-    expect(calibration.factor(model, sized('prose-session', 10_100))).toBeCloseTo(own)
     // A conversation already sized above the model stays at its own.
     await calibration.record(model, 10_000, 14_000, 'scope', sized('denser', 10_000))
     expect(calibration.factor(model, sized('denser', 20_000))).toBeCloseTo(1.4 * 1.03)
@@ -160,17 +157,15 @@ describe('calibration per conversation', () => {
     const own = 0.8 * 1.03
     expect(calibration.factor(model)).toBeCloseTo(0.8 * 1.02)
     expect(calibration.factor(model, sized('prose-session', 10_000))).toBeCloseTo(own)
-    expect(calibration.factor(model, sized('prose-session', 20_000))).toBeCloseTo(0.8 * 0.5 + defaultFactor * 0.5)
+    expect(calibration.factor(model, sized('prose-session', 20_000))).toBeCloseTo(own * 0.5 + defaultFactor * 0.5)
   })
 
   it('weighs new content against what went upstream, not against the client’s prompt before edits', async () => {
     const calibration = new Calibration()
     // ctxgate cleared 6,000 of the client's 10,000 estimated tokens; the edits stay frozen.
     await calibration.record(model, 4_000, 4_000, 'scope', sized('edited', 10_000))
-    // 2,000 new tokens are a third of what goes upstream next (not a sixth of the client's prompt,
-    // which the conversation's own margin would cover).
-    expect(calibration.factor(model, sized('edited', 12_000))).toBeCloseTo((2 / 3) * 1 + defaultFactor / 3)
-    expect((5 / 6) * 1 + defaultFactor / 6).toBeLessThan(1.03)
+    // 1,000 new tokens are a fifth of what goes upstream next (not a eleventh of the client's prompt).
+    expect(calibration.factor(model, sized('edited', 11_000))).toBeCloseTo(1.03 * 0.8 + defaultFactor * 0.2)
   })
 
   it('counts a whole prompt as new when the client rewrote its history to something smaller', async () => {
