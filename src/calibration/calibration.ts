@@ -20,13 +20,13 @@ export const maxRatio = 2
 export const limitFloorShare = 0.5
 /** Learned limits remembered per process; the least recently learned go first. */
 const maxLimits = 10_000
-/** A conversation's own ratios kept: its newest answers, which share most of their content with the next request. */
+/** A conversation's own ratios kept, newest last: the newest sizes it; the store keeps the same window as before. */
 const conversationWindow = 8
 /** Conversations whose own ratios are remembered per process; the least recently answered go first. */
 const maxConversations = 10_000
 /**
- * Margin over a conversation's largest recent ratio. Consecutive requests of one conversation share
- * almost all their content, so its own ratio moves little; the margin covers what a new step adds.
+ * Margin over a conversation's newest ratio: what went upstream last time counts what it counted,
+ * and the margin is room for new content a little harder than the prior assumes (docs/estimates.md).
  */
 export const conversationMargin = 1.03
 
@@ -166,10 +166,10 @@ export class Calibration {
   /**
    * Estimates times this are an upper bound on the real count. Before a conversation's first answer
    * the model's factor sizes everything. After it, what the conversation sent last time is sized
-   * with its own recent ratios (one model-wide factor cannot fit a Japanese log and a JSON dump at
-   * once), and what it added since with the largest of its own factor, the model's and the prior:
-   * a ratio says nothing about content the upstream has not counted yet, and the model's ratios may
-   * all come from content unlike it (in a new process, from this very conversation's first request).
+   * with its newest ratio (one model-wide factor cannot fit a Japanese log and a JSON dump at once),
+   * and what it added since with the largest of its own factor, the model's and the prior: a ratio
+   * says nothing about content the upstream has not counted yet, and the model's ratios may all come
+   * from content unlike it (in a new process, from this very conversation's first request).
    */
   factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     return factorFrom(this.factorInputs(model, conversation?.key, scope), conversation)
@@ -231,9 +231,10 @@ export interface FactorInputs {
 export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequest): number {
   const { modelWide, own } = inputs
   if (!own || conversation === undefined) return modelWide
-  const seen = Math.max(...own.ratios) * conversationMargin
+  // What went upstream last time is sent again as it was (frozen edits): its newest ratio is its count.
+  const known = (own.ratios[own.ratios.length - 1] ?? modelWide) * conversationMargin
   const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
-  return seen * (1 - added) + Math.max(seen, modelWide, defaultFactor) * added
+  return known * (1 - added) + Math.max(known, modelWide, defaultFactor) * added
 }
 
 /**

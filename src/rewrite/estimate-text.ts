@@ -47,43 +47,61 @@ export const weights = {
   cjk: 1.25,
   otherScript: 0.75,
   astral: 1.5,
+  /**
+   * Per character of a long run as random as base64 or hex (a case or digit switch every few
+   * characters): BPE vocabularies split such runs into pieces of 1.4–1.8 characters (docs/estimates.md).
+   */
+  randomRunChar: 0.75,
 } as const
 
+/** A run this long with a switch every four characters or more often is random, not words. */
+const randomRunMinLength = 16
+const randomRunCharsPerSwitch = 4
+// Module constants: read in the loop once per character, cheaper than the object's properties.
+const { wordRun, wordChar, punct, newline, extraSpace, cjk, otherScript, astral } = weights
+const switchWeight = weights.switch
+
 export function estimateTextTokens(text: string): number {
-  let wordRuns = 0
-  let wordChars = 0
-  let switches = 0
-  let punct = 0
-  let newlines = 0
-  let extraSpaces = 0
-  let cjk = 0
-  let otherScript = 0
-  let surrogates = 0
+  let tokens = 0
   let previous = 0
+  // The current word run: where it started, the estimate before it, its switches.
+  let runStart = 0
+  let beforeRun = 0
+  let runSwitches = 0
   for (let index = 0; index < text.length; index++) {
     const kind = classOf[text.charCodeAt(index)] as number
     if (kind <= DIGIT) {
-      wordChars++
-      if (previous > DIGIT || previous === 0) wordRuns++
-      else if (previous !== kind && !(previous === UPPER && kind === LOWER)) switches++
-    } else if (kind === SPACE) {
-      if (previous === SPACE) extraSpaces++
-    } else if (kind === NEWLINE) newlines++
-    else if (kind === PUNCT) punct++
-    else if (kind === CJK) cjk++
-    else if (kind === OTHER_SCRIPT) otherScript++
-    else surrogates++
+      if (previous > DIGIT || previous === 0) {
+        runStart = index
+        beforeRun = tokens
+        runSwitches = 0
+        tokens += wordRun
+      } else if (previous !== kind && !(previous === UPPER && kind === LOWER)) {
+        runSwitches++
+        tokens += switchWeight
+      }
+      tokens += wordChar
+    } else {
+      // A word run just ended: only one with switches and some length can be random.
+      if (previous <= DIGIT && runSwitches > 0 && index - runStart >= randomRunMinLength)
+        tokens += randomRunExtra(index - runStart, runSwitches, tokens - beforeRun)
+      if (kind === SPACE) {
+        if (previous === SPACE) tokens += extraSpace
+      } else if (kind === NEWLINE) tokens += newline
+      else if (kind === PUNCT) tokens += punct
+      else if (kind === CJK) tokens += cjk
+      else if (kind === OTHER_SCRIPT) tokens += otherScript
+      else tokens += astral / 2
+    }
     previous = kind
   }
-  return Math.ceil(
-    wordRuns * weights.wordRun +
-      wordChars * weights.wordChar +
-      switches * weights.switch +
-      punct * weights.punct +
-      newlines * weights.newline +
-      extraSpaces * weights.extraSpace +
-      cjk * weights.cjk +
-      otherScript * weights.otherScript +
-      (surrogates / 2) * weights.astral,
-  )
+  if (previous !== 0 && previous <= DIGIT && runSwitches > 0 && text.length - runStart >= randomRunMinLength)
+    tokens += randomRunExtra(text.length - runStart, runSwitches, tokens - beforeRun)
+  return Math.ceil(tokens)
+}
+
+/** What a random run costs beyond its word features: words split rarely, random strings every couple of characters. */
+function randomRunExtra(length: number, runSwitches: number, asWords: number): number {
+  if (runSwitches * randomRunCharsPerSwitch < length) return 0
+  return Math.max(0, length * weights.randomRunChar - asWords)
 }

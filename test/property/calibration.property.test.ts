@@ -1,6 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Calibration, defaultFactor, maxRatio, minRatio } from '../../src/calibration/calibration.ts'
+import {
+  Calibration,
+  conversationMargin,
+  defaultFactor,
+  factorFrom,
+  maxRatio,
+  minRatio,
+} from '../../src/calibration/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
 const scope = 'tenant:a'
@@ -84,6 +91,51 @@ describe('calibration when the request also makes a batch', () => {
         },
       ),
       { numRuns: 300 },
+    )
+  })
+})
+
+describe('calibration from a conversation’s memory', () => {
+  const lesson = fc.record({
+    ratios: fc.array(fc.double({ min: minRatio, max: maxRatio, noNaN: true }), { minLength: 1, maxLength: 8 }),
+    unedited: fc.integer({ min: 0, max: 200_000 }),
+    sent: fc.integer({ min: 1, max: 200_000 }),
+  })
+  const modelWide = fc.double({ min: minRatio, max: maxRatio * 1.02, noNaN: true })
+
+  it('sizes between its newest ratio + 3% and the prior for new content', () => {
+    fc.assert(
+      fc.property(lesson, modelWide, fc.integer({ min: 0, max: 300_000 }), (own, wide, unedited) => {
+        const factor = factorFrom({ modelWide: wide, own }, { key: 'c', unedited })
+        const known = (own.ratios[own.ratios.length - 1] as number) * conversationMargin
+        expect(factor).toBeGreaterThanOrEqual(known * (1 - 1e-12))
+        expect(factor).toBeLessThanOrEqual(Math.max(known, wide, defaultFactor) * (1 + 1e-12))
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('never sizes lower for more new content or for a batch that leaves less of the old (the re-plan only rises)', () => {
+    fc.assert(
+      fc.property(
+        lesson,
+        modelWide,
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (own, wide, added, more, cleared) => {
+          const unedited = own.unedited + added
+          const factor = (request: { unedited: number; sentAfterEdits?: number }): number =>
+            factorFrom({ modelWide: wide, own }, { key: 'c', ...request })
+          expect(factor({ unedited: unedited + more })).toBeGreaterThanOrEqual(factor({ unedited }) * (1 - 1e-12))
+          const after = (own.sent + added) * (1 - cleared)
+          if (after > 0)
+            expect(factor({ unedited, sentAfterEdits: after })).toBeGreaterThanOrEqual(
+              factor({ unedited }) * (1 - 1e-12),
+            )
+        },
+      ),
+      { numRuns: 500 },
     )
   })
 })

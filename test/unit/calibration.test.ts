@@ -174,6 +174,17 @@ describe('calibration per conversation', () => {
     expect(calibration.factor(model, sized('compacted', 3_000))).toBeCloseTo(defaultFactor)
   })
 
+  it('sizes what went upstream before at its newest ratio, so a conversation getting easier is not held at its old high', async () => {
+    const calibration = new Calibration()
+    for (const [sent, actual] of [
+      [10_000, 8_000],
+      [20_000, 14_000],
+      [40_000, 24_000],
+    ] as const)
+      await calibration.record(model, sent, actual, 'scope', sized('easier', sent))
+    expect(calibration.factor(model, sized('easier', 40_000))).toBeCloseTo(0.6 * 1.03)
+  })
+
   it('keeps only a conversation’s newest answers, so it follows the content it sends now', async () => {
     const calibration = new Calibration()
     await calibration.record(model, 10_000, 15_000, 'scope', sized('session', 10_000))
