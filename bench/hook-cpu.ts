@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url'
 import { resolve } from 'node:path'
-import { largeConversation, smallRequest } from './latency-bodies.ts'
+import { largeRequest, smallRequest } from './latency-bodies.ts'
 
 const requests = Number(process.argv[2] ?? 400)
 const baselineDist = process.argv[3]
@@ -44,17 +44,7 @@ const hooks: [string, Awaited<ReturnType<typeof hookFrom>>][] = [
 if (baselineDist) hooks.push(['baseline', await hookFrom(baselineDist, 'js')])
 const bodies = [
   ['2 KB', Buffer.from(JSON.stringify(smallRequest))],
-  [
-    '300 KB / 150 rounds',
-    Buffer.from(
-      JSON.stringify({
-        model: 'claude-sonnet-4-5',
-        max_tokens: 64,
-        metadata: { user_id: 'bench-large' },
-        messages: largeConversation(),
-      }),
-    ),
-  ],
+  ['300 KB / 150 rounds', Buffer.from(JSON.stringify(largeRequest()))],
 ] as const
 const headers = { 'user-agent': 'bench' }
 const batch = 20

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Agent, request } from 'undici'
-import { largeConversation, smallRequest } from './latency-bodies.ts'
+import { largeRequest, smallRequest } from './latency-bodies.ts'
 import { percentile, startCtxgate, startMockProcess, startNodeFloor, type Target } from './peers.ts'
 
 const rounds = Number(process.argv[2] ?? 300)
@@ -31,12 +31,7 @@ const proxies: (Target & { readonly pid: number })[] = [
 delete process.env['NODE_OPTIONS']
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 16 })
 
-const large = {
-  model: 'claude-sonnet-4-5',
-  max_tokens: 64,
-  metadata: { user_id: 'bench-large' },
-  messages: largeConversation(),
-}
+const large = largeRequest()
 const cases = [
   { label: '2 KB JSON', body: JSON.stringify(smallRequest) },
   { label: '2 KB stream', body: JSON.stringify({ ...smallRequest, stream: true }) },

@@ -6,7 +6,7 @@ export const smallRequest = {
   messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
 }
 
-export function largeConversation(): unknown[] {
+function largeConversation(): unknown[] {
   const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
   for (let round = 0; round < 150; round++) {
     const id = `toolu_${round}`
@@ -29,4 +29,19 @@ export function largeConversation(): unknown[] {
     })
   }
   return messages
+}
+
+/** The large request: that conversation as a Messages call. */
+export function largeRequest(): {
+  model: string
+  max_tokens: number
+  metadata: { user_id: string }
+  messages: unknown[]
+} {
+  return {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    metadata: { user_id: 'bench-large' },
+    messages: largeConversation(),
+  }
 }

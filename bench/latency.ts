@@ -13,7 +13,7 @@
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
-import { largeConversation, smallRequest } from './latency-bodies.ts'
+import { largeRequest, smallRequest } from './latency-bodies.ts'
 import { loadTool, runLoad } from './load.ts'
 import {
   cpuTimeMs,
@@ -51,12 +51,7 @@ const agents = new Map(
 )
 
 const small = smallRequest
-const large = {
-  model: 'claude-sonnet-4-5',
-  max_tokens: 64,
-  metadata: { user_id: 'bench-large' },
-  messages: largeConversation(),
-}
+const large = largeRequest()
 const cases = [
   { label: '2 KB, JSON', body: JSON.stringify(small), stream: false },
   { label: '2 KB, stream', body: JSON.stringify({ ...small, stream: true }), stream: true },
