@@ -75,8 +75,8 @@ describe('the cache-priced economy through the pipeline', () => {
   })
 
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
-    // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than the 8 requests a session at
-    // request 15 is sure of (the prior's 35% quantile) pay back.
+    // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than the 6 requests a session at
+    // request 15 is sure of (the prior's 30% quantile) pay back.
     const heavy = viewOf(rounds(40, 2_400), { headTokens: 60_000 })
     const outcome = run(heavy, session(15))
     expect(outcome.batch).toMatchObject({ reason: 'pays_back' })

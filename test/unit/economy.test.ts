@@ -68,8 +68,8 @@ describe('cadence', () => {
     expect(cadence).toEqual({
       requestsSoFar: 5,
       expectedRemaining: 5,
-      // The 35% quantile of the scale-free prior: 5 × 0.35 / 0.65.
-      conservativeRemaining: (5 * 0.35) / 0.65,
+      // The 30% quantile of the scale-free prior: 5 × 0.3 / 0.7.
+      conservativeRemaining: (5 * 0.3) / 0.7,
       growthPerRequest: 2_000,
       pausesOver5m: 0.5,
       pausesOver1h: 0.25,

@@ -31,8 +31,8 @@ export interface Cadence {
   readonly pausesOver1h: number
 }
 
-/** A batch must pay back within the remaining length 65% of sessions like it reach (default; the policy may set its own). */
-export const forecastQuantile = 0.35
+/** A batch must pay back within the remaining length 70% of sessions like it reach (default; the policy may set its own). */
+export const forecastQuantile = 0.3
 /** Finished sessions needed before they outweigh the session's own history. */
 export const finishedSessionsNeeded = 5
 const fiveMinutes = 5 * 60_000

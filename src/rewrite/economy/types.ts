@@ -127,6 +127,6 @@ export const defaultEconomyPolicy: EconomyPolicy = {
   margin: 0.25,
   horizonCap: 200,
   maxNeedHazard: belowBudgetMaxHazard,
-  forecastQuantile: 0.35,
+  forecastQuantile: 0.3,
   maxPaybackRequests: cadenceHistory,
 }
