@@ -15,6 +15,12 @@ const maxLineChars = 200
 /** The kept lines together stay under this share of the output, so a fold of a short output still saves most of it. */
 const maxKeptShare = 0.25
 
+/**
+ * …and under this many characters: every later request carries them. Without it Claude Code's 150-step
+ * loop billed 0.990× direct against 0.944× with it; the replays at 64k kept the same events (BENCHMARKS.md).
+ */
+const maxKeptChars = 600
+
 /** The kept lines, in their order in the output, trimmed; none when no line names anything distinctive. */
 export function linesToKeep(lines: readonly string[], totalChars: number): string[] {
   const ranked = lines
@@ -25,7 +31,7 @@ export function linesToKeep(lines: readonly string[], totalChars: number): strin
   let chars = 0
   for (const entry of ranked) {
     if (kept.length === maxKeptLines) break
-    if (chars + entry.line.length > totalChars * maxKeptShare) continue
+    if (chars + entry.line.length > Math.min(totalChars * maxKeptShare, maxKeptChars)) continue
     kept.push(entry)
     chars += entry.line.length
   }

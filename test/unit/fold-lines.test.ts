@@ -40,6 +40,16 @@ describe('the lines a fold keeps whole', () => {
     expect(linesToKeep([`src/a.ts ${'z'.repeat(300)}`, ...filler], 100_000)).toEqual([])
   })
 
+  it('keeps under 600 characters however long the output, since every later request carries them', () => {
+    // Eight 150-character lines naming paths, in an output far larger than four times their length.
+    const distinctive = Array.from({ length: 8 }, (_, at) => `Error in src/module_${at}/file.ts: ${'x'.repeat(110)}`)
+    const lines = [...distinctive, ...Array.from({ length: 2_000 }, () => 'plain words of the log')]
+    const kept = linesToKeep(lines, lines.join('\n').length)
+    expect(kept.length).toBeGreaterThan(0)
+    expect(kept.join('').length).toBeLessThanOrEqual(600)
+    expect(kept.length).toBeLessThan(distinctive.length)
+  })
+
   it('a fold names the kept lines verbatim, and says nothing more when no line is distinctive', () => {
     const text = [...filler, 'Error: cannot find module src/config/load-config.ts', ...filler].join('\n')
     const summary = foldSummary(text)
