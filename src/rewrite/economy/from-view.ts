@@ -5,7 +5,7 @@
  */
 import { callsOfView, hazardOf, resultRiskAges } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
-import { clearedNoteFor, foldSummary } from '../notes.ts'
+import { clearedNoteFor, foldSummaryOf } from '../notes.ts'
 import { frozenDropKeepFrom, frozenResults, restoredResults } from '../frozen.ts'
 import { roundsOf } from '../rounds.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
@@ -84,7 +84,8 @@ const maxFoldEntries = 50_000
 function foldTokens(hash: string, text: string, estimator: TokenEstimator): number {
   let tokens = foldTokensByHash.get(hash)
   if (tokens === undefined) {
-    tokens = estimator.text(foldSummary(text))
+    // The planner's own summary of this content (memoized there too): one fold summary per result, not two.
+    tokens = estimator.text(foldSummaryOf({ hash, text }))
     foldTokensByHash.set(hash, tokens)
     if (foldTokensByHash.size > maxFoldEntries) foldTokensByHash.delete(foldTokensByHash.keys().next().value as string)
   }
