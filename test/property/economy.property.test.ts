@@ -58,6 +58,7 @@ const cadenceArbitrary: fc.Arbitrary<Cadence> = fc.record({
   requestsSoFar: fc.integer({ min: 1, max: 200 }),
   expectedRemaining: fc.integer({ min: 0, max: 300 }),
   conservativeRemaining: fc.double({ min: 0, max: 300, noNaN: true }),
+  averageRemainingWithinCap: fc.double({ min: 0, max: 16, noNaN: true }),
   growthPerRequest: fc.integer({ min: 0, max: 20_000 }),
   pausesOver5m: fc.double({ min: 0, max: 1, noNaN: true }),
   pausesOver1h: fc.constant(0),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { conservativeRemaining, quantileOf } from '../../src/rewrite/economy/cadence.ts'
+import { averageRemainingWithin, conservativeRemaining, quantileOf } from '../../src/rewrite/economy/cadence.ts'
 import {
   ledgerKept,
   realizationOf,
@@ -86,5 +86,23 @@ describe('the conservative forecast of the remaining length', () => {
   it('blends finished sessions in by how many there are', () => {
     const prior = (10 * 0.15) / 0.85
     expect(conservativeRemaining(10, [50, 50], 0.15)).toBeCloseTo(0.4 * 40 + 0.6 * prior, 10)
+  })
+})
+
+describe('the average remaining length, counted up to a cap', () => {
+  it('takes the prior’s mean of min(remaining, cap) with nothing else known: n·ln(1 + cap/n)', () => {
+    expect(averageRemainingWithin(16, [], 16)).toBeCloseTo(16 * Math.log(2), 10)
+    // A long session is unlikely to end within the cap: its average comes close to the cap itself.
+    expect(averageRemainingWithin(1_000, [], 16)).toBeGreaterThan(15.8)
+    expect(averageRemainingWithin(1_000, [], 16)).toBeLessThan(16)
+  })
+
+  it('fits what finished sessions of the kind did after n, counting those that stopped at n as none', () => {
+    // Five sessions went on past request 10, by 5, 10, 20, 30 and 40: counted up to 16 that is 5, 10, 16, 16, 16.
+    const lengths = [15, 20, 30, 40, 50]
+    expect(averageRemainingWithin(10, lengths, 16)).toBeCloseTo(63 / 5, 10)
+    expect(averageRemainingWithin(10, [...lengths, 10, 10, 3], 16)).toBeCloseTo(63 / 7, 10)
+    // Fewer than five are blended with the prior by how many there are.
+    expect(averageRemainingWithin(10, [50, 50], 16)).toBeCloseTo(0.4 * 16 + 0.6 * 10 * Math.log1p(1.6), 10)
   })
 })

@@ -70,6 +70,8 @@ describe('cadence', () => {
       expectedRemaining: 5,
       // The 30% quantile of the scale-free prior: 5 × 0.3 / 0.7.
       conservativeRemaining: (5 * 0.3) / 0.7,
+      // The prior's mean of min(remaining, 16): 5 × ln(1 + 16 / 5).
+      averageRemainingWithinCap: 5 * Math.log1p(16 / 5),
       growthPerRequest: 2_000,
       pausesOver5m: 0.5,
       pausesOver1h: 0.25,
@@ -106,6 +108,7 @@ const steady: Cadence = {
   requestsSoFar: 40,
   expectedRemaining: 40,
   conservativeRemaining: 40,
+  averageRemainingWithinCap: 16,
   growthPerRequest: 2_500,
   pausesOver5m: 0,
   pausesOver1h: 0,
@@ -205,6 +208,22 @@ describe('break-even decision', () => {
     if (made.kind !== 'batch') throw new Error('expected a batch')
     expect(decide(Math.ceil(made.paybackRequests))).toMatchObject({ kind: 'batch' })
     expect(decide(Math.floor(made.paybackRequests))).toEqual({ kind: 'none', reason: 'no_payback_in_time' })
+  })
+
+  it('makes a batch that pays back within the conservative forecast only if it clearly pays on average', () => {
+    const decide = (averageRemainingWithinCap: number) =>
+      decideBatch({
+        conversation: conversation(40, 2_400),
+        cadence: { ...steady, averageRemainingWithinCap },
+        prices: defaultMultipliers,
+        policy,
+      })
+    const made = decide(16)
+    if (made.kind !== 'batch') throw new Error('expected a batch')
+    // The margin asks the average saving to repay the rewrite and a quarter more; the payback alone is not enough.
+    const clearly = (1 + policy.margin) * made.paybackRequests
+    expect(decide(clearly * 1.01)).toMatchObject({ kind: 'batch' })
+    expect(decide(clearly * 0.99)).toEqual({ kind: 'none', reason: 'waiting_pays_more' })
   })
 
   it('reads no further than the marker the previous request kept, and prices from the head when none is known', () => {

@@ -81,6 +81,7 @@ describe('batches start where the previous request kept its marker', () => {
     requestsSoFar: 40,
     expectedRemaining: 40,
     conservativeRemaining: 40,
+    averageRemainingWithinCap: 16,
     growthPerRequest: 2_500,
     pausesOver5m: 0,
     pausesOver1h: 0,

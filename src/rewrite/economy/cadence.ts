@@ -2,6 +2,7 @@
  * How a session moves: how fast its prompt grows, how long it pauses, how many more requests it
  * will probably send. Pure: the session store hands in what it kept, nothing is read from a clock.
  */
+import { cadenceHistory } from './cadence-memory.ts'
 
 /** What the session store keeps per session (and per kind of session, for finished ones). */
 export interface CadenceInput {
@@ -15,6 +16,8 @@ export interface CadenceInput {
   readonly finishedLengths: readonly number[]
   /** The low quantile of the remaining length a batch must pay back within (default `forecastQuantile`). */
   readonly quantile?: number
+  /** Requests ahead the average counts at least up to (default `cadenceHistory`, the payback cap). */
+  readonly averageCap?: number
 }
 
 export interface Cadence {
@@ -23,6 +26,11 @@ export interface Cadence {
   readonly expectedRemaining: number
   /** Requests still to come that the session reaches with high probability (a low quantile): what a batch must pay back within. */
   readonly conservativeRemaining: number
+  /**
+   * Requests still to come on average, each session's counted up to the longer of `averageCap` and the
+   * conservative forecast: what a batch must clearly pay over (decide.ts).
+   */
+  readonly averageRemainingWithinCap: number
   /** Tokens the prompt grows by per request, before edits. */
   readonly growthPerRequest: number
   /** Share of gaps longer than 5 minutes: a 5-minute entry would have expired. */
@@ -39,13 +47,19 @@ const fiveMinutes = 5 * 60_000
 const oneHour = 60 * 60_000
 
 export function estimateCadence(input: CadenceInput): Cadence {
+  const conservative = conservativeRemaining(
+    input.requestsSoFar,
+    input.finishedLengths,
+    input.quantile ?? forecastQuantile,
+  )
   return {
     requestsSoFar: input.requestsSoFar,
     expectedRemaining: expectedRemaining(input.requestsSoFar, input.finishedLengths),
-    conservativeRemaining: conservativeRemaining(
+    conservativeRemaining: conservative,
+    averageRemainingWithinCap: averageRemainingWithin(
       input.requestsSoFar,
       input.finishedLengths,
-      input.quantile ?? forecastQuantile,
+      Math.max(input.averageCap ?? cadenceHistory, conservative),
     ),
     growthPerRequest: median(input.growth.filter((value) => value > 0)),
     pausesOver5m: shareAbove(input.gapsMs, fiveMinutes),
@@ -88,6 +102,23 @@ export function conservativeRemaining(
   const stopped = finishedLengths.filter((length) => length === requestsSoFar).length
   if (longer.length === 0) return prior
   const fitted = quantileOf([...longer, ...Array.from({ length: stopped }, () => 0)], q)
+  const weight = Math.min(1, longer.length / finishedSessionsNeeded)
+  return weight * fitted + (1 - weight) * prior
+}
+
+/**
+ * The mean of min(requests still to come, cap). Under the scale-free prior P(more than r | lasted n) =
+ * n / (n + r) that is n·ln(1 + cap / n); finished sessions of the same kind give it directly (those that
+ * stopped by now count as 0), blended in as for the other two forecasts.
+ */
+export function averageRemainingWithin(requestsSoFar: number, finishedLengths: readonly number[], cap: number): number {
+  const own = Math.max(1, requestsSoFar)
+  const prior = own * Math.log1p(cap / own)
+  const longer = finishedLengths.filter((length) => length > requestsSoFar)
+  if (longer.length === 0) return prior
+  const stopped = finishedLengths.filter((length) => length === requestsSoFar).length
+  const fitted =
+    longer.reduce((sum, length) => sum + Math.min(cap, length - requestsSoFar), 0) / (longer.length + stopped)
   const weight = Math.min(1, longer.length / finishedSessionsNeeded)
   return weight * fitted + (1 - weight) * prior
 }

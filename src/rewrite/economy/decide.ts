@@ -73,8 +73,11 @@ export function decideBatch(input: EconomyInput): EconomyDecision {
   const base = { kind: 'batch', ids: batch.map((result) => result.id), editPoint, tokensRemoved, ...account } as const
   if (account.paybackRequests > Math.min(remaining, policy.maxPaybackRequests))
     return { kind: 'none', reason: 'no_payback_in_time' }
-  // Timing comes from the path (now, or a cheaper later point); "clearly pays" from the saving over the forecast.
-  if (path.wait < path.batchNow || account.predictedNetSaving < policy.margin * path.oneTimeCost)
+  // Timing comes from the path (now, or a cheaper later point). "Clearly pays" is judged on average
+  // over how long such sessions go on (capped like the payback): the payback test above already holds
+  // it to the conservative forecast, and asking both of one low quantile would count the risk twice.
+  const averageNet = savingPerRequest * input.cadence.averageRemainingWithinCap - path.oneTimeCost - refetchCost
+  if (path.wait < path.batchNow || averageNet < policy.margin * path.oneTimeCost)
     return { kind: 'none', reason: 'waiting_pays_more' }
   return { ...base, reason: cold ? 'cold_cache' : 'pays_back' }
 }
