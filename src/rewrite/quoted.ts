@@ -5,6 +5,7 @@
  * so when edits are forced they go last, the least recently quoted first.
  */
 import { clearRanks, maxRank } from './clear-order.ts'
+import { inUseSince } from './in-use.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView } from './types.ts'
 
@@ -70,6 +71,8 @@ export function forcedOrder(
 } {
   const ranks = clearRanks(messages)
   const quoted = lastQuoted(messages)
+  // Results whose distinctive strings the newest messages quote are in use too (in-use.ts).
+  for (const [id, index] of inUseSince(messages)) if ((quoted.get(id) ?? -1) < index) quoted.set(id, index)
   const rankOf = (result: { readonly id: string }): number =>
     quoted.has(result.id) || alsoInUse.has(result.id) ? inUseRank : (ranks.get(result.id) ?? 1)
   const inOrder = <T extends { readonly id: string }>(results: readonly T[]): T[] =>

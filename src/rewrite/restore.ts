@@ -6,6 +6,7 @@
  * many requests, quoting its read each time, so such a result is un-frozen and sent whole again.
  */
 import { callsOfView, latestReadsOf, normalPath, type ToolCall } from './clear-order.ts'
+import { inUse } from './in-use.ts'
 import { inputStrings, linesOf, minQuotedLine } from './quoted.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
@@ -52,6 +53,8 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   // Code lines come from multi-line inputs (an old_string, a file's content, a patch), as the measure
   // counts them (docs/quality.md): a one-line input such as a path or a command quotes no code.
   const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings).filter(isMultiLine)) : [])
+  // So are the results it quotes many distinctive strings of (in-use.ts).
+  for (const id of stronglyUsed(messages)) wanted.add(id)
   if (paths.length === 0 && quoted.size === 0) return wanted
   const latestReads = paths.length > 0 ? readsOfPaths(callsOfView(messages), paths) : new Set<string>()
   const holders = new Map<string, string[]>()
@@ -64,6 +67,20 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   }
   for (const ids of holders.values()) if (ids.length === 1) wanted.add(ids[0] as string)
   return wanted
+}
+
+/**
+ * The newest message quotes this many distinctive strings of a result: it is working from it. Such a
+ * result comes back below budget too, wherever it sits (issue-398 quotes 11 strings of a design
+ * document it read eight rounds before, then goes on quoting it for twenty requests).
+ */
+export const strongUse = 3
+
+/** Results the newest message quotes `strongUse` distinctive strings of. */
+export function stronglyUsed(messages: readonly MessageView[]): Set<string> {
+  const strong = new Set<string>()
+  for (const [id, count] of inUse(messages).byNewest) if (count >= strongUse) strong.add(id)
+  return strong
 }
 
 const isMultiLine = (text: string): boolean => text.includes('\n')
