@@ -38,7 +38,7 @@ export function inUse(messages: readonly MessageView[]): InUse {
   if (quoting.length > 0) {
     const before = messages.slice(0, quoting.at(-1)).flatMap((message) => message.toolResults)
     for (const index of quoting) {
-      const holdersOf = new Map<string, string[]>()
+      const holdersOf = new Map<number, string[]>()
       for (const text of quotedBy(messages[index] as MessageView)) holdersOf.set(text, [])
       for (const result of before) {
         if (result.message >= index) break
@@ -72,42 +72,42 @@ function recentCalling(messages: readonly MessageView[]): number[] {
   return found.reverse()
 }
 
-/** The distinctive strings of a message's tool inputs (code lines are quoted.ts's: matched line by line). */
-function quotedBy(message: MessageView): Set<string> {
-  const cached = quotedByHash.get(message.hash)
-  if (cached) return cached
+/** The distinctive strings of a message's tool inputs, as keys (code lines are quoted.ts's: matched line by line). */
+function quotedBy(message: MessageView): Set<number> {
   const strings = (message.toolCallInputs ?? [])
     .flatMap((input) => inputStrings(parsedInput(input)))
     .map((text) => ({ text, where: '', toolInput: false }))
-  const quoted = new Set(distinctiveStrings(strings).map((found) => found.text))
-  remember(quotedByHash, message.hash, quoted)
-  return quoted
+  return new Set(distinctiveStrings(strings).map((found) => keyOf(found.text)))
 }
 
 /**
- * The distinctive strings a result holds, each path also by every shorter tail (`src/app.ts` of
- * `/repo/src/app.ts`), since an agent names a file relative or absolute: once per content.
+ * The distinctive strings a result holds, as keys, each path also by every shorter tail of two
+ * segments or more (`src/app.ts` of `/repo/src/app.ts`: an agent names a file relative or
+ * absolute). Once per content: a session's results come back on every request.
  */
-function stringsOf(result: ToolResultView): Set<string> {
-  const cached = heldByHash.get(result.hash)
+function stringsOf(result: ToolResultView): Set<number> {
+  const cacheKey = `${result.hash}:${result.text.length}`
+  const cached = heldByContent.get(cacheKey)
   if (cached) return cached
-  const held = new Set<string>()
+  const held = new Set<number>()
   for (const found of distinctiveStrings([{ text: result.text, where: '', toolInput: false }])) {
-    held.add(found.text)
+    held.add(keyOf(found.text))
     if (found.kind !== 'path') continue
     for (let slash = found.text.indexOf('/', 1); slash >= 0; slash = found.text.indexOf('/', slash + 1))
-      if (found.text.indexOf('/', slash + 1) > slash + 1) held.add(found.text.slice(slash + 1))
+      if (found.text.indexOf('/', slash + 1) > slash + 1) held.add(keyOf(found.text.slice(slash + 1)))
   }
-  remember(heldByHash, result.hash, held)
+  heldByContent.set(cacheKey, held)
+  if (heldByContent.size > maxEntries) heldByContent.delete(heldByContent.keys().next().value as string)
   return held
 }
 
-/** Per content hash, across requests (a session's results come back on every request); the oldest go first. */
-const maxEntries = 20_000
-const quotedByHash = new Map<string, Set<string>>()
-const heldByHash = new Map<string, Set<string>>()
+/** Results remembered, the oldest dropped first: small integer keys, so no result text is kept alive by them. */
+const maxEntries = 10_000
+const heldByContent = new Map<string, Set<number>>()
 
-function remember(cache: Map<string, Set<string>>, hash: string, value: Set<string>): void {
-  cache.set(hash, value)
-  if (cache.size > maxEntries) cache.delete(cache.keys().next().value as string)
+/** FNV-1a, 30 bits: an integer V8 keeps inline in a Set. A rare collision only reorders clearing. */
+function keyOf(text: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
+  return hash & 0x3fffffff
 }

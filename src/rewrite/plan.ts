@@ -178,62 +178,32 @@ class PlanState {
     const noteTokens = this.#input.estimator.text(clearedNote)
     const { rankOf, inOrder } = forcedOrder(this.#input.view.messages, this.restores.inUse())
     // Folded results are already small: clearing them would break the prefix again for little.
-    const clearable = (result: ToolResultView, newer = false): boolean =>
+    const clearable = (result: ToolResultView): boolean =>
       !this.#replacements.has(result.id) &&
       !this.restores.isWanted(result.id) &&
-      (newer || !protectedIds.has(result.id)) &&
+      !protectedIds.has(result.id) &&
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
     for (let level = 0; level <= inUseRank && this.estimate() > target; level++) {
       const inUse = level === inUseRank
-      // Newer results the agent is not using go before one it is, and only as far as the budget.
-      if (inUse) this.#clearNewer(protectedIds, inOrder, (result) => rankOf(result) < inUseRank && clearable(result, true))
       if (fold && !inUse) this.foldOld((result) => rankOf(result) === level)
       const candidates = this.#results.filter(
         (result) => rankOf(result) === level && clearable(result) && !this.#held(result),
       )
-      // Results in use go one at a time, and only as far as the budget: the next cut may find others to take.
-      if (inUse) this.#clearInBatches(inOrder(candidates), this.#input.budget, 1)
-      else this.#clearInBatches(inOrder(candidates), target, this.#input.policy.clearBatch)
+      this.#clearInBatches(inOrder(candidates), target, inUse ? 1 : this.#input.policy.clearBatch)
     }
     // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
     const held = this.#results.filter((result) => clearable(result) && this.#held(result))
-    const inUse = (result: ToolResultView): boolean => rankOf(result) === inUseRank
     if (held.length > 0 && this.estimate() > this.#input.budget) {
       this.#clearedBehindMarker = true
-      this.#clearInBatches(inOrder(held.filter((result) => !inUse(result))), target, this.#input.policy.clearBatch)
+      this.#clearInBatches(inOrder(held), target, this.#input.policy.clearBatch)
     }
-    // Still over: what is in use before the marker and in the newest quarter, least recently quoted first.
-    this.#clearNewer(protectedIds, inOrder, (result) => clearable(result, true), held.filter(inUse))
     // Still over: what the agent's newest message uses goes too, one at a time, before whole turns do.
     const wanted = this.restores.wantedLeft(this.#results.filter((result) => !this.#replacements.has(result.id)))
     for (const result of inOrder(wanted)) {
       if (this.estimate() <= this.#input.budget) break
       if (this.restores.restoredNow(result.id)) this.#undoRestore(result)
       else if (clearable(result)) this.#replace(result, 'clear', this.#clearedNote(result), true)
-    }
-  }
-
-  /**
-   * Over budget: results of the newest quarter that `may` accepts (and those `alongside`), in clearing
-   * order, one at a time, down to the budget; never those of the newest message (the agent has not
-   * seen them yet).
-   */
-  #clearNewer(
-    protectedIds: ReadonlySet<string>,
-    inOrder: (results: readonly ToolResultView[]) => ToolResultView[],
-    may: (result: ToolResultView) => boolean,
-    alongside: readonly ToolResultView[] = [],
-  ): void {
-    if (this.estimate() <= this.#input.budget) return
-    const newest = this.#input.view.messages.length - 1
-    const newer = this.#results.filter(
-      (result) => protectedIds.has(result.id) && result.message < newest && !this.#held(result) && may(result),
-    )
-    for (const result of inOrder([...newer, ...alongside])) {
-      if (this.estimate() <= this.#input.budget) return
-      if (this.#held(result)) this.#clearedBehindMarker = true
-      this.#replace(result, 'clear', this.#clearedNote(result), true)
     }
   }
 
