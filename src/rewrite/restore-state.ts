@@ -8,7 +8,7 @@ import { frozenDropKeepFrom, restoredResults } from './frozen.ts'
 import { clearedNote } from './notes.ts'
 import type { PlanInput } from './plan-input.ts'
 import { newestWithin, type Replacement } from './plan-report.ts'
-import { stronglyUsed, wantedBack } from './restore.ts'
+import { wantedBack } from './restore.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { FrozenDecisions, FrozenDrop, FrozenResult, MessageView, RestoredResult, ToolResultView } from './types.ts'
 
@@ -22,8 +22,6 @@ export class Restores {
   readonly #reach: number
   /** What the newest message needs: kept whole when a cut is forced, unless nothing else makes room. */
   #wanted: ReadonlySet<string>
-  /** Of those, the ones it quotes many strings of: restored wherever they sit (restore.ts). */
-  readonly #strong: ReadonlySet<string>
 
   constructor(input: PlanInput, results: readonly ToolResultView[], enabled: boolean, overBudget: boolean) {
     this.#request = input.request
@@ -34,7 +32,6 @@ export class Restores {
       if (this.#restored.has(result.id) && this.#restored.get(result.id)?.hash !== result.hash)
         this.#restored.delete(result.id)
     this.#wanted = enabled ? wantedOutsideDrop(input, results, overBudget) : new Set()
-    this.#strong = enabled ? stronglyUsed(input.view.messages) : new Set()
   }
 
   isWanted(id: string): boolean {
@@ -48,7 +45,7 @@ export class Restores {
 
   /** The frozen result is wanted: un-frozen, sent whole from this request on (a new edit, like a batch). */
   restoreIfWanted(result: ToolResultView): boolean {
-    if (!this.#wanted.has(result.id) || (result.message < this.#reach && !this.#strong.has(result.id))) return false
+    if (!this.#wanted.has(result.id) || result.message < this.#reach) return false
     this.#now.set(result.id, result)
     this.#tried++
     this.#restored.set(result.id, { hash: result.hash, ...(this.#request ? { at: this.#request } : {}) })

@@ -53,8 +53,8 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
   // Code lines come from multi-line inputs (an old_string, a file's content, a patch), as the measure
   // counts them (docs/quality.md): a one-line input such as a path or a command quotes no code.
   const quoted = new Set(quotes ? linesOf(inputs.flatMap(inputStrings).filter(isMultiLine)) : [])
-  // So are the results it quotes many distinctive strings of (in-use.ts).
-  for (const id of stronglyUsed(messages)) wanted.add(id)
+  // Over budget, so are the results it quotes many distinctive strings of (in-use.ts).
+  if (quotes) for (const id of stronglyUsed(messages)) wanted.add(id)
   if (paths.length === 0 && quoted.size === 0) return wanted
   const latestReads = paths.length > 0 ? readsOfPaths(callsOfView(messages), paths) : new Set<string>()
   const holders = new Map<string, string[]>()
@@ -70,9 +70,11 @@ function wantedIn(messages: readonly MessageView[], quotes: boolean): Set<string
 }
 
 /**
- * The newest message quotes this many distinctive strings of a result: it is working from it. Such a
- * result comes back below budget too, wherever it sits (issue-398 quotes 11 strings of a design
- * document it read eight rounds before, then goes on quoting it for twenty requests).
+ * The newest message quotes this many distinctive strings that only this result holds: it is working
+ * from it (issue-398 quotes 11 strings of a design document a forced cut cleared, then goes on quoting
+ * it for twenty requests). Over budget such a result comes back; below budget, where a restore far back
+ * rewrites the cache, it did not pay: on the long replays it took the bill from 0.860x to 0.887x
+ * careful direct for 2 events fewer of 90 (BENCHMARKS.md, "Needed but hidden").
  */
 export const strongUse = 3
 
