@@ -5,8 +5,7 @@
  * shows an agent that has just quoted a read goes on quoting it (issue-398 quotes one design
  * document in 12 of its 27 requests), so when edits are forced such results go last.
  */
-import { distinctiveStrings } from './distinctive.ts'
-import { inputStrings } from './quoted.ts'
+import { distinctiveStrings, inputStrings } from './distinctive.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 

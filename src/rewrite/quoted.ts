@@ -5,6 +5,7 @@
  * so when edits are forced they go last, the least recently quoted first.
  */
 import { clearRanks, maxRank } from './clear-order.ts'
+import { inputStrings } from './distinctive.ts'
 import { inUseSince } from './in-use.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView } from './types.ts'
@@ -43,14 +44,6 @@ export function linesOf(texts: readonly string[]): string[] {
       if (line.length >= minQuotedLine) lines.push(line)
     }
   return lines
-}
-
-/** Every string in a tool input, however deeply nested. */
-export function inputStrings(value: unknown): string[] {
-  if (typeof value === 'string') return [value]
-  if (Array.isArray(value)) return value.flatMap(inputStrings)
-  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(inputStrings)
-  return []
 }
 
 /** Results the agent has quoted since it fetched them go after every clearing class. */

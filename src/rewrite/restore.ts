@@ -7,7 +7,8 @@
  */
 import { callsOfView, latestReadsOf, normalPath, type ToolCall } from './clear-order.ts'
 import { inUse } from './in-use.ts'
-import { inputStrings, linesOf, minQuotedLine } from './quoted.ts'
+import { inputStrings } from './distinctive.ts'
+import { linesOf, minQuotedLine } from './quoted.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 

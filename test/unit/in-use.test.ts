@@ -151,7 +151,9 @@ describe('the planner with results in use', () => {
   })
 
   it('over budget, leaves it frozen when the newest message quotes it only once', () => {
-    const weak = calls.map((call): NamedCall => (call[0] === 'e1' ? edit('e1', 'src/phase.ts', 'scenarioContext') : call))
+    const weak = calls.map((call): NamedCall =>
+      call[0] === 'e1' ? edit('e1', 'src/phase.ts', 'scenarioContext') : call,
+    )
     const outcome = planRewrite({
       view: viewWithCalls(weak, 1_000),
       decisions: frozenD,

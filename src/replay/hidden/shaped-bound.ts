@@ -47,7 +47,9 @@ function fewestOverCuts(
   const always = [history[0] as Message, ...(newest > 0 ? [history[newest] as Message] : [])]
   // Message 0 and the newest stay whole; every other message keeps its text and calls.
   const base = upstreamCount(conversation, always)
-  const fixedTokens = history.map((message, at) => (at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message)))
+  const fixedTokens = history.map((message, at) =>
+    at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message),
+  )
   const alwaysText = allText(always.map((message) => message.content))
   // For each needed string, the newest kept-for-sure message (text or calls) showing it: a cut past it hides it.
   const shownUpTo = needed.map((text) => {
@@ -80,7 +82,9 @@ function fewestOverCuts(
     const carriers: Carrier[] = []
     for (const result of results) {
       if (result.at < cut) continue
-      const shows = new Set(result.shows.flatMap((which) => (openIndex.has(which) ? [openIndex.get(which) as number] : [])))
+      const shows = new Set(
+        result.shows.flatMap((which) => (openIndex.has(which) ? [openIndex.get(which) as number] : [])),
+      )
       if (shows.size > 0) carriers.push({ tokens: result.tokens, text: result.text, shows })
     }
     const open = [...openIndex.keys()].map((which) => needed[which] as string)
