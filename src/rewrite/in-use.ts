@@ -6,6 +6,7 @@
  * document in 12 of its 27 requests), so when edits are forced such results go last.
  */
 import { distinctiveStrings, inputStrings } from './distinctive.ts'
+import { hashText } from './hash.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 
@@ -36,22 +37,14 @@ export function inUse(messages: readonly MessageView[]): InUse {
   const newest = messages.findLastIndex((message) => message.role === 'assistant')
   if (quoting.length > 0) {
     const before = messages.slice(0, quoting.at(-1)).flatMap((message) => message.toolResults)
-    for (const index of quoting) {
-      const holdersOf = new Map<number, string[]>()
-      for (const text of quotedBy(messages[index] as MessageView)) holdersOf.set(text, [])
-      for (const result of before) {
-        if (result.message >= index) break
-        const held = stringsOf(result)
-        for (const [text, holders] of holdersOf) if (held.has(text)) holders.push(result.id)
-      }
-      for (const holders of holdersOf.values()) {
+    for (const index of quoting)
+      for (const holders of holdersOf(messages[index] as MessageView, index, before)) {
         if (holders.length > maxHolders) continue
         for (const id of holders) {
           since.set(id, index)
           if (index === newest && holders.length === 1) byNewest.set(id, (byNewest.get(id) ?? 0) + 1)
         }
       }
-    }
   }
   const answer = { since, byNewest }
   answers.set(messages, answer)
@@ -60,6 +53,36 @@ export function inUse(messages: readonly MessageView[]): InUse {
 
 /** The planner asks once per plan pass over the same message list: kept per list, not past it. */
 const answers = new WeakMap<readonly MessageView[], InUse>()
+
+/**
+ * For each distinctive string the message at `index` quotes, the results before it holding it. The
+ * history before a message does not change as the session grows, so the answer is kept per message
+ * and the results it was asked over: a message stays among the newest four for several requests.
+ */
+function holdersOf(message: MessageView, index: number, results: readonly ToolResultView[]): string[][] {
+  let count = 0
+  while (count < results.length && (results[count] as ToolResultView).message < index) count++
+  const last = results[count - 1]
+  // The inputs themselves, not the message's hash: an adapter's hash may cover less than they do.
+  const inputs = hashText(JSON.stringify(message.toolCallInputs ?? []))
+  const cacheKey = `${inputs}:${index}:${count}:${last?.id ?? ''}:${last?.hash ?? ''}:${last?.text.length ?? 0}`
+  const cached = holdersByMessage.get(cacheKey)
+  if (cached) return cached
+  const holders = new Map<number, string[]>()
+  for (const key of quotedBy(message)) holders.set(key, [])
+  if (holders.size > 0)
+    for (const result of results.slice(0, count)) {
+      const held = stringsOf(result)
+      for (const [key, ids] of holders) if (held.has(key)) ids.push(result.id)
+    }
+  const answer = [...holders.values()].filter((ids) => ids.length > 0)
+  holdersByMessage.set(cacheKey, answer)
+  if (holdersByMessage.size > maxMessages) holdersByMessage.delete(holdersByMessage.keys().next().value as string)
+  return answer
+}
+
+const maxMessages = 2_000
+const holdersByMessage = new Map<string, string[][]>()
 
 /** The newest assistant messages that make calls, oldest first. */
 function recentCalling(messages: readonly MessageView[]): number[] {
