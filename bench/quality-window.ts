@@ -11,6 +11,7 @@ import { basename } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadRecordingFile } from '../src/replay/importers/load-recording.ts'
 import { hindsightBound } from '../src/replay/hidden/bound.ts'
+import { shapedBound } from '../src/replay/hidden/shaped-bound.ts'
 import { eventsPer100, shareWithEvents, type HiddenTally } from '../src/replay/hidden/tally.ts'
 import { runName } from '../src/replay/report/rows.ts'
 import { directLabel, replayConversation, type ReplayOptions, type Variant } from '../src/replay/run-replay.ts'
@@ -50,6 +51,9 @@ interface Row {
   /** The hindsight bound's events, and the requests it cannot send either. */
   readonly boundEvents: number
   readonly boundRefused: number
+  /** The same with ctxgate's edits only (shaped-bound.ts): results go, a prefix of messages goes, the agent's own calls stay. */
+  readonly shapedEvents: number
+  readonly shapedRefused: number
 }
 
 /** ctxgate's default budget, as a share of the window (config/default.yaml). */
@@ -67,6 +71,7 @@ for (const file of positionals) {
     })
     const forced = await replayConversation(conversation, { ...base, window: Number(values.window), variants })
     const bound = hindsightBound(conversation, Number(values.window) * budgetShare)
+    const shaped = shapedBound(conversation, Number(values.window) * budgetShare)
     for (const variant of variants) {
       const summary = forced.summaries[variant.label]
       const tally = forced.hidden?.[variant.label]
@@ -81,6 +86,8 @@ for (const file of positionals) {
         careful: careful.summaries[directLabel]?.billedEquivalentInput ?? Number.NaN,
         boundEvents: bound.events,
         boundRefused: bound.refused,
+        shapedEvents: shaped.events,
+        shapedRefused: shaped.refused,
       })
     }
   }
@@ -101,6 +108,7 @@ const cells = (row: Row): string[] => [
   String(row.tally.events),
   eventsPer100(row.tally).toFixed(1),
   `${row.boundEvents} (${row.boundRefused} refused)`,
+  `${row.shapedEvents} (${row.shapedRefused} refused)`,
   `${(shareWithEvents(row.tally) * 100).toFixed(1)}%`,
   share(row.tally.byRisk, row.tally.events),
   share(row.tally.byFate, row.tally.events),
@@ -138,6 +146,8 @@ const total = (variant: string, sentWhole = false): Row => {
     careful: sum((row) => row.careful),
     boundEvents: sum((row) => row.boundEvents),
     boundRefused: sum((row) => row.boundRefused),
+    shapedEvents: sum((row) => row.shapedEvents),
+    shapedRefused: sum((row) => row.shapedRefused),
   }
 }
 
@@ -145,8 +155,8 @@ console.log(
   `${positionals.length} recordings, window ${values.window}, careful direct at ${values['careful-window']}, rolling marks, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 )
 console.log(
-  '| run | variant | sent | refused | hidden events | hidden / 100 sent | bound: fewest events (requests it cannot send) | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
+  '| run | variant | sent | refused | hidden events | hidden / 100 sent | bound: fewest events (requests it cannot send) | bound with ctxgate’s edits | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
 )
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
 for (const row of [...rows, ...variants.flatMap((variant) => [total(variant.label), total(variant.label, true)])])
   console.log(`| ${cells(row).join(' | ')} |`)

@@ -5,6 +5,8 @@
  * so when edits are forced they go last, the least recently quoted first.
  */
 import { clearRanks, maxRank } from './clear-order.ts'
+import { inputStrings } from './distinctive.ts'
+import { inUseSince } from './in-use.ts'
 import { parsedInput } from './tool-kind.ts'
 import type { MessageView } from './types.ts'
 
@@ -44,14 +46,6 @@ export function linesOf(texts: readonly string[]): string[] {
   return lines
 }
 
-/** Every string in a tool input, however deeply nested. */
-export function inputStrings(value: unknown): string[] {
-  if (typeof value === 'string') return [value]
-  if (Array.isArray(value)) return value.flatMap(inputStrings)
-  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(inputStrings)
-  return []
-}
-
 /** Results the agent has quoted since it fetched them go after every clearing class. */
 export const inUseRank = maxRank + 1
 
@@ -70,6 +64,8 @@ export function forcedOrder(
 } {
   const ranks = clearRanks(messages)
   const quoted = lastQuoted(messages)
+  // Results whose distinctive strings the newest messages quote are in use too (in-use.ts).
+  for (const [id, index] of inUseSince(messages)) if ((quoted.get(id) ?? -1) < index) quoted.set(id, index)
   const rankOf = (result: { readonly id: string }): number =>
     quoted.has(result.id) || alsoInUse.has(result.id) ? inUseRank : (ranks.get(result.id) ?? 1)
   const inOrder = <T extends { readonly id: string }>(results: readonly T[]): T[] =>

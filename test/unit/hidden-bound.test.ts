@@ -4,6 +4,7 @@ import { countTextTokens } from '../../src/mock/token-count.ts'
 import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { promptBlocks } from '../../src/mock/anthropic-messages.ts'
 import { boundRequests, fewestHidden, hindsightBound } from '../../src/replay/hidden/bound.ts'
+import { shapedBound } from '../../src/replay/hidden/shaped-bound.ts'
 
 const read = (id: string, path: string): Message => ({
   role: 'assistant',
@@ -101,6 +102,61 @@ describe('hindsight bound on needed-but-hidden', () => {
           if (kept.reduce((sum, carrier) => sum + carrier.tokens, 0) > spare) return
           const shown = new Set(kept.flatMap((carrier) => [...carrier.shows]))
           expect(fewestHidden(last, room)).toBeLessThanOrEqual(last.open.length - shown.size)
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+})
+
+describe('hindsight bound with ctxgate’s edits', () => {
+  it('keeps the agent’s own calls: a long one leaves no room for the read the free bound keeps', () => {
+    const longCall: Message = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'notes.md', content: filler } }],
+    }
+    // The long call comes after the read that holds the string: no prefix cut drops it and keeps the read.
+    const messages: Message[] = [
+      ...history.slice(0, 3),
+      longCall,
+      result('w1', 'written'),
+      read('r2', 'src/b.ts'),
+      result('r2', 'short'),
+      edit('e1', 'src/a.ts', 'alpha_needed + 1'),
+    ]
+    const free = hindsightBound(conversationOf(messages), 1_000_000)
+    const requests = boundRequests(conversationOf(messages))
+    const last = requests.at(-1) as NonNullable<(typeof requests)[number]>
+    // Room for the mandatory part and the small read, not for the long Write call as well.
+    const room = last.mandatoryTokens + countTextTokens('const alpha_needed = 1') + 5
+    expect(hindsightBound(conversationOf(messages), room).perRequest.at(-1)).toBe(0)
+    expect(shapedBound(conversationOf(messages), room).perRequest.at(-1)).toBe(1)
+    expect(shapedBound(conversationOf(messages), 1_000_000)).toMatchObject({ events: 0, refused: free.refused })
+  })
+
+  it('is never below the free bound, and never refuses less (property)', () => {
+    const word = fc.constantFrom('alpha_one', 'beta_two', 'gamma_three', 'delta_four')
+    const text = fc.array(word, { minLength: 1, maxLength: 4 }).map((words) => words.join(' '))
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(text, fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 8 }),
+        text,
+        fc.integer({ min: 20, max: 400 }),
+        (rounds, quoted, room) => {
+          const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'Go.' }] }]
+          rounds.forEach(([output, pad], index) => {
+            messages.push(read(`t${index}`, `dir/f${index}.txt`))
+            messages.push(result(`t${index}`, `${output}${' pad'.repeat(pad * 5)}`))
+          })
+          messages.push(edit('final', 'dir/f0.txt', quoted))
+          const free = hindsightBound(conversationOf(messages), room)
+          const shaped = shapedBound(conversationOf(messages), room)
+          expect(shaped.refused).toBeGreaterThanOrEqual(free.refused)
+          shaped.perRequest.forEach((events, at) => {
+            const freeEvents = free.perRequest[at]
+            if (events !== undefined && freeEvents !== undefined) expect(events).toBeGreaterThanOrEqual(freeEvents)
+            if (events !== undefined) expect(freeEvents).toBeDefined()
+          })
         },
       ),
       { numRuns: 60 },

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { hiddenIn, neededStrings } from '../../src/replay/hidden/at-risk.ts'
 import { HiddenCounter } from '../../src/replay/hidden/counter.ts'
-import { distinctiveStrings, type MessageString } from '../../src/replay/hidden/distinctive.ts'
+import { distinctiveStrings, type MessageString } from '../../src/rewrite/distinctive.ts'
 
 const prose = (text: string): MessageString[] => [{ text, where: 'text', toolInput: false }]
 const found = (strings: MessageString[]): string[] => distinctiveStrings(strings).map((entry) => entry.text)

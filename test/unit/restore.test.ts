@@ -99,7 +99,8 @@ describe('what the newest message shows the agent needs again', () => {
   })
 
   it('a one-line input (a path, a command) quotes no code, however long', () => {
-    const design = `const phaseOrder = ['planning', 'design', 'implementation']\n`
+    // A line with no distinctive string in it (restore.ts's strong use needs three).
+    const design = `const phases = ['plan', 'design', 'build']\n`
     const oneLine: Call = [
       'r',
       'Bash',
@@ -183,13 +184,14 @@ describe('restore on use in the planner', () => {
   })
 
   it('below budget a quoted line alone brings nothing back; when a cut is forced it does', () => {
-    const design = `const phaseOrder = ['planning', 'design', 'implementation']\n`
+    // A line with no distinctive string in it (restore.ts's strong use needs three).
+    const design = `const phases = ['plan', 'design', 'build']\n`
     const quoting: Call = [
       'w',
       'Write',
       {
         file_path: 'src/phases.ts',
-        content: "const phaseOrder = ['planning', 'design', 'implementation']\nexport default phaseOrder",
+        content: "const phases = ['plan', 'design', 'build']\nexport default phases",
       },
       'Written.',
     ]

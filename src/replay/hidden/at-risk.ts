@@ -9,7 +9,7 @@ import { clearRisks, type ClearRisk, type ToolCall } from '../../rewrite/clear-o
 import { callTarget, type ToolKind } from '../../rewrite/tool-kind.ts'
 import type { Conversation, Message } from '../conversation.ts'
 import { fateOf, sentResults, type SourceFate } from './fate.ts'
-import { distinctiveStrings, type DistinctiveString } from './distinctive.ts'
+import { distinctiveStrings, type DistinctiveString } from '../../rewrite/distinctive.ts'
 import { agentStrings, allText, resultText } from './message-strings.ts'
 
 export interface NeededString extends DistinctiveString {

@@ -96,7 +96,7 @@ export function boundRequests(conversation: Conversation): BoundRequest[] {
 }
 
 /** The fake upstream's count of a request of these messages alone, with the conversation's system prompt and tools. */
-function upstreamCount(conversation: Conversation, messages: readonly Message[]): number {
+export function upstreamCount(conversation: Conversation, messages: readonly Message[]): number {
   const request = {
     model: conversation.model,
     ...(conversation.system ? { system: [{ type: 'text', text: conversation.system }] } : {}),

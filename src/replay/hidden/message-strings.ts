@@ -3,7 +3,7 @@
  * text and every string in its tool inputs), what tools returned, and everything in a request.
  */
 import type { Block, Message } from '../conversation.ts'
-import type { MessageString } from './distinctive.ts'
+import type { MessageString } from '../../rewrite/distinctive.ts'
 
 /** The agent's text and every string in its tool inputs, each with where it was. */
 export function agentStrings(message: Message): MessageString[] {

@@ -75,3 +75,11 @@ function isIdentifier(word: string): boolean {
 function isHexId(candidate: string): boolean {
   return /\d/.test(candidate) && /[a-f]/i.test(candidate)
 }
+
+/** Every string in a tool input, however deeply nested. */
+export function inputStrings(value: unknown): string[] {
+  if (typeof value === 'string') return [value]
+  if (Array.isArray(value)) return value.flatMap(inputStrings)
+  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(inputStrings)
+  return []
+}
