@@ -13,6 +13,11 @@ export interface ExactCounters {
   counterFor(model: string): ((text: string) => number) | undefined
   /** Resolves once the model's counter is loaded or known to be unavailable. */
   ready(model: string): Promise<void>
+  /**
+   * A public BPE vocabulary's counter for models without one of their own (docs/estimates.md): the
+   * calibration sizes new content by it. Undefined until it is loaded; the first call starts the load.
+   */
+  reference?(): ((text: string) => number) | undefined
 }
 
 /**
@@ -41,6 +46,22 @@ export class TokenEstimator {
   forModel(model: string): TokenEstimator {
     const counter = this.#exact?.counterFor(model)
     if (counter === undefined || this.exact) return this
+    let estimator = this.#byCounter.get(counter)
+    if (!estimator) {
+      estimator = new TokenEstimator(undefined, counter)
+      this.#byCounter.set(counter, estimator)
+    }
+    return estimator
+  }
+
+  /**
+   * The reference vocabulary's counter, memoised like this one, for an estimate that is not exact;
+   * undefined for an exact one (its own count is the reference) and until the vocabulary is loaded.
+   */
+  reference(): TokenEstimator | undefined {
+    if (this.exact) return undefined
+    const counter = this.#exact?.reference?.()
+    if (counter === undefined) return undefined
     let estimator = this.#byCounter.get(counter)
     if (!estimator) {
       estimator = new TokenEstimator(undefined, counter)

@@ -18,6 +18,8 @@ const asText = { disallowedSpecial: new Set<string>() }
 const loaded = new Map<OpenAIEncoding, (text: string) => number>()
 const loading = new Map<OpenAIEncoding, Promise<void>>()
 const require = createRequire(import.meta.url)
+/** The vocabulary that sizes new content for models without a public one (docs/estimates.md). */
+export const referenceEncoding: OpenAIEncoding = 'cl100k_base'
 
 export function exactCounter(encoding: OpenAIEncoding): ((text: string) => number) | undefined {
   return loaded.get(encoding)
@@ -52,5 +54,11 @@ export const openaiExactCounters: ExactCounters = {
   ready(model) {
     const encoding = openaiEncodingOf(model)
     return encoding === undefined ? Promise.resolve() : loadExactCounter(encoding)
+  },
+  reference() {
+    const counter = exactCounter(referenceEncoding)
+    // Never awaited: a request does not wait for it; until it is loaded the prior sizes new content.
+    if (counter === undefined) void loadExactCounter(referenceEncoding)
+    return counter
   },
 }
