@@ -20,6 +20,11 @@ export interface ExactCounters {
   reference?(): ((text: string) => number) | undefined
 }
 
+/** The same exact counters without the reference vocabulary: the prior alone sizes new content. */
+export function withoutReference(counters: ExactCounters): ExactCounters {
+  return { counterFor: (model) => counters.counterFor(model), ready: (model) => counters.ready(model) }
+}
+
 /**
  * Token counts memoised per string: every request re-sends the whole history, so each block's
  * text is counted once per process, not once per request. By default an estimate meant to err high;
