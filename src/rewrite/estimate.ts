@@ -15,9 +15,11 @@ export interface ExactCounters {
   ready(model: string): Promise<void>
   /**
    * A public BPE vocabulary's counter for models without one of their own (docs/estimates.md): the
-   * calibration sizes new content by it. Undefined until it is loaded; the first call starts the load.
+   * calibration sizes new content by it. Undefined until it is loaded.
    */
   reference?(): ((text: string) => number) | undefined
+  /** Resolves once the reference vocabulary is loaded (or unavailable), for a model without a vocabulary of its own. */
+  loadReference?(model: string): Promise<void>
 }
 
 /** The same exact counters without the reference vocabulary: the prior alone sizes new content. */
@@ -75,9 +77,9 @@ export class TokenEstimator {
     return estimator
   }
 
-  /** Resolves when `forModel(model)` will give the exact counter if the model has one. */
-  ready(model: string): Promise<void> {
-    return this.#exact?.ready(model) ?? Promise.resolve()
+  /** Resolves when `forModel(model)` will give the exact counter if the model has one, and `reference()` its reference if not. */
+  async ready(model: string): Promise<void> {
+    await Promise.all([this.#exact?.ready(model), this.#exact?.loadReference?.(model)])
   }
 
   text(text: string): number {

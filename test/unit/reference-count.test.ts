@@ -81,6 +81,30 @@ describe('the reference vocabulary’s count of each request', () => {
     expect(calibration.sized[0]).not.toHaveProperty('reference')
   })
 
+  it('waits for the vocabulary on the first request that needs it, so every request is counted by it', async () => {
+    let loaded = false
+    const config = loadConfig({
+      overrides: {
+        models: [{ match: '*', window: 200_000, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }],
+      },
+    })
+    const calibration = new Watched()
+    const hook = createRewriteHook({
+      config,
+      store: new MemorySessionStore(config.sessions),
+      calibration,
+      estimator: new TokenEstimator({
+        counterFor: () => undefined,
+        ready: () => Promise.resolve(),
+        reference: () => (loaded ? byFive : undefined),
+        loadReference: () => new Promise<void>((resolve) => setTimeout(() => resolve(void (loaded = true)), 20)),
+      }),
+      logger: createLogger('silent'),
+    })('anthropic-messages')
+    await hook?.(Buffer.from(JSON.stringify(messages)), {})
+    expect(calibration.sized[0]?.reference).toBeGreaterThan(0)
+  })
+
   it('is the exact count itself for a model whose vocabulary is public', async () => {
     let asked = 0
     const { hook, calibration } = hookWith(() => {

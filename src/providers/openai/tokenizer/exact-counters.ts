@@ -56,9 +56,10 @@ export const openaiExactCounters: ExactCounters = {
     return encoding === undefined ? Promise.resolve() : loadExactCounter(encoding)
   },
   reference() {
-    const counter = exactCounter(referenceEncoding)
-    // Never awaited: a request does not wait for it; until it is loaded the prior sizes new content.
-    if (counter === undefined) void loadExactCounter(referenceEncoding)
-    return counter
+    return exactCounter(referenceEncoding)
+  },
+  // Like an exact counter, the reference is loaded when the first request that needs it arrives.
+  loadReference(model) {
+    return openaiEncodingOf(model) === undefined ? loadExactCounter(referenceEncoding) : Promise.resolve()
   },
 }
