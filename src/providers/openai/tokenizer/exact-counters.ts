@@ -13,7 +13,8 @@ const asText = { disallowedSpecial: new Set<string>() }
 /**
  * Exact text counters for OpenAI's public vocabularies (gpt-tokenizer). Each vocabulary's ranks take
  * ~0.4 s and ~50 MB to load, so one is loaded the first time a request for one of its models comes,
- * not at start-up: an Anthropic-only deployment never pays for it.
+ * not at start-up: an Anthropic-only deployment never loads o200k (cl100k, the reference vocabulary
+ * that sizes new content for other models, unless `rewrite.referenceCount` is off: docs/estimates.md).
  */
 const loaded = new Map<OpenAIEncoding, (text: string) => number>()
 const loading = new Map<OpenAIEncoding, Promise<void>>()
