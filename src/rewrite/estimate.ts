@@ -1,4 +1,5 @@
 import { estimateTextTokens } from './estimate-text.ts'
+import { sampledCounter } from './sampled-count.ts'
 
 /** Shorter strings are cheaper to estimate again than to look up. */
 const memoMinLength = 256
@@ -71,7 +72,7 @@ export class TokenEstimator {
     if (counter === undefined) return undefined
     let estimator = this.#byCounter.get(counter)
     if (!estimator) {
-      estimator = new TokenEstimator(undefined, counter)
+      estimator = new TokenEstimator(undefined, sampledCounter(counter, estimateTextTokens))
       this.#byCounter.set(counter, estimator)
     }
     return estimator
