@@ -179,9 +179,10 @@ export class Calibration {
    * Estimates times this are an upper bound on the real count. Before a conversation's first answer
    * the model's factor sizes everything. After it, what the conversation sent last time is sized
    * with its newest ratio (one model-wide factor cannot fit a Japanese log and a JSON dump at once),
-   * and what it added since with the largest of its own factor, the model's and the prior: a ratio
-   * says nothing about content the upstream has not counted yet, and the model's ratios may all come
-   * from content unlike it (in a new process, from this very conversation's first request).
+   * and what it added since at most at the largest of its own factor, the model's and the prior: a
+   * ratio says nothing about content the upstream has not counted yet, and the model's ratios may
+   * all come from content unlike it. With the reference vocabulary's count, the added content is
+   * sized by that count instead where it is lower, never below the conversation's own factor.
    */
   factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     return factorFrom(this.factorInputs(model, conversation?.key, scope), conversation)
@@ -278,9 +279,10 @@ function referenceRatio(own: ConversationLesson, conversation: ConversationReque
   if (density === undefined || reference === undefined || !(reference > 0)) return undefined
   const growth = conversation.unedited - own.unedited
   // A smaller prompt than then (the client rewrote its history): all of it is new.
-  const fresh = growth >= 0 && own.reference !== undefined
-  const addedEstimate = fresh ? growth : conversation.unedited
-  const addedReference = fresh ? reference - (own.reference as number) : reference
+  const rewritten = growth < 0
+  if (!rewritten && own.reference === undefined) return undefined
+  const addedEstimate = rewritten ? conversation.unedited : growth
+  const addedReference = rewritten ? reference : reference - (own.reference as number)
   if (!(addedEstimate > 0) || !(addedReference > 0)) return undefined
   return Math.max(minRatio, (density * referenceMargin * addedReference) / addedEstimate)
 }

@@ -75,6 +75,12 @@ describe('calibration of new content by a reference vocabulary', () => {
     ).toBeCloseTo(prior, 10)
   })
 
+  it('falls back to the prior when the newest answer’s request had no reference count (read in a worker)', () => {
+    const own: ConversationLesson = { ratios: [0.7], unedited: 10_000, sent: 10_000, densities: [0.875] }
+    const factor = factorFrom({ modelWide: 0.7, own }, { key: 'c', unedited: 20_000, reference: 17_000 })
+    expect(factor).toBeCloseTo(0.7 * conversationMargin * 0.5 + defaultFactor * 0.5, 10)
+  })
+
   it('sizes a whole rewritten prompt by its reference count', () => {
     const own: ConversationLesson = {
       ratios: [0.7],
