@@ -5,7 +5,7 @@
  * reference (cl100k, memoised per string and per message). Only what is new to the process is
  * counted again, so this is the cost of new content: milliseconds per request, and the reference's
  * characters and tokens per second on it.
- * Usage: tsx bench/reference-count.ts FILE... (recordings; e.g. ../shared/traces/long/*.ctxgate.jsonl)
+ * Usage: tsx bench/reference-count.ts FILE... (recordings, e.g. the long runs: <long>/*.ctxgate.jsonl)
  */
 import { anthropicMessagesAdapter } from '../src/providers/anthropic/messages-adapter.ts'
 import { exactCounter, loadExactCounter, referenceEncoding } from '../src/providers/openai/tokenizer/exact-counters.ts'
