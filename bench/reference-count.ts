@@ -26,7 +26,11 @@ const counter = exactCounter(referenceEncoding)
 if (!counter) throw new Error(`${referenceEncoding} did not load`)
 
 const estimator = new TokenEstimator()
-const reference = new TokenEstimator({ counterFor: () => undefined, ready: () => Promise.resolve(), reference: () => counter }).reference() as TokenEstimator
+const reference = new TokenEstimator({
+  counterFor: () => undefined,
+  ready: () => Promise.resolve(),
+  reference: () => counter,
+}).reference() as TokenEstimator
 /** Every string the reference has counted, so the new characters of each request can be told. */
 const seen = new Set<string>()
 const newCharsOf = (value: unknown): number => {
