@@ -28,17 +28,38 @@ import { createRewriteHook } from '../src/forward/rewrite-hook/hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
 import { howToGetTraces } from './public-traces.ts'
 import { truthCounter, type TruthName } from './token-truth.ts'
+import type { ExactCounters } from '../src/rewrite/estimate.ts'
+import { exactCounter, loadExactCounter, referenceEncoding } from '../src/providers/openai/tokenizer/exact-counters.ts'
 
 const { values, positionals: folders } = parseArgs({
   options: {
     truth: { type: 'string', default: 'mock,o200k,cl100k' },
     worst: { type: 'string', default: '0' },
     'ctxgate-only': { type: 'boolean', default: false },
+    reference: { type: 'string', default: referenceEncoding.replace('_base', '') },
   },
   allowPositionals: true,
 })
 const truths = values.truth.split(',').filter((name): name is Truth => ['mock', 'o200k', 'cl100k'].includes(name))
 type Truth = 'mock' | TruthName
+/** The vocabulary new content is sized by (`none`: the prior alone, as before it), loaded before the first request. */
+const referenceName = values.reference
+if (!['o200k', 'cl100k', 'none'].includes(referenceName)) {
+  process.stderr.write('--reference is o200k, cl100k or none\n')
+  process.exit(2)
+}
+const referenceCounter =
+  referenceName === 'none'
+    ? undefined
+    : await loadExactCounter(`${referenceName as TruthName}_base`).then(() =>
+        exactCounter(`${referenceName as TruthName}_base`),
+      )
+/** Replays count Claude requests: no exact counter, only the reference vocabulary. */
+const counters: ExactCounters = {
+  counterFor: () => undefined,
+  ready: () => Promise.resolve(),
+  reference: () => referenceCounter,
+}
 if (folders.length === 0 || folders.some((folder) => !existsSync(folder) || !statSync(folder).isDirectory())) {
   process.stderr.write(howToGetTraces())
   process.exit(2)
@@ -86,7 +107,7 @@ async function measure(files: readonly string[], calibration: Calibration, truth
     config,
     store: new MemorySessionStore(config.sessions),
     calibration,
-    estimator: new TokenEstimator(),
+    estimator: new TokenEstimator(counters),
     logger: createLogger('silent'),
   })('anthropic-messages')
   if (!hook) throw new Error('no hook for Messages')
@@ -168,6 +189,6 @@ for (const truth of truths)
       )
     }
     console.log(
-      `${folder}, counted by ${truth === 'mock' ? 'the fake upstream' : truth}: calibrated estimate ÷ that count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2% (and the largest over, with --worst):\n${misses.join('\n')}` : ''}\n`,
+      `${folder}, counted by ${truth === 'mock' ? 'the fake upstream' : truth}, new content sized by ${referenceName === 'none' ? 'the prior alone' : `the prior and ${referenceName}`}: calibrated estimate ÷ that count − 1, requests after each conversation's first answer (${files.length} recordings):\n\n| calibration | requests | p1 | p50 | p90 | p99 | max | under by > 2% | worst | targets |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n${rows.join('\n')}${misses.length > 0 ? `\n\nUnder by more than 2% (and the largest over, with --worst):\n${misses.join('\n')}` : ''}\n`,
     )
   }

@@ -6,19 +6,29 @@
  * can be compared by running this same file in each (it needs only ./standalone-hook.ts).
  * A short session's few requests are too quick to time alone, so the last table replays many
  * 10-request sessions, each on a fresh hook, and prints the median per request.
- * Usage: tsx bench/rewrite.ts [rounds] [--passes 5] [--sessions 300]
+ * With --reference, each table also times a hook that counts every prompt by the reference
+ * vocabulary as well (docs/estimates.md), passes interleaved with the plain hook's.
+ * Usage: tsx bench/rewrite.ts [rounds] [--passes 5] [--sessions 300] [--reference]
  */
 import { parseArgs } from 'node:util'
-import { anthropicHook } from './standalone-hook.ts'
+import { anthropicHook, loadReference } from './standalone-hook.ts'
 
 const { values, positionals } = parseArgs({
-  options: { passes: { type: 'string', default: '5' }, sessions: { type: 'string', default: '300' } },
+  options: {
+    passes: { type: 'string', default: '5' },
+    sessions: { type: 'string', default: '300' },
+    reference: { type: 'boolean', default: false },
+  },
   allowPositionals: true,
 })
 const rounds = Number(positionals[0] ?? 200)
 const passes = Math.max(1, Math.floor(Number(values.passes)) || 1)
 const sessions = Math.max(1, Math.floor(Number(values.sessions)) || 1)
 const outputChars = 5_000
+/** The hooks each table times: the plain one, and with --reference the one that also counts by the reference vocabulary. */
+const variants: readonly boolean[] = values.reference ? [false, true] : [false]
+if (values.reference) await loadReference()
+const timingHeads = (head: string): string[] => (values.reference ? [head, `${head} + reference count`] : [head])
 
 function conversation(): Record<string, unknown>[] {
   const messages: Record<string, unknown>[] = [
@@ -45,8 +55,8 @@ function conversation(): Record<string, unknown>[] {
   return messages
 }
 
-async function run(window: number): Promise<string[][]> {
-  const hook = anthropicHook(window)
+async function run(window: number, reference: boolean): Promise<string[][]> {
+  const hook = anthropicHook(window, {}, { reference })
   const all = conversation()
   const rows: string[][] = []
   const marks = new Set([10, 25, 50, 100, 150, 200, rounds])
@@ -93,15 +103,30 @@ function median(samples: readonly number[]): number {
 }
 
 for (const window of [200_000, 64_000]) {
-  const runs: string[][][] = []
-  for (let pass = 0; pass < passes; pass++) runs.push(await run(window))
+  const runs = variants.map((): string[][][] => [])
+  for (let pass = 0; pass < passes; pass++)
+    for (const [variant, reference] of variants.entries()) runs[variant]?.push(await run(window, reference))
   // Median over passes of the timing columns; the rest is the same in every pass.
-  const rows = (runs[0] as string[][]).map((row, index) =>
-    row.map((cell, column) =>
-      column >= 2 && column <= 5
-        ? median(runs.map((pass) => Number((pass[index] as string[])[column]))).toFixed(0)
-        : cell,
-    ),
+  const medianRows = (passesOf: string[][][]): string[][] =>
+    (passesOf[0] as string[][]).map((row, index) =>
+      row.map((cell, column) =>
+        column >= 2 && column <= 5
+          ? median(passesOf.map((pass) => Number((pass[index] as string[])[column]))).toFixed(0)
+          : cell,
+      ),
+    )
+  const [plain, counted] = runs.map(medianRows)
+  // With --reference: the reference hook's rewrite and mean-so-far columns beside the plain hook's.
+  const rows = (plain as string[][]).map((row, index) =>
+    counted === undefined
+      ? row
+      : [
+          ...row.slice(0, 4),
+          (counted[index] as string[])[3] as string,
+          ...row.slice(4, 6),
+          (counted[index] as string[])[5] as string,
+          ...row.slice(6),
+        ],
   )
   console.log(`\nRewrite CPU per request, growing conversation, ${window.toLocaleString('en-US')}-token window (µs)`)
   console.log(
@@ -109,9 +134,9 @@ for (const window of [200_000, 64_000]) {
       'rounds',
       'body',
       'parse+serialize baseline',
-      'ctxgate rewrite',
+      ...timingHeads('ctxgate rewrite'),
       'baseline, mean so far',
-      'rewrite, mean so far',
+      ...timingHeads('rewrite, mean so far'),
       'cleared',
       'folded',
     ].join(' | '),
@@ -121,7 +146,7 @@ for (const window of [200_000, 64_000]) {
 
 // One request at a given size, cold (new conversation) and warm (the same request again: memo and frozen decisions hit).
 console.log('\nRewrite CPU for one request by conversation size, 64k window (µs)')
-console.log(['rounds', 'body', 'parse+serialize baseline', 'cold', 'warm'].join(' | '))
+console.log(['rounds', 'body', 'parse+serialize baseline', ...timingHeads('cold'), ...timingHeads('warm')].join(' | '))
 for (const size of [10, 100, 1_000]) {
   const messages = conversation().slice(0, 1)
   for (let round = 0; round < size; round++) {
@@ -140,35 +165,37 @@ for (const size of [10, 100, 1_000]) {
   }
   const body = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages }))
   const baselines: number[] = []
-  const colds: number[] = []
-  const warms: number[] = []
+  const colds = variants.map((): number[] => [])
+  const warms = variants.map((): number[] => [])
   for (let pass = 0; pass < passes; pass++) {
-    const hook = anthropicHook(64_000)
     let started = performance.now()
     Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))))
     baselines.push(performance.now() - started)
-    started = performance.now()
-    await hook(body, {})
-    colds.push(performance.now() - started)
-    started = performance.now()
-    await hook(body, {})
-    warms.push(performance.now() - started)
+    for (const [variant, reference] of variants.entries()) {
+      const hook = anthropicHook(64_000, {}, { reference })
+      started = performance.now()
+      await hook(body, {})
+      colds[variant]?.push(performance.now() - started)
+      started = performance.now()
+      await hook(body, {})
+      warms[variant]?.push(performance.now() - started)
+    }
   }
-  const [baseline, cold, warm] = [median(baselines), median(colds), median(warms)]
+  const micros = (samples: readonly number[]): string => (median(samples) * 1000).toFixed(0)
   console.log(
     [
       String(size),
       `${(body.length / 1024).toFixed(0)} KB`,
-      (baseline * 1000).toFixed(0),
-      (cold * 1000).toFixed(0),
-      (warm * 1000).toFixed(0),
+      micros(baselines),
+      ...colds.map(micros),
+      ...warms.map(micros),
     ].join(' | '),
   )
 }
 
 // Many short sessions: each a fresh hook taking a conversation from 1 to 10 rounds (hooks built before timing).
 console.log(`\nRewrite CPU per request over ${sessions} sessions of 10 requests, median of their means (µs)`)
-console.log(['window', 'ctxgate rewrite'].join(' | '))
+console.log(['window', ...timingHeads('ctxgate rewrite')].join(' | '))
 for (const window of [200_000, 64_000]) {
   const all = conversation()
   const bodies = Array.from({ length: 10 }, (_, round) =>
@@ -181,15 +208,17 @@ for (const window of [200_000, 64_000]) {
       }),
     ),
   )
-  const hooks = Array.from({ length: sessions }, () => anthropicHook(window))
-  const means: number[] = []
-  for (const hook of hooks) {
-    const started = performance.now()
-    for (const body of bodies) await hook(body, {})
-    means.push((performance.now() - started) / bodies.length)
-  }
-  // The first sessions warm the JIT up: leave out an eighth.
-  console.log(
-    [window.toLocaleString('en-US'), (median(means.slice(Math.floor(sessions / 8))) * 1000).toFixed(0)].join(' | '),
+  const hooks = Array.from({ length: sessions }, () =>
+    variants.map((reference) => anthropicHook(window, {}, { reference })),
   )
+  const means = variants.map((): number[] => [])
+  for (const pair of hooks)
+    for (const [variant, hook] of pair.entries()) {
+      const started = performance.now()
+      for (const body of bodies) await hook(body, {})
+      means[variant]?.push((performance.now() - started) / bodies.length)
+    }
+  // The first sessions warm the JIT up: leave out an eighth.
+  const cells = means.map((each) => (median(each.slice(Math.floor(sessions / 8))) * 1000).toFixed(0))
+  console.log([window.toLocaleString('en-US'), ...cells].join(' | '))
 }

@@ -7,8 +7,20 @@ import { Calibration } from '../src/calibration/calibration.ts'
 import { TokenEstimator } from '../src/rewrite/estimate.ts'
 import { createRewriteHook } from '../src/forward/rewrite-hook/hook.ts'
 import { MemorySessionStore } from '../src/session/memory-store.ts'
+import { exactCounters } from '../src/providers/registry.ts'
+import { loadExactCounter, referenceEncoding } from '../src/providers/openai/tokenizer/exact-counters.ts'
 
-export function anthropicHook(window: number, rewrite: Partial<Config['rewrite']> = {}): PrepareBody {
+/** Loads the reference vocabulary (docs/estimates.md) so a hook made with `reference` counts every request by it. */
+export function loadReference(): Promise<void> {
+  return loadExactCounter(referenceEncoding)
+}
+
+/** With `reference`, the estimator also counts each prompt by the reference vocabulary once it is loaded, as ctxgate does. */
+export function anthropicHook(
+  window: number,
+  rewrite: Partial<Config['rewrite']> = {},
+  options: { readonly reference?: boolean } = {},
+): PrepareBody {
   const config = loadConfig({
     overrides: {
       rewrite,
@@ -19,7 +31,7 @@ export function anthropicHook(window: number, rewrite: Partial<Config['rewrite']
     config,
     store: new MemorySessionStore(config.sessions),
     calibration: new Calibration(),
-    estimator: new TokenEstimator(),
+    estimator: options.reference ? new TokenEstimator(exactCounters) : new TokenEstimator(),
     logger: createLogger('silent'),
   })('anthropic-messages')
   if (!hook) throw new Error('no rewrite hook for anthropic-messages')

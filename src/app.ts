@@ -21,7 +21,7 @@ import { registerRewriteWorkerMetrics } from './forward/rewrite-workers/pool-met
 import { holdoutSessions } from './app/admin-routes.ts'
 import { Calibration } from './calibration/calibration.ts'
 import { DeadWriteTracker } from './model-call/dead-writes.ts'
-import { TokenEstimator } from './rewrite/estimate.ts'
+import { TokenEstimator, withoutReference } from './rewrite/estimate.ts'
 import type { SessionStore } from './session/session-store.ts'
 import { closeUpstreams, createUpstreams } from './upstream/dispatcher.ts'
 import type { Upstreams } from './providers/registry.ts'
@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config,
       store,
       calibration: new Calibration(stores.calibration, { ttlMs: config.sessions.idleTtlMs, now: Date.now }),
-      estimator: new TokenEstimator(exactCounters),
+      estimator: new TokenEstimator(config.rewrite.referenceCount ? exactCounters : withoutReference(exactCounters)),
       logger,
       ...(workers ? { workers } : {}),
     })

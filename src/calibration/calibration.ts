@@ -29,6 +29,12 @@ const maxConversations = 10_000
  * and the margin is room for new content a little harder than the prior assumes (docs/estimates.md).
  */
 export const conversationMargin = 1.03
+/**
+ * Margin over a conversation's highest actual ÷ reference-vocabulary ratio for content it has not
+ * sent before: a real BPE count follows a change of content kind that the character estimate does
+ * not see, so new content is sized at the lower of this and the prior (docs/estimates.md).
+ */
+export const referenceMargin = 1.08
 
 /** One request of a conversation, as the calibration sizes it. */
 export interface ConversationRequest {
@@ -38,6 +44,8 @@ export interface ConversationRequest {
   readonly unedited: number
   /** The estimate of what goes upstream once this request's own edits are made, when known: a batch clears old content only, so the new content weighs more. */
   readonly sentAfterEdits?: number
+  /** The reference vocabulary's count of the same unedited prompt (docs/estimates.md), when it is loaded. */
+  readonly reference?: number
 }
 
 /** What a conversation taught, from its newest answered request back; replicas share it through a store. */
@@ -47,6 +55,10 @@ export interface ConversationLesson {
   /** Its newest answered request: the client's prompt before edits, and what went upstream (raw estimates). */
   readonly unedited: number
   readonly sent: number
+  /** The reference vocabulary's count of that unedited prompt, when it was known. */
+  readonly reference?: number
+  /** Its newest actual ÷ reference-count ratios (of what went upstream), newest last. */
+  readonly densities?: readonly number[]
 }
 
 /** Where replicas share what they learned (a store implements it; without one, learning stays local). */
@@ -152,7 +164,7 @@ export class Calibration {
     const taught =
       conversation === undefined
         ? undefined
-        : this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation.unedited, estimated)
+        : this.#rememberConversation(`${conversation.key}\n${family}`, ratio, conversation, estimated, actual)
     const key = ratioKey(family, scope)
     const ratios = this.#ratios.get(key) ?? []
     ratios.push(ratio)
@@ -167,9 +179,10 @@ export class Calibration {
    * Estimates times this are an upper bound on the real count. Before a conversation's first answer
    * the model's factor sizes everything. After it, what the conversation sent last time is sized
    * with its newest ratio (one model-wide factor cannot fit a Japanese log and a JSON dump at once),
-   * and what it added since with the largest of its own factor, the model's and the prior: a ratio
-   * says nothing about content the upstream has not counted yet, and the model's ratios may all come
-   * from content unlike it (in a new process, from this very conversation's first request).
+   * and what it added since at most at the largest of its own factor, the model's and the prior: a
+   * ratio says nothing about content the upstream has not counted yet, and the model's ratios may
+   * all come from content unlike it. With the reference vocabulary's count, the added content is
+   * sized by that count instead where it is lower, never below the conversation's own factor.
    */
   factor(model: string, conversation?: ConversationRequest, scope?: string): number {
     return factorFrom(this.factorInputs(model, conversation?.key, scope), conversation)
@@ -198,11 +211,24 @@ export class Calibration {
   #rememberConversation(
     key: string,
     ratio: number,
-    unedited: number,
+    request: ConversationRequest,
     sent: number,
+    actual: number,
   ): { key: string; memory: ConversationLesson } {
-    const ratios = [...(this.#conversations.get(key)?.ratios ?? []), ratio].slice(-conversationWindow)
-    const memory = { ratios, unedited, sent }
+    const before = this.#conversations.get(key)
+    const ratios = [...(before?.ratios ?? []), ratio].slice(-conversationWindow)
+    const density = densityOf(request, sent, actual)
+    const densities = [...(before?.densities ?? []), ...(density === undefined ? [] : [density])].slice(
+      -conversationWindow,
+    )
+    const known = density === undefined ? {} : { reference: request.reference as number }
+    const memory = {
+      ratios,
+      unedited: request.unedited,
+      sent,
+      ...known,
+      ...(densities.length > 0 ? { densities } : {}),
+    }
     this.#keepConversation(key, memory)
     return { key, memory }
   }
@@ -234,7 +260,42 @@ export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequ
   // What went upstream last time is sent again as it was (frozen edits): its newest ratio is its count.
   const known = (own.ratios[own.ratios.length - 1] ?? modelWide) * conversationMargin
   const added = addedShare(own, conversation.unedited, conversation.sentAfterEdits)
-  return known * (1 - added) + Math.max(known, modelWide, defaultFactor) * added
+  const prior = Math.max(known, modelWide, defaultFactor)
+  // New content is under only if it is harder than the conversation so far by the estimate's measure
+  // and by the reference vocabulary's, and never sized above the prior.
+  const reference = referenceRatio(own, conversation)
+  const fresh = reference === undefined ? prior : Math.min(prior, Math.max(known, reference))
+  return known * (1 - added) + fresh * added
+}
+
+/**
+ * Tokens per estimated token for what the client added since the newest answer, by the reference
+ * vocabulary: its count of the added content × the conversation's highest actual ÷ reference ratio ×
+ * the margin. Undefined without both counts, or when the counts say nothing sensible.
+ */
+function referenceRatio(own: ConversationLesson, conversation: ConversationRequest): number | undefined {
+  const density = own.densities === undefined || own.densities.length === 0 ? undefined : Math.max(...own.densities)
+  const reference = conversation.reference
+  if (density === undefined || reference === undefined || !(reference > 0)) return undefined
+  const growth = conversation.unedited - own.unedited
+  // A smaller prompt than then (the client rewrote its history): all of it is new.
+  const rewritten = growth < 0
+  if (!rewritten && own.reference === undefined) return undefined
+  const addedEstimate = rewritten ? conversation.unedited : growth
+  const addedReference = rewritten ? reference : reference - (own.reference as number)
+  if (!(addedEstimate > 0) || !(addedReference > 0)) return undefined
+  return Math.max(minRatio, (density * referenceMargin * addedReference) / addedEstimate)
+}
+
+/**
+ * Actual ÷ the reference count of what went upstream. The reference counted the unedited prompt;
+ * what was sent is that at the same density (edits clear old content of the same mix, within a few
+ * percent on the recordings: docs/estimates.md).
+ */
+function densityOf(request: ConversationRequest, sent: number, actual: number): number | undefined {
+  const { reference, unedited } = request
+  if (reference === undefined || !(reference > 0) || !(unedited > 0) || !Number.isFinite(reference)) return undefined
+  return clampRatio(actual / ((sent * reference) / unedited))
 }
 
 /**
@@ -257,10 +318,17 @@ function addedShare(answered: ConversationLesson, unedited: number, sentAfterEdi
 function wellFormed(memory: ConversationLesson | undefined): ConversationLesson | undefined {
   if (!memory || !Array.isArray(memory.ratios)) return undefined
   const ratios = memory.ratios.filter((ratio) => typeof ratio === 'number' && Number.isFinite(ratio))
-  const { unedited, sent } = memory
+  const { unedited, sent, reference } = memory
   if (ratios.length === 0 || !(Number.isFinite(unedited) && unedited >= 0) || !(Number.isFinite(sent) && sent > 0))
     return undefined
-  return { ratios: ratios.slice(-conversationWindow).map(clampRatio), unedited, sent }
+  const lesson = { ratios: ratios.slice(-conversationWindow).map(clampRatio), unedited, sent }
+  const densities = Array.isArray(memory.densities)
+    ? memory.densities.filter((value) => typeof value === 'number' && Number.isFinite(value))
+    : []
+  // Without a well-formed reference count the densities say nothing: the prior sizes new content.
+  if (!(typeof reference === 'number' && Number.isFinite(reference) && reference > 0) || densities.length === 0)
+    return lesson
+  return { ...lesson, reference, densities: densities.slice(-conversationWindow).map(clampRatio) }
 }
 
 function clampRatio(ratio: number): number {

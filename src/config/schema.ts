@@ -132,6 +132,8 @@ export const configSchema = z.strictObject({
     economy: z.enum(['cache-priced', 'budget-only']),
     /** Share of sessions forwarded as sent, never edited, as a control arm to compare bills with (docs/holdout.md). */
     holdout: z.number().min(0).max(1),
+    /** Count each Claude (non-OpenAI) prompt by the cl100k vocabulary too, to size new content by it (docs/estimates.md). */
+    referenceCount: z.boolean(),
   }),
   models: z.array(modelSchema).min(1),
   economy: economySchema,

@@ -1,4 +1,5 @@
 import { estimateTextTokens } from './estimate-text.ts'
+import { sampledCounter } from './sampled-count.ts'
 
 /** Shorter strings are cheaper to estimate again than to look up. */
 const memoMinLength = 256
@@ -13,6 +14,18 @@ export interface ExactCounters {
   counterFor(model: string): ((text: string) => number) | undefined
   /** Resolves once the model's counter is loaded or known to be unavailable. */
   ready(model: string): Promise<void>
+  /**
+   * A public BPE vocabulary's counter for models without one of their own (docs/estimates.md): the
+   * calibration sizes new content by it. Undefined until it is loaded.
+   */
+  reference?(): ((text: string) => number) | undefined
+  /** Resolves once the reference vocabulary is loaded (or unavailable), for a model without a vocabulary of its own. */
+  loadReference?(model: string): Promise<void>
+}
+
+/** The same exact counters without the reference vocabulary: the prior alone sizes new content. */
+export function withoutReference(counters: ExactCounters): ExactCounters {
+  return { counterFor: (model) => counters.counterFor(model), ready: (model) => counters.ready(model) }
 }
 
 /**
@@ -49,9 +62,25 @@ export class TokenEstimator {
     return estimator
   }
 
-  /** Resolves when `forModel(model)` will give the exact counter if the model has one. */
-  ready(model: string): Promise<void> {
-    return this.#exact?.ready(model) ?? Promise.resolve()
+  /**
+   * The reference vocabulary's counter, memoised like this one, for an estimate that is not exact;
+   * undefined for an exact one (its own count is the reference) and until the vocabulary is loaded.
+   */
+  reference(): TokenEstimator | undefined {
+    if (this.exact) return undefined
+    const counter = this.#exact?.reference?.()
+    if (counter === undefined) return undefined
+    let estimator = this.#byCounter.get(counter)
+    if (!estimator) {
+      estimator = new TokenEstimator(undefined, sampledCounter(counter, estimateTextTokens))
+      this.#byCounter.set(counter, estimator)
+    }
+    return estimator
+  }
+
+  /** Resolves when `forModel(model)` will give the exact counter if the model has one, and `reference()` its reference if not. */
+  async ready(model: string): Promise<void> {
+    await Promise.all([this.#exact?.ready(model), this.#exact?.loadReference?.(model)])
   }
 
   text(text: string): number {

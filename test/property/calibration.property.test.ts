@@ -7,6 +7,7 @@ import {
   factorFrom,
   maxRatio,
   minRatio,
+  type ConversationRequest,
 } from '../../src/calibration/calibration.ts'
 
 const model = 'claude-sonnet-4-5'
@@ -133,6 +134,79 @@ describe('calibration from a conversation’s memory', () => {
             expect(factor({ unedited, sentAfterEdits: after })).toBeGreaterThanOrEqual(
               factor({ unedited }) * (1 - 1e-12),
             )
+        },
+      ),
+      { numRuns: 500 },
+    )
+  })
+})
+
+describe('calibration with a reference vocabulary’s count', () => {
+  /** A piece of content as the reference vocabulary counts it: per estimated token, and the upstream's count per reference token. */
+  const counted = fc.record({
+    estimate: fc.integer({ min: 1, max: 30_000 }),
+    ratio: fc.double({ min: minRatio, max: defaultFactor, noNaN: true }),
+  })
+
+  it('never sizes a request below the upstream count when the upstream counts like the reference, up to one factor', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(counted, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.array(counted, { maxLength: 4 }), { minLength: 1, maxLength: 10 }),
+        // Upstream tokens per reference token: the same for every kind of content (as for another BPE vocabulary).
+        fc.double({ min: 0.8, max: 1.3, noNaN: true }),
+        async (first, steps, perReference) => {
+          const calibration = new Calibration()
+          const sent = [...first]
+          const sum = (pick: (piece: { estimate: number; ratio: number }) => number): number =>
+            sent.reduce((total, piece) => total + pick(piece), 0)
+          // The upstream count is the reference's × perReference; `ratio` is that count per estimated token.
+          const actual = (): number => sum((piece) => piece.estimate * piece.ratio)
+          const sized = (): ConversationRequest => ({
+            key: 'this',
+            unedited: sum((piece) => piece.estimate),
+            reference: actual() / perReference,
+          })
+          await calibration.record(
+            model,
+            sum((piece) => piece.estimate),
+            actual(),
+            scope,
+            sized(),
+          )
+          for (const added of steps) {
+            sent.push(...added)
+            const estimated = sum((piece) => piece.estimate)
+            const factor = calibration.factor(model, sized(), scope)
+            expect(factor * estimated).toBeGreaterThanOrEqual(actual() * (1 - 1e-9))
+            await calibration.record(model, estimated, actual(), scope, sized())
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('sizes new content between the conversation’s newest ratio + 3% and what the prior alone gives it', () => {
+    const lesson = fc.record({
+      ratios: fc.array(fc.double({ min: minRatio, max: maxRatio, noNaN: true }), { minLength: 1, maxLength: 8 }),
+      unedited: fc.integer({ min: 0, max: 200_000 }),
+      sent: fc.integer({ min: 1, max: 200_000 }),
+      reference: fc.integer({ min: 1, max: 200_000 }),
+      densities: fc.array(fc.double({ min: minRatio, max: maxRatio, noNaN: true }), { minLength: 1, maxLength: 8 }),
+    })
+    fc.assert(
+      fc.property(
+        lesson,
+        fc.double({ min: minRatio, max: maxRatio * 1.02, noNaN: true }),
+        fc.integer({ min: 0, max: 300_000 }),
+        fc.integer({ min: 0, max: 300_000 }),
+        (own, modelWide, unedited, reference) => {
+          const withReference = factorFrom({ modelWide, own }, { key: 'c', unedited, reference })
+          const priorOnly = factorFrom({ modelWide, own }, { key: 'c', unedited })
+          const known = (own.ratios[own.ratios.length - 1] as number) * conversationMargin
+          expect(withReference).toBeGreaterThanOrEqual(known * (1 - 1e-12))
+          expect(withReference).toBeLessThanOrEqual(priorOnly * (1 + 1e-12))
         },
       ),
       { numRuns: 500 },

@@ -50,3 +50,32 @@ describe('calibration when a conversation’s new content changes kind', () => {
       }
     })
 })
+
+/**
+ * The same conversation with its prompt also counted by the reference vocabulary (cl100k), as the
+ * hook counts it once loaded. With o200k as the reference instead, the cl100k count of the Japanese
+ * step is 14% over what it is sized at (o200k merges Japanese that cl100k does not): docs/estimates.md.
+ */
+describe('calibration when a conversation’s new content changes kind, sized by the reference vocabulary', () => {
+  for (const [name, count] of Object.entries(counters))
+    it(`is never under the ${name} count by more than 2%, and never above the prior's sizing`, async () => {
+      const estimator = new TokenEstimator()
+      const reference = counters['cl100k'] as (text: string) => number
+      const calibration = new Calibration()
+      const sent: string[] = []
+      const sum = (counter: (text: string) => number): number => sent.reduce((total, text) => total + counter(text), 0)
+      const estimate = (): number => sum((text) => estimator.text(text))
+      for (const [index, step] of steps.entries()) {
+        sent.push(step)
+        const sized = { key: 'conversation', unedited: estimate(), reference: sum(reference) }
+        if (index > 0) {
+          const sizedAt = calibration.factor(model, sized, 'scope') * estimate()
+          const priorOnly =
+            calibration.factor(model, { key: 'conversation', unedited: estimate() }, 'scope') * estimate()
+          expect(sizedAt / sum(count), `step ${index}`).toBeGreaterThanOrEqual(0.98)
+          expect(sizedAt, `step ${index}`).toBeLessThanOrEqual(priorOnly * (1 + 1e-12))
+        }
+        await calibration.record(model, estimate(), sum(count), 'scope', sized)
+      }
+    })
+})

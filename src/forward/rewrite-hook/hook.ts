@@ -11,6 +11,7 @@ import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
 import { pipelineInput } from './pipeline-input.ts'
 import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
+import { referenceTokens } from './reference-count.ts'
 import { bodyToSend } from './serialize.ts'
 import { writeBack } from './write-back.ts'
 
@@ -45,11 +46,13 @@ function inlineSteps(request: HookRequest): PreparationSteps {
       if (read.kind === 'untouched') return read
       chat = read.chat
       const { json, view } = read.chat
+      const estimate = promptTokens(view)
       return {
         kind: 'chat',
         chat: read.chat,
         hints: request.format.adapter.sessionHints(json, view),
-        promptTokens: promptTokens(view),
+        promptTokens: estimate,
+        referenceTokens: referenceTokens(read.chat, request.format.adapter, estimate),
         firstUser: () => firstUserMessage(json),
       }
     },

@@ -28,6 +28,8 @@ export type ReadStep =
       readonly hints: SessionHints
       /** The unedited prompt's estimate. */
       readonly promptTokens: number
+      /** The reference vocabulary's count of it, once that is loaded (reference-count.ts). */
+      readonly referenceTokens: number | undefined
       /** Only called when the holdout draws a new session's arm. */
       readonly firstUser: () => string
     }
@@ -97,7 +99,8 @@ export async function prepareWith(
   if (session.arm === 'control') return controlForward(request, chat, session)
   await refreshCalibration(deps, chat.view.model, scope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, chat, identity.conversationKey, kind)
-  const sized = { key: identity.conversationKey, unedited: read.promptTokens }
+  const reference = read.referenceTokens === undefined ? {} : { reference: read.referenceTokens }
+  const sized = { key: identity.conversationKey, unedited: read.promptTokens, ...reference }
   const now = (deps.now ?? Date.now)()
   const planned = await steps.plan({
     scope,

@@ -54,6 +54,8 @@ function workerSteps(request: HookRequest, lease: WorkerLease): PreparationSteps
         chat: { json: read.summary, view, limits },
         hints: read.hints,
         promptTokens: read.promptTokens,
+        // Workers never load the reference vocabulary (~37 MB each): the prior sizes new content of bodies this large.
+        referenceTokens: undefined,
         firstUser: () => read.firstUserMessage,
       }
     },

@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { Calibration } from '../../calibration/calibration.ts'
 import { createLogger } from '../../log/logger.ts'
 import { exactCounters } from '../../providers/registry.ts'
-import { TokenEstimator } from '../../rewrite/estimate.ts'
+import { TokenEstimator, withoutReference } from '../../rewrite/estimate.ts'
 import { MemorySessionStore } from '../../session/memory-store.ts'
 import type { RewriteHookDeps } from '../rewrite-hook/hook-request.ts'
 import type { FromRewriteWorker, PlanReply, RewriteWorkerData, ToRewriteWorker } from './protocol.ts'
@@ -33,7 +33,8 @@ const deps: RewriteHookDeps = {
   // Never called here: the main thread reads and writes the session store.
   store: new MemorySessionStore(config.sessions),
   calibration: new Calibration(),
-  estimator: new TokenEstimator(exactCounters),
+  // Workers never load the reference vocabulary (~37 MB each): the main thread sizes new content by the prior for them.
+  estimator: new TokenEstimator(withoutReference(exactCounters)),
   logger: createLogger('silent'),
 }
 /**

@@ -77,20 +77,23 @@ export const anthropicMessagesAdapter: ChatAdapter = {
   },
 }
 
-/** Views of messages the parser shares across requests (frozen, so they cannot change under the view). */
+/** Views of messages the parser shares across requests (frozen, so they cannot change under the view), per estimator. */
 const sharedViews = new WeakMap<
-  object,
-  { readonly index: number; readonly estimator: TokenEstimator; readonly view: MessageView }
+  TokenEstimator,
+  WeakMap<object, { readonly index: number; readonly view: MessageView }>
 >()
 
 /** A re-sent message at the same place, counted by the same estimator, has the view it had. */
 function viewOnce(message: unknown, index: number, estimator: TokenEstimator): MessageView {
   if (typeof message !== 'object' || message === null || !Object.isFrozen(message))
     return messageView(message, index, estimator)
-  const known = sharedViews.get(message)
-  if (known !== undefined && known.index === index && known.estimator === estimator) return known.view
+  // The estimate and the reference count (docs/estimates.md) view the same messages: one memo each.
+  let views = sharedViews.get(estimator)
+  if (views === undefined) sharedViews.set(estimator, (views = new WeakMap()))
+  const known = views.get(message)
+  if (known !== undefined && known.index === index) return known.view
   const view = messageView(message, index, estimator)
-  sharedViews.set(message, { index, estimator, view })
+  views.set(message, { index, view })
   return view
 }
 

@@ -13,11 +13,14 @@ const asText = { disallowedSpecial: new Set<string>() }
 /**
  * Exact text counters for OpenAI's public vocabularies (gpt-tokenizer). Each vocabulary's ranks take
  * ~0.4 s and ~50 MB to load, so one is loaded the first time a request for one of its models comes,
- * not at start-up: an Anthropic-only deployment never pays for it.
+ * not at start-up: an Anthropic-only deployment never loads o200k (cl100k, the reference vocabulary
+ * that sizes new content for other models, unless `rewrite.referenceCount` is off: docs/estimates.md).
  */
 const loaded = new Map<OpenAIEncoding, (text: string) => number>()
 const loading = new Map<OpenAIEncoding, Promise<void>>()
 const require = createRequire(import.meta.url)
+/** The vocabulary that sizes new content for models without a public one (docs/estimates.md). */
+export const referenceEncoding: OpenAIEncoding = 'cl100k_base'
 
 export function exactCounter(encoding: OpenAIEncoding): ((text: string) => number) | undefined {
   return loaded.get(encoding)
@@ -52,5 +55,12 @@ export const openaiExactCounters: ExactCounters = {
   ready(model) {
     const encoding = openaiEncodingOf(model)
     return encoding === undefined ? Promise.resolve() : loadExactCounter(encoding)
+  },
+  reference() {
+    return exactCounter(referenceEncoding)
+  },
+  // Like an exact counter, the reference is loaded when the first request that needs it arrives.
+  loadReference(model) {
+    return openaiEncodingOf(model) === undefined ? loadExactCounter(referenceEncoding) : Promise.resolve()
   },
 }

@@ -1,0 +1,55 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { sampledCounter } from '../../src/rewrite/sampled-count.ts'
+import { estimateTextTokens } from '../../src/rewrite/estimate-text.ts'
+import { contentKinds, counters } from '../helpers/content-kinds.ts'
+
+const cl100k = counters['cl100k'] as (text: string) => number
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+describe('a reference count on samples of a long text', () => {
+  it('counts a text up to the threshold exactly', () => {
+    const text = contentKinds.code(20).slice(0, 2_048)
+    expect(sampledCounter(cl100k, estimateTextTokens)(text)).toBe(cl100k(text))
+  })
+
+  it('stays within 5% of the whole count on long texts of one kind', () => {
+    const sampled = sampledCounter(cl100k, estimateTextTokens)
+    for (const text of [
+      contentKinds.prose(300),
+      contentKinds.code(400),
+      contentKinds.json(300),
+      contentKinds.japanese(300),
+      contentKinds.base64(200),
+      contentKinds.listing(300),
+    ]) {
+      expect(text.length).toBeGreaterThan(2_048)
+      expect(sampled(text) / cl100k(text)).toBeGreaterThan(0.95)
+      expect(sampled(text) / cl100k(text)).toBeLessThan(1.05)
+    }
+  })
+
+  it('counts only the samples, whatever the text’s length', () => {
+    let counted = 0
+    const sampled = sampledCounter((text) => {
+      counted += text.length
+      return cl100k(text)
+    }, estimateTextTokens)
+    sampled(contentKinds.code(4_000))
+    expect(counted).toBeLessThanOrEqual(4 * 513)
+  })
+
+  it('never cuts a surrogate pair in half', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', minLength: 2_100, maxLength: 2_600 }), (text) => {
+        const pieces: string[] = []
+        sampledCounter((piece) => {
+          pieces.push(piece)
+          return piece.length
+        }, estimateTextTokens)(text)
+        for (const piece of pieces) expect(loneSurrogate.test(piece)).toBe(false)
+      }),
+      { numRuns: 30 },
+    )
+  })
+})
