@@ -26,6 +26,8 @@ type Block = Json & { type?: unknown }
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
   copiesOnWrite: true,
+  // A drop keeps `messages[0]` (with the note) and nothing after the dropped range.
+  noteCostFromFirstMessage: true,
   // The note is one more text block in the first message, counted like every block.
   dropNoteFraming: perBlockTokens,
 
