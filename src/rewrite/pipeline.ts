@@ -14,7 +14,7 @@ import { editableFromMarker, nextEditOf, promiseSpent } from './marker-promise.t
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
-import { detectPrefixBreak, prefixSignatures } from './prefix-break.ts'
+import { detectPrefixBreak, prefixSignatures, type PrefixBreak } from './prefix-break.ts'
 import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
 import type {
   BatchAccount,
@@ -71,21 +71,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const stableTtl = stableTtlOf(input, noteTokens)
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
-  const signatures = signaturesOf(view, memory)
+  const shape = prefixShape(input, report, noteOn, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: detectPrefixBreak({
-      previous: memory,
-      view,
-      report,
-      noteOn,
-      // The conversation's messages sit under 5-minute markers whatever the head's TTL.
-      expired: cold,
-      ...(signatures.atPrevious !== undefined ? { signatureAtPrevious: signatures.atPrevious } : {}),
-    }),
+    prefixBreak: shape.prefixBreak,
     previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: marker,
     followingEditResult: following,
@@ -100,7 +92,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
-      ...rememberedShape(input, signatures.whole),
+      ...shape.remembered,
       ...(promise !== undefined ? { nextEditResult: promise } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
@@ -118,6 +110,27 @@ function rememberedShape(
 ): Pick<ConversationMemory, 'messageCount' | 'prefixSignature' | 'model'> {
   const { view } = input
   return { messageCount: view.messages.length, prefixSignature: signature, model: view.model }
+}
+
+/** Whether the cached prefix broke and why, and the shape the next request compares itself with (one walk for both signatures). */
+function prefixShape(
+  input: PipelineInput,
+  report: RewriteReport,
+  noteOn: boolean,
+  cold: boolean,
+): { readonly prefixBreak: PrefixBreak | undefined; readonly remembered: ReturnType<typeof rememberedShape> } {
+  const { view, memory } = input
+  const signatures = signaturesOf(view, memory)
+  const prefixBreak = detectPrefixBreak({
+    previous: memory,
+    view,
+    report,
+    noteOn,
+    // The conversation's messages sit under 5-minute markers whatever the head's TTL.
+    expired: cold,
+    ...(signatures.atPrevious !== undefined ? { signatureAtPrevious: signatures.atPrevious } : {}),
+  })
+  return { prefixBreak, remembered: rememberedShape(input, signatures.whole) }
 }
 
 /** This request's signature and, when the previous request's count fits in it, the signature at that count, in one walk. */
