@@ -284,8 +284,21 @@ function managesContext(body: Json): boolean {
   return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
 }
 
+/** Whether a re-sent (frozen) message holds a compaction block: it cannot change, so it is looked at once. */
+const compactionIn = new WeakMap<object, boolean>()
+
 /** Looked for in every message of every request: no arrays built (a string content holds no compaction block). */
 function holdsCompaction(message: Json): boolean {
+  if (!Object.isFrozen(message)) return blocksHoldCompaction(message)
+  let holds = compactionIn.get(message)
+  if (holds === undefined) {
+    holds = blocksHoldCompaction(message)
+    compactionIn.set(message, holds)
+  }
+  return holds
+}
+
+function blocksHoldCompaction(message: Json): boolean {
   const content = message['content']
   if (!Array.isArray(content)) return false
   for (const block of content as unknown[]) if (isJsonObject(block) && block['type'] === 'compaction') return true
