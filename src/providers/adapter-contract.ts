@@ -68,6 +68,11 @@ export interface ChatAdapter {
    * body can be written as the client's own bytes with only the changed parts replaced (util/splice-json.ts).
    */
   readonly copiesOnWrite?: boolean
+  /**
+   * `apply` dropping every message after the first leaves a body that depends on `messages[0]` and
+   * the other top-level fields only, so the note's cost measured on it can be kept (rewrite-hook/note-cost-memo.ts).
+   */
+  readonly noteCostFromFirstMessage?: boolean
   /** Makes a streamed request report usage when the client did not ask; true when it had to. */
   requestUsage?(body: Json): boolean
 }

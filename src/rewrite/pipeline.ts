@@ -14,7 +14,7 @@ import { editableFromMarker, nextEditOf, promiseSpent } from './marker-promise.t
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
-import { detectPrefixBreak, prefixSignature } from './prefix-break.ts'
+import { detectPrefixBreak, prefixSignatures, type PrefixBreak } from './prefix-break.ts'
 import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
 import type {
   BatchAccount,
@@ -71,19 +71,13 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const stableTtl = stableTtlOf(input, noteTokens)
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
+  const shape = prefixShape(input, report, noteOn, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: detectPrefixBreak({
-      previous: memory,
-      view,
-      report,
-      noteOn,
-      // The conversation's messages sit under 5-minute markers whatever the head's TTL.
-      expired: cold,
-    }),
+    prefixBreak: shape.prefixBreak,
     previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: marker,
     followingEditResult: following,
@@ -98,7 +92,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
-      ...rememberedShape(input),
+      ...shape.remembered,
       ...(promise !== undefined ? { nextEditResult: promise } : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
@@ -110,13 +104,43 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
 }
 
 /** What the next request compares itself with to tell a client's own history edit: count, signature, model. */
-function rememberedShape(input: PipelineInput): Pick<ConversationMemory, 'messageCount' | 'prefixSignature' | 'model'> {
+function rememberedShape(
+  input: PipelineInput,
+  signature: string,
+): Pick<ConversationMemory, 'messageCount' | 'prefixSignature' | 'model'> {
   const { view } = input
-  return {
-    messageCount: view.messages.length,
-    prefixSignature: prefixSignature(view, view.messages.length),
-    model: view.model,
-  }
+  return { messageCount: view.messages.length, prefixSignature: signature, model: view.model }
+}
+
+/** Whether the cached prefix broke and why, and the shape the next request compares itself with (one walk for both signatures). */
+function prefixShape(
+  input: PipelineInput,
+  report: RewriteReport,
+  noteOn: boolean,
+  cold: boolean,
+): { readonly prefixBreak: PrefixBreak | undefined; readonly remembered: ReturnType<typeof rememberedShape> } {
+  const { view, memory } = input
+  const signatures = signaturesOf(view, memory)
+  const prefixBreak = detectPrefixBreak({
+    previous: memory,
+    view,
+    report,
+    noteOn,
+    // The conversation's messages sit under 5-minute markers whatever the head's TTL.
+    expired: cold,
+    ...(signatures.atPrevious !== undefined ? { signatureAtPrevious: signatures.atPrevious } : {}),
+  })
+  return { prefixBreak, remembered: rememberedShape(input, signatures.whole) }
+}
+
+/** This request's signature and, when the previous request's count fits in it, the signature at that count, in one walk. */
+function signaturesOf(
+  view: PipelineInput['view'],
+  memory: ConversationMemory | undefined,
+): ReturnType<typeof prefixSignatures> {
+  const count = view.messages.length
+  const previous = memory?.messageCount
+  return prefixSignatures(view, previous !== undefined && previous <= count ? previous : undefined, count)
 }
 
 /** A new cut, or a batch that edits before the previous tail, changed what follows it: a marker there would find nothing. */

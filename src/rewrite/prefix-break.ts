@@ -1,4 +1,4 @@
-import { hashText } from './hash.ts'
+import { TextHasher } from './hash.ts'
 import type { ChatView, RewriteReport } from './types.ts'
 
 /**
@@ -23,6 +23,8 @@ export interface PrefixBreakInput {
   readonly noteOn: boolean
   /** The previous request's cache entry has expired (the gap exceeded its TTL). */
   readonly expired?: boolean
+  /** prefixSignature(view, previous.messageCount), when the caller has it already (prefixSignatures). */
+  readonly signatureAtPrevious?: string
 }
 
 /**
@@ -35,7 +37,7 @@ export function detectPrefixBreak(input: PrefixBreakInput): PrefixBreak | undefi
   if (
     report.clientEdited ||
     view.messages.length < previous.messageCount ||
-    prefixSignature(view, previous.messageCount) !== previous.prefixSignature
+    (input.signatureAtPrevious ?? prefixSignature(view, previous.messageCount)) !== previous.prefixSignature
   )
     return 'client_edit'
   if (typeof previous.model === 'string' && previous.model !== view.model) return 'model_changed'
@@ -48,10 +50,26 @@ export function detectPrefixBreak(input: PrefixBreakInput): PrefixBreak | undefi
 
 /** Role and estimated size of each of the first `count` messages: cheap, and changes when their content does. */
 export function prefixSignature(view: ChatView, count: number): string {
-  let text = ''
+  return prefixSignatures(view, count, count).whole
+}
+
+/**
+ * The signatures of the first `at` and the first `count` messages (at <= count) in one walk: what the
+ * previous request's shape is checked against, and what this request leaves for the next one.
+ * `at` is undefined when nothing asks for it.
+ */
+export function prefixSignatures(
+  view: ChatView,
+  at: number | undefined,
+  count: number,
+): { readonly atPrevious: string | undefined; readonly whole: string } {
+  const hasher = new TextHasher()
+  let atPrevious = at === 0 ? hasher.digest() : undefined
   for (let index = 0; index < count; index++) {
     const message = view.messages[index]
-    text += `${message?.role}:${message?.tokens};`
+    // The text hashed is `${role}:${tokens};` per message, as it always was.
+    hasher.add(`${message?.role}:${message?.tokens};`)
+    if (index + 1 === at) atPrevious = hasher.digest()
   }
-  return hashText(text)
+  return { atPrevious, whole: hasher.digest() }
 }

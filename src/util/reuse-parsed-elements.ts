@@ -1,4 +1,3 @@
-import { endOfJsonString, skipJsonSpace } from './json-scan.ts'
 /**
  * A chat client re-sends its whole history on every request, so nearly all of a body's text is
  * text the process parsed a moment ago. A top-level object is parsed here member by member, and
@@ -9,7 +8,10 @@ import { endOfJsonString, skipJsonSpace } from './json-scan.ts'
  * order. The same scan looks at every number literal outside strings: one a double cannot hold, or
  * anything the scanner does not expect, and the caller parses the text its own way.
  */
-import { exactAsDouble } from './double-literal.ts'
+import { topLevelMembers, type MemberSpan } from './json-members.ts'
+import { carriedPrefix, keepParse, type CarriedPrefix } from './parse-carry.ts'
+
+export { topLevelMembers, type MemberSpan } from './json-members.ts'
 
 /** Elements shorter than this parse faster than they are looked up. */
 const reuseMinChars = 128
@@ -45,17 +47,47 @@ export function parseReusingElements(text: string): ReusedParse | undefined {
   // A body this large would push out most of what the memo holds, and a few of them take turns
   // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
   if (text.length > reuseMaxTextChars) return undefined
-  const members = topLevelMembers(text)
+  const carried = carriedPrefix(text)
+  const members = carried?.members ?? topLevelMembers(text)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}
   const valueEnds = new Map<number, number>()
-  for (const member of members) {
-    const key = JSON.parse(text.slice(member.keyStart, member.keyEnd)) as string
+  const keys: string[] = []
+  const values: unknown[] = []
+  for (const [index, member] of members.entries()) {
+    const key =
+      carried !== undefined && index < carried.sharedMembers
+        ? (carried.previous.keys[index] as string)
+        : (JSON.parse(text.slice(member.keyStart, member.keyEnd)) as string)
     // An own `__proto__` key would set the prototype when assigned: JSON.parse makes it a plain property.
     if (key === '__proto__') return undefined
-    out[key] = memberValue(text, member, valueEnds)
+    const value = memberValue(text, member, valueEnds, lentBy(carried, index))
+    out[key] = value
+    keys.push(key)
+    values.push(value)
   }
+  keepParse({ text, members, keys, values })
   return { value: out, valueEnds }
+}
+
+/** What a previous parse lends member `index`: its whole value, or its first elements' values; nothing past the shared prefix. */
+function lentBy(carried: CarriedPrefix | undefined, index: number): Lent | undefined {
+  if (carried === undefined) return undefined
+  const value = carried.previous.values[index]
+  if (index < carried.sharedMembers) return { value, elements: Number.POSITIVE_INFINITY }
+  if (index === carried.sharedMembers && carried.sharedElements > 0) return { value, elements: carried.sharedElements }
+  return undefined
+}
+
+/** A previous parse's value for a member, whole (`elements` infinite) or for the first `elements` elements of an array. */
+interface Lent {
+  readonly value: unknown
+  readonly elements: number
+}
+
+/** Only values no request can change are shared: frozen ones (from the memo) and primitives; the rest are parsed again. */
+function shareable(value: unknown): boolean {
+  return typeof value !== 'object' || value === null || Object.isFrozen(value)
 }
 
 export interface ReusedParse {
@@ -67,27 +99,32 @@ export interface ReusedParse {
   readonly valueEnds: ReadonlyMap<number, number>
 }
 
-export interface MemberSpan {
-  readonly keyStart: number
-  readonly keyEnd: number
-  readonly valueStart: number
-  readonly valueEnd: number
-  /** An array value's element spans (start, end, flat), found by the same scan that found its end. */
-  readonly elements: number[] | undefined
-}
-
-function memberValue(text: string, member: MemberSpan, valueEnds: Map<number, number>): unknown {
+function memberValue(
+  text: string,
+  member: MemberSpan,
+  valueEnds: Map<number, number>,
+  lent: Lent | undefined,
+): unknown {
   const { valueStart: start, valueEnd: end, elements } = member
   valueEnds.set(start, end)
+  // A whole member lent is a scalar or a frozen value (an array member's value is its own new array).
+  if (lent !== undefined && lent.elements === Number.POSITIVE_INFINITY && shareable(lent.value)) return lent.value
   if (end - start < reuseMinChars) return JSON.parse(text.slice(start, end))
   if (elements === undefined) return reused(text.slice(start, end))
+  const lentElements = lent !== undefined && Array.isArray(lent.value) ? (lent.value as unknown[]) : undefined
   const out: unknown[] = Array.from({ length: elements.length / 2 })
   for (let index = 0; index < elements.length; index += 2) {
     const from = elements[index] as number
     const to = elements[index + 1] as number
     valueEnds.set(from, to)
+    const element = index / 2
+    const known = lentElements !== undefined && element < (lent?.elements ?? 0) ? lentElements[element] : undefined
+    if (known !== undefined && shareable(known) && to - from >= reuseMinChars) {
+      out[element] = known
+      continue
+    }
     const slice = text.slice(from, to)
-    out[index / 2] = to - from < reuseMinChars ? JSON.parse(slice) : reused(slice)
+    out[element] = to - from < reuseMinChars ? JSON.parse(slice) : reused(slice)
   }
   return out
 }
@@ -143,99 +180,4 @@ function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
   for (const inner of Object.values(value)) deepFreeze(inner)
   return Object.freeze(value)
-}
-
-/** The spans of a top-level object's members, or undefined when the text is not one (JSON.parse then says why). */
-export function topLevelMembers(text: string): MemberSpan[] | undefined {
-  let index = skipJsonSpace(text, 0)
-  if (text.charCodeAt(index) !== 0x7b) return undefined
-  index = skipJsonSpace(text, index + 1)
-  const members: MemberSpan[] = []
-  if (text.charCodeAt(index) === 0x7d) return skipJsonSpace(text, index + 1) === text.length ? members : undefined
-  for (;;) {
-    if (text.charCodeAt(index) !== 0x22) return undefined
-    const keyEnd = endOfJsonString(text, index)
-    if (keyEnd < 0) return undefined
-    const colon = skipJsonSpace(text, keyEnd)
-    if (text.charCodeAt(colon) !== 0x3a) return undefined
-    const valueStart = skipJsonSpace(text, colon + 1)
-    const elements = text.charCodeAt(valueStart) === 0x5b ? arrayElements(text, valueStart) : undefined
-    const valueEnd = elements === undefined ? endOfValue(text, valueStart) : elements.end
-    if (valueEnd < 0) return undefined
-    members.push({ keyStart: index, keyEnd, valueStart, valueEnd, elements: elements?.spans })
-    index = skipJsonSpace(text, valueEnd)
-    const next = text.charCodeAt(index)
-    if (next === 0x7d) return skipJsonSpace(text, index + 1) === text.length ? members : undefined
-    if (next !== 0x2c) return undefined
-    index = skipJsonSpace(text, index + 1)
-  }
-}
-
-/**
- * Start and end offsets of each element of the array opening at `start` (flat), and one past its
- * close; `end` is -1 when it is not well formed (or holds a literal a double would change).
- */
-function arrayElements(text: string, start: number): { readonly spans: number[]; readonly end: number } {
-  const spans: number[] = []
-  let index = skipJsonSpace(text, start + 1)
-  if (text.charCodeAt(index) === 0x5d) return { spans, end: index + 1 }
-  for (;;) {
-    const elementEnd = endOfValue(text, index)
-    if (elementEnd < 0) return { spans, end: -1 }
-    spans.push(index, elementEnd)
-    index = skipJsonSpace(text, elementEnd)
-    const next = text.charCodeAt(index)
-    if (next === 0x5d) return { spans, end: index + 1 }
-    if (next !== 0x2c) return { spans, end: -1 }
-    index = skipJsonSpace(text, index + 1)
-  }
-}
-
-/**
- * One past the value starting at `start`: strings skipped whole, brackets counted; -1 when it does
- * not end, or holds a number literal a double cannot hold. JSON.parse of the span still checks it.
- */
-function endOfValue(text: string, start: number): number {
-  const first = text.charCodeAt(start)
-  if (first === 0x22) return endOfJsonString(text, start)
-  if (first !== 0x7b && first !== 0x5b) return endOfScalar(text, start)
-  let depth = 0
-  for (let index = start; index < text.length; index++) {
-    const code = text.charCodeAt(index)
-    if (code === 0x22) {
-      const after = endOfJsonString(text, index)
-      if (after < 0) return -1
-      index = after - 1
-    } else if (code === 0x7b || code === 0x5b) depth++
-    else if (code === 0x7d || code === 0x5d) {
-      depth--
-      if (depth === 0) return index + 1
-    } else if (code === 0x2d || (code >= 0x30 && code <= 0x39)) {
-      const after = endOfScalar(text, index)
-      if (after < 0) return -1
-      index = after - 1
-    }
-  }
-  return -1
-}
-
-/** One past a number or literal word; -1 for a number a double would change. */
-function endOfScalar(text: string, start: number): number {
-  let index = start
-  for (;;) {
-    const code = text.charCodeAt(index)
-    if (Number.isNaN(code) || code === 0x2c || code === 0x7d || code === 0x5d || code <= 0x20) break
-    index++
-  }
-  if (index === start) return -1
-  const first = text.charCodeAt(start)
-  const numeric = first === 0x2d || (first >= 0x30 && first <= 0x39)
-  // Short literals without an exponent are always exact; the rest are checked.
-  if (
-    numeric &&
-    (index - start > 15 || /[eE]/.test(text.slice(start, index))) &&
-    !exactAsDouble(text.slice(start, index))
-  )
-    return -1
-  return index
 }

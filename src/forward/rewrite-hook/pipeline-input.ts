@@ -12,6 +12,7 @@ import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { firstHeader } from '../../util/headers.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
+import { noteCostOnce } from './note-cost-memo.ts'
 
 /** What the pipeline needs besides the conversation's memory, the calibration factor and the clock. */
 export function pipelineInput(
@@ -114,6 +115,11 @@ function reachBackOf(prices: ModelPrices): EditPointPrices {
  * never undercounts it. 0 when the body already carries it.
  */
 function systemNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at: 'head' | 'edit-point'): number {
+  const { json, estimator } = chat
+  return noteCostOnce({ adapter, estimator, note, at, body: json }, () => measureNoteTokens(adapter, chat, note, at))
+}
+
+function measureNoteTokens(adapter: ChatAdapter, chat: ReadChat, note: string, at: 'head' | 'edit-point'): number {
   const { json, view, estimator } = chat
   const count = view.messages.length
   const probe = (withNote: string | undefined): ChatView =>

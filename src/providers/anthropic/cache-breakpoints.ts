@@ -6,6 +6,7 @@ import {
 } from './breakpoint-rules.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import type { ApplyOptions } from '../adapter-contract.ts'
+import { blockFactsOf } from './block-facts.ts'
 import { blocksOf, markable } from './blocks.ts'
 
 /** How the adapter sizes the request's head and each message, for the prefix a marker would cache. */
@@ -88,7 +89,7 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
   return chosen.length
 }
 
-interface MessageScan {
+export interface MessageScan {
   /** Per message, the position of its last block that may carry a marker (-1: none). */
   readonly lastMarkable: number[]
   /** Markers the client put on message blocks (and inside tool results), with their positions. */
@@ -101,8 +102,8 @@ interface MessageScan {
   readonly end: number
 }
 
-/** One walk over the message blocks, in the cache's order, from `start` (the blocks of tools and system come first). */
-function scanMessages(
+/** One walk over the messages, in the cache's order, from `start` (the blocks of tools and system come first). */
+export function scanMessages(
   messages: readonly Json[],
   start: number,
   nextEditResult: string | undefined,
@@ -115,28 +116,20 @@ function scanMessages(
   let markableBefore: { position: number; message: number } | undefined
   let position = start
   messages.forEach((message, index) => {
-    let last = -1
-    for (const block of blocksOf(message)) {
-      if (block['cache_control'] !== undefined) markers.push({ marked: block['cache_control'], position })
-      if (Array.isArray(block['content']))
-        for (const inner of block['content'] as unknown[])
-          if (isJsonObject(inner) && inner['cache_control'] !== undefined)
-            markers.push({ marked: inner['cache_control'], position })
-      if (nextEdit === undefined && block['type'] === 'tool_result' && block['tool_use_id'] === nextEditResult)
-        nextEdit = markableBefore
-      if (
-        followingEdit === undefined &&
-        block['type'] === 'tool_result' &&
-        block['tool_use_id'] === followingEditResult
-      )
-        followingEdit = markableBefore
-      if (markable(block)) {
-        last = position
-        markableBefore = { position, message: index }
-      }
-      position++
+    const facts = blockFactsOf(message)
+    for (const marker of facts.markers) markers.push({ marked: marker.marked, position: position + marker.offset })
+    // The last markable block before the result, in this message or an earlier one.
+    const before = (offset: number): MessageScan['nextEdit'] =>
+      offset >= 0 ? { position: position + offset, message: index } : markableBefore
+    for (const result of facts.results) {
+      if (nextEdit === undefined && result.id === nextEditResult) nextEdit = before(result.markableBefore)
+      if (followingEdit === undefined && result.id === followingEditResult)
+        followingEdit = before(result.markableBefore)
     }
+    const last = facts.lastMarkable >= 0 ? position + facts.lastMarkable : -1
+    if (last >= 0) markableBefore = { position: last, message: index }
     lastMarkable.push(last)
+    position += facts.count
   })
   return {
     lastMarkable,
@@ -158,14 +151,13 @@ function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefin
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
   body['messages'] = (body['messages'] as Json[]).map((message) => {
-    const blocks = blocksOf(message)
     const before = position
-    position += blocks.length
+    position += blockFactsOf(message).count
     // Most messages hold no new marker: counted past without copying their blocks.
     let touched = false
     for (const target of positions.keys()) if (target >= before && target < position) touched = true
     if (!touched) return message
     position = before
-    return { ...message, content: blocks.map(mark) }
+    return { ...message, content: blocksOf(message).map(mark) }
   })
 }

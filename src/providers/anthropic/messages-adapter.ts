@@ -26,6 +26,8 @@ type Block = Json & { type?: unknown }
 /** Anthropic Messages (`POST /v1/messages`): content blocks, tool_use / tool_result pairs, cache_control. */
 export const anthropicMessagesAdapter: ChatAdapter = {
   copiesOnWrite: true,
+  // A drop keeps `messages[0]` (with the note) and nothing after the dropped range.
+  noteCostFromFirstMessage: true,
   // The note is one more text block in the first message, counted like every block.
   dropNoteFraming: perBlockTokens,
 
@@ -285,8 +287,21 @@ function managesContext(body: Json): boolean {
   return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
 }
 
+/** Whether a re-sent (frozen) message holds a compaction block: it cannot change, so it is looked at once. */
+const compactionIn = new WeakMap<object, boolean>()
+
 /** Looked for in every message of every request: no arrays built (a string content holds no compaction block). */
 function holdsCompaction(message: Json): boolean {
+  if (!Object.isFrozen(message)) return blocksHoldCompaction(message)
+  let holds = compactionIn.get(message)
+  if (holds === undefined) {
+    holds = blocksHoldCompaction(message)
+    compactionIn.set(message, holds)
+  }
+  return holds
+}
+
+function blocksHoldCompaction(message: Json): boolean {
   const content = message['content']
   if (!Array.isArray(content)) return false
   for (const block of content as unknown[]) if (isJsonObject(block) && block['type'] === 'compaction') return true

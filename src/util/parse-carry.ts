@@ -1,0 +1,108 @@
+import { arrayElementsAfter, membersAfter, type MemberSpan } from './json-members.ts'
+
+/**
+ * A chat client's next body starts with most of its previous one: the same fields and the same
+ * history, up to the last message or two (where it moves its cache markers) and what it appends.
+ * A recent parse whose text this one starts with lends the members and array elements of the shared
+ * prefix, already found and parsed, so only the rest is scanned and looked up (docs/proxy.md, the hot path).
+ */
+export interface PreviousParse {
+  readonly text: string
+  readonly members: readonly MemberSpan[]
+  readonly keys: readonly string[]
+  /** Per member, its value (an array member's: the array of its elements' values). */
+  readonly values: readonly unknown[]
+}
+
+/** What a new text shares with a previous parse, and its members as topLevelMembers finds them. */
+export interface CarriedPrefix {
+  readonly previous: PreviousParse
+  readonly members: MemberSpan[]
+  /** Members wholly in the shared prefix. */
+  readonly sharedMembers: number
+  /** Elements of the next member (an array) in the shared prefix; 0 when the prefix ends between members. */
+  readonly sharedElements: number
+}
+
+/** Parses kept to carry from: a few conversations going on at once. */
+const keptParses = 4
+/** Texts longer than this are not kept (each kept text is held until four newer ones push it out). */
+const keptMaxChars = 1024 * 1024
+const recent: PreviousParse[] = []
+
+/** Remembers a parse for the next texts to carry from. */
+export function keepParse(parse: PreviousParse): void {
+  if (parse.text.length > keptMaxChars) return
+  recent.unshift(parse)
+  if (recent.length > keptParses) recent.pop()
+}
+
+/** A point in a parse where scanning can go on: after member `member`'s value, or after its element `element`. */
+interface Boundary {
+  readonly end: number
+  readonly member: number
+  readonly element: number
+}
+
+/** The longest prefix a recent parse shares with `text`, with the members found past it; undefined when none helps. */
+export function carriedPrefix(text: string): CarriedPrefix | undefined {
+  for (const previous of recent) {
+    const boundaries = boundariesOf(previous)
+    const shared = longestShared(text, previous.text, boundaries)
+    if (shared === undefined) continue
+    const carried = resume(text, previous, shared)
+    if (carried !== undefined) return carried
+  }
+  return undefined
+}
+
+function boundariesOf(previous: PreviousParse): Boundary[] {
+  const boundaries: Boundary[] = []
+  previous.members.forEach((member, index) => {
+    const spans = member.elements ?? []
+    for (let element = 0; element * 2 < spans.length; element++)
+      boundaries.push({ end: spans[element * 2 + 1] as number, member: index, element })
+    boundaries.push({ end: member.valueEnd, member: index, element: -1 })
+  })
+  return boundaries
+}
+
+/**
+ * The last boundary up to which (and one character past, which settles where a number ends) the two
+ * texts are the same: a binary search, each step one native string comparison.
+ */
+function longestShared(text: string, before: string, boundaries: readonly Boundary[]): Boundary | undefined {
+  const same = (boundary: Boundary): boolean => {
+    const length = boundary.end + 1
+    return length <= text.length && length <= before.length && text.slice(0, length) === before.slice(0, length)
+  }
+  let low = 0
+  let high = boundaries.length - 1
+  let found: Boundary | undefined
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    const boundary = boundaries[middle] as Boundary
+    if (same(boundary)) {
+      found = boundary
+      low = middle + 1
+    } else high = middle - 1
+  }
+  return found
+}
+
+/** The new text's members: the shared ones as the previous parse found them, the rest scanned from the boundary. */
+function resume(text: string, previous: PreviousParse, shared: Boundary): CarriedPrefix | undefined {
+  const members = previous.members.slice(0, shared.member)
+  if (shared.element < 0) {
+    members.push(previous.members[shared.member] as MemberSpan)
+    const all = membersAfter(text, shared.end, members)
+    return all && { previous, members: all, sharedMembers: shared.member + 1, sharedElements: 0 }
+  }
+  const open = previous.members[shared.member] as MemberSpan
+  const spans = (open.elements ?? []).slice(0, (shared.element + 1) * 2)
+  const elements = arrayElementsAfter(text, shared.end, spans)
+  if (elements.end < 0) return undefined
+  members.push({ ...open, valueEnd: elements.end, elements: elements.spans })
+  const all = membersAfter(text, elements.end, members)
+  return all && { previous, members: all, sharedMembers: shared.member, sharedElements: shared.element + 1 }
+}

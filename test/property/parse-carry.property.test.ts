@@ -1,0 +1,90 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { topLevelMembers } from '../../src/util/json-members.ts'
+import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
+
+/** Where a scan from scratch finds each member's value and each element of a long (128+ characters) array member to end. */
+function valueEndsFromScratch(text: string): Map<number, number> {
+  const ends = new Map<number, number>()
+  for (const member of topLevelMembers(text) ?? []) {
+    ends.set(member.valueStart, member.valueEnd)
+    const spans = member.valueEnd - member.valueStart < 128 ? [] : (member.elements ?? [])
+    for (let index = 0; index < spans.length; index += 2) ends.set(spans[index] as number, spans[index + 1] as number)
+  }
+  return ends
+}
+
+const longText = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 120, maxLength: 300 }))
+const message = fc.oneof(
+  fc.record({ role: fc.constantFrom('user', 'assistant'), content: longText }),
+  fc.record({
+    role: fc.constant('user'),
+    content: fc.array(fc.record({ type: fc.constant('text'), text: longText }), { maxLength: 2 }),
+  }),
+  // Numbers whose ends a shorter or longer literal next to them would move.
+  fc.integer({ min: 0, max: 10_000 }),
+  fc.constantFrom(true, false, null, 'x'),
+)
+
+/** One step of a client's conversation: append, change the last few (markers move there), or change another field. */
+const step = fc.oneof(
+  fc.record({ kind: fc.constant('append' as const), messages: fc.array(message, { minLength: 1, maxLength: 3 }) }),
+  fc.record({
+    kind: fc.constant('replace-last' as const),
+    count: fc.nat(3),
+    messages: fc.array(message, { maxLength: 3 }),
+  }),
+  fc.record({ kind: fc.constant('field' as const), max: fc.integer({ min: 0, max: 100_000 }), stream: fc.boolean() }),
+  fc.record({ kind: fc.constant('other-conversation' as const), messages: fc.array(message, { maxLength: 4 }) }),
+)
+
+describe('parsing that carries the shared prefix of a recent body', () => {
+  it('gives what JSON.parse and a scan from scratch give, for any sequence of bodies a client could send', () => {
+    fc.assert(
+      fc.property(
+        fc.array(message, { maxLength: 6 }),
+        fc.array(step, { minLength: 1, maxLength: 10 }),
+        fc.boolean(),
+        (start, steps, toolsAfter) => {
+          let messages = start
+          let fields: Record<string, unknown> = { max_tokens: 64 }
+          const bodyText = (list: unknown[]): string =>
+            JSON.stringify(
+              toolsAfter
+                ? { model: 'm', ...fields, messages: list, tools: [{ name: 'read' }] }
+                : { model: 'm', tools: [{ name: 'read' }], messages: list, ...fields },
+            )
+          for (const next of steps) {
+            if (next.kind === 'append') messages = [...messages, ...next.messages]
+            else if (next.kind === 'replace-last')
+              messages = [...messages.slice(0, Math.max(0, messages.length - next.count)), ...next.messages]
+            else if (next.kind === 'field') fields = { max_tokens: next.max, ...(next.stream ? { stream: true } : {}) }
+            const text = bodyText(next.kind === 'other-conversation' ? next.messages : messages)
+            const parsed = parseReusingElements(text)
+            expect(parsed).toBeDefined()
+            expect(parsed?.value).toStrictEqual(JSON.parse(text))
+            expect(Object.keys(parsed?.value ?? {})).toEqual(Object.keys(JSON.parse(text) as object))
+            expect(
+              new Map([...(parsed?.valueEnds ?? new Map<number, number>())].toSorted((a, b) => a[0] - b[0])),
+            ).toEqual(new Map([...valueEndsFromScratch(text)].toSorted((a, b) => a[0] - b[0])))
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('prevents one request from changing another: carried values are frozen or parsed again', () => {
+    const short = { role: 'user', content: 'short' }
+    const long = { role: 'user', content: 'a tool result re-sent '.repeat(20) }
+    const one = parseReusingElements(JSON.stringify({ model: 'm', messages: [short, long, short] }))
+    const two = parseReusingElements(JSON.stringify({ model: 'm', messages: [short, long, short, long] }))
+    const [firstOne, longOne] = (one?.value['messages'] ?? []) as object[]
+    const [firstTwo, longTwo] = (two?.value['messages'] ?? []) as object[]
+    expect(longTwo).toBe(longOne)
+    expect(Object.isFrozen(longTwo)).toBe(true)
+    // A short element is not frozen by the parse: it is never handed to two requests.
+    expect(firstTwo).not.toBe(firstOne)
+    expect(firstTwo).toEqual(firstOne)
+  })
+})
