@@ -23,6 +23,7 @@ import {
   socketUrl,
   upstreamHandshakeHeaders,
 } from './handshake.ts'
+import { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { PreparationGate } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
@@ -39,6 +40,10 @@ export interface WebSocketDeps extends RecordDeps {
   /** The memory every socket's kept conversation may take together. */
   readonly historyBudget?: HistoryBudget
 }
+
+/** A full collection after every 8 MiB of large conversations sent (each leaves about three times its size behind), and 250 ms after the last. */
+const collectEveryBytes = 8 * 1024 * 1024
+const collectWhenQuietMs = 250
 
 /** The wire format spoken over a WebSocket, from the provider registry. */
 const responsesFormat = socketFormat
@@ -85,6 +90,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       if (paused) reader.pause()
       else reader.resume()
   })
+  const garbage = new GarbageAfterLargeTurns(collectEveryBytes, collectWhenQuietMs)
   let closing = false
   let sockets = 0
 
@@ -101,6 +107,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       open,
       preparationGate,
       readers,
+      garbage,
       socketId: `ws${++sockets}`,
     }
     try {
@@ -183,6 +190,7 @@ interface UpgradeContext {
   readonly preparationGate: PreparationGate
   /** The Responses sockets' client sides, paused together while the preparation allowance is full. */
   readonly readers: Set<WebSocket>
+  readonly garbage: GarbageAfterLargeTurns
   readonly socketId: string
 }
 
@@ -237,6 +245,7 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           maxConversationBytes: deps.config.server.bodyLimitBytes,
           ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
           preparationGate: context.preparationGate,
+          garbage: context.garbage,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
           ...traceContextField(context.request.headers),
         },
