@@ -21,7 +21,7 @@ describe('collecting after large socket turns', () => {
     vi.advanceTimersByTime(249)
     expect(collections).toBe(1)
     vi.advanceTimersByTime(1)
-    vi.advanceTimersByTime(0)
+    vi.runOnlyPendingTimers()
     expect(collections).toBe(2)
     expect(garbage.collections).toBe(2)
   })
