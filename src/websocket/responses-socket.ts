@@ -8,6 +8,7 @@ import { inputBytes, SocketConversation, type ConversationPlan } from './convers
 import type { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { GatePlace, type PreparationGate } from './preparation-gate.ts'
+import type { PreparationMemory } from './preparation-memory.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
 import { modelLabel, parseObject, withInput } from './socket-messages.ts'
@@ -26,7 +27,11 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly preparationGate?: PreparationGate
   /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed soon. */
   readonly garbage?: GarbageAfterLargeTurns
+  /** Shared by every socket: the room preparations take beside the histories kept. */
+  readonly preparationMemory?: PreparationMemory
 }
+
+const noRoomNeeded = (): void => undefined
 
 /** Conversations this large count towards the next collection (smaller ones leave young garbage, which V8 frees soon). */
 const collectedAboveBytes = 1024 * 1024
@@ -48,6 +53,7 @@ export class ResponsesSocket {
   #turn: SocketTurn | undefined
   #turns = 0
   #warnedBound = false
+  #warnedMemory = false
   /** Puts back number literals a double could not hold, kept as sentinels in the socket's conversation. */
   readonly #restores: ((serialized: string) => string)[] = []
 
@@ -137,14 +143,35 @@ export class ResponsesSocket {
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
     // The message is held until it is sent, and what is prepared is the whole conversation, however short the message.
-    await place.take(Math.max(data.length, this.#preparedBytes(turn.plan)))
-    const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
-    if (send === undefined) return
-    // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
-    turn.send()
-    relay.toUpstream(send, false)
     const prepared = this.#preparedBytes(turn.plan)
-    if (prepared >= collectedAboveBytes) this.#deps.garbage?.released(prepared)
+    await place.take(Math.max(data.length, prepared))
+    const room = prepared > 0 ? await this.#roomFor(turn, prepared) : noRoomNeeded
+    try {
+      const send = turn.plan.kind === 'full' && room ? await this.#prepare(turn, message, data) : data
+      if (send === undefined) return
+      // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
+      turn.send()
+      relay.toUpstream(send, false)
+    } finally {
+      room?.()
+    }
+    if (room && prepared >= collectedAboveBytes) this.#deps.garbage?.released(prepared)
+  }
+
+  /** Room to prepare the conversation beside the histories kept; undefined (the message goes as sent) when there is none. */
+  async #roomFor(turn: SocketTurn, bytes: number): Promise<(() => void) | undefined> {
+    const memory = this.#deps.preparationMemory
+    const room = memory ? await memory.reserve(bytes) : noRoomNeeded
+    if (room) return room
+    turn.notPrepared('websocket_memory')
+    if (!this.#warnedMemory) {
+      this.#warnedMemory = true
+      this.#deps.logger.warn(
+        { reqId: `${this.#deps.socketId}:${turn.number}`, bytes, maxHistoryBytes: this.#deps.historyBudget?.max },
+        'websocket conversation too large to prepare beside the histories kept (websocket.maxHistoryBytes); forwarded as sent',
+      )
+    }
+    return undefined
   }
 
   /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */
