@@ -155,7 +155,9 @@ export class ResponsesSocket {
     } finally {
       room?.()
     }
-    if (room && prepared >= collectedAboveBytes) this.#deps.garbage?.released(prepared)
+    // Sent as written or prepared, a large conversation leaves its frame, text and copies behind.
+    const left = Math.max(data.length, prepared)
+    if (left >= collectedAboveBytes) this.#deps.garbage?.released(left)
   }
 
   /** Room to prepare the conversation beside the histories kept; undefined (the message goes as sent) when there is none. */
