@@ -4,8 +4,8 @@
  * sockets are prepared and settled with them open (2 s after the last answer), against its
  * configured budget (websocket.maxHistoryBytes + websocket.maxPreparingBytes), with what it says
  * it holds: with glibc's malloc as it comes and with the setting the container image starts it with
- * (the Dockerfile's MALLOC_MMAP_THRESHOLD_), at the defaults and with a history budget large enough
- * to prepare every turn, in one run; with another build's dist/cli.js (a baseline checkout), each
+ * (the Dockerfile's MALLOC_MMAP_THRESHOLD_), with the rewrite workers and on the main thread, in one
+ * run; with another build's dist/cli.js (a baseline checkout), each
  * row runs with it first, then with this one.
  * Usage: tsx bench/websocket-memory.ts [sockets=16] [inputMb=10] [baselineCli]
  */
@@ -116,8 +116,6 @@ async function measure(build: Build, setup: Setup): Promise<string> {
     const pauses = await metric(ctxgate.url, 'ctxgate_websocket_reads_paused_total')
     const held = await metric(ctxgate.url, 'ctxgate_websocket_history_bytes')
     const refused = await metric(ctxgate.url, 'ctxgate_websocket_history_refused_total')
-    // Builds before the preparations' room was counted have no such metric: shown as "–".
-    const unprepared = await metric(ctxgate.url, 'ctxgate_websocket_preparations_refused_total')
     const heap = await metric(ctxgate.url, 'nodejs_heap_size_total_bytes')
     const external = await metric(ctxgate.url, 'nodejs_external_memory_bytes')
     for (const socket of sockets) socket.close()
@@ -127,7 +125,7 @@ async function measure(build: Build, setup: Setup): Promise<string> {
     const against = (growth: number): string => `+${growth.toFixed(0)} ${growth <= total ? 'within' : '**over**'}`
     return (
       `| ${build.label} | ${label} | ${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB | ${idle.toFixed(0)} ` +
-      `| ${against(peak - idle)} | ${against(open - idle)} | ${mb(held)} MiB | ${refused} | ${Number.isNaN(unprepared) ? '–' : unprepared} ` +
+      `| ${against(peak - idle)} | ${against(open - idle)} | ${mb(held)} MiB | ${refused} ` +
       `| ${mb(preparingPeak)} MiB | ${pauses} | ${mb(heap)} + ${mb(external)} MiB | ${ends} |`
     )
   } finally {
@@ -172,17 +170,18 @@ console.log(
   `${socketCount} WebSockets, each one response.create of ~${inputMb} MB (20 KB tool outputs), then one continuation`,
 )
 console.log(
-  '| build | setting | budget: history + preparing | RSS idle (MB) | RSS growth at its peak (MB) | RSS growth settled, sockets open | history held | histories refused | turns forwarded unprepared | preparing, peak sampled | reads paused | heap total + external | turns ended |',
+  '| build | setting | budget: history + preparing | RSS idle (MB) | RSS growth at its peak (MB) | RSS growth settled, sockets open | history held | histories refused | preparing, peak sampled | reads paused | heap total + external | turns ended |',
 )
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|')
 const megabytes = 1024 * 1024
-/** Room beside 16 histories of 10 MB for a 10 MB conversation's preparation (src/websocket/preparation-memory.ts). */
-const roomy = { history: 384 * megabytes, preparing: 16 * megabytes }
 const setups: Setup[] = [
   { label: 'defaults, glibc malloc as it comes', env: {} },
   { label: 'defaults, as the image runs it', env: asShipped },
-  { label: 'every turn prepared, glibc malloc as it comes', budgets: roomy, env: {} },
-  { label: 'every turn prepared, as the image runs it', budgets: roomy, env: asShipped },
+  {
+    label: 'on the main thread (threads 0), glibc malloc as it comes',
+    yaml: 'rewriteWorkers:\n  threads: 0\n',
+    env: {},
+  },
 ]
 console.log(`as the image runs it: ${JSON.stringify(asShipped)} (the Dockerfile's malloc setting)`)
 for (const setup of setups) for (const build of builds) console.log(await measure(build, setup))

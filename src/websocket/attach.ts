@@ -26,7 +26,6 @@ import {
 import { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { PreparationGate } from './preparation-gate.ts'
-import { PreparationMemory } from './preparation-memory.ts'
 import { ResponsesSocket } from './responses-socket.ts'
 import { traceContextOf, type TraceContextHeaders } from '../telemetry/telemetry.ts'
 
@@ -61,8 +60,6 @@ interface OpenSocket {
 export interface AttachedWebSockets {
   /** The large messages held before and during preparation, across sockets (for the metrics). */
   readonly preparation: PreparationGate
-  /** The room preparations take beside the histories kept (for the metrics); undefined without a history budget. */
-  readonly memory: PreparationMemory | undefined
   /**
    * The shutdown grace is over: every socket still open gets a close frame (1001), a response in
    * flight an error event first. Resolves once they closed, or after `waitMs`.
@@ -94,10 +91,6 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       else reader.resume()
   })
   const garbage = new GarbageAfterLargeTurns(collectEveryBytes, collectWhenQuietMs)
-  const workers = deps.config.rewriteWorkers
-  const memory = deps.historyBudget
-    ? new PreparationMemory(deps.historyBudget, (bytes) => workers.threads > 0 && bytes >= workers.aboveBytes)
-    : undefined
   let closing = false
   let sockets = 0
 
@@ -115,7 +108,6 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       preparationGate,
       readers,
       garbage,
-      memory,
       socketId: `ws${++sockets}`,
     }
     try {
@@ -139,7 +131,6 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
   })
   return {
     preparation: preparationGate,
-    memory,
     async closeAll(waitMs) {
       const entries = [...open]
       for (const entry of entries) {
@@ -200,7 +191,6 @@ interface UpgradeContext {
   /** The Responses sockets' client sides, paused together while the preparation allowance is full. */
   readonly readers: Set<WebSocket>
   readonly garbage: GarbageAfterLargeTurns
-  readonly memory: PreparationMemory | undefined
   readonly socketId: string
 }
 
@@ -256,7 +246,6 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
           preparationGate: context.preparationGate,
           garbage: context.garbage,
-          ...(context.memory ? { preparationMemory: context.memory } : {}),
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
           ...traceContextField(context.request.headers),
         },

@@ -1,7 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { HistoryBudget } from './history-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
-import type { PreparationMemory } from './preparation-memory.ts'
 
 /** The WebSocket histories' memory in Prometheus: held, the ceiling, and histories given up at it. */
 export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget): void {
@@ -68,31 +67,6 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
       collect() {
         this.reset()
         this.inc(gate.pauses)
-      },
-    }),
-  )
-}
-
-/** The preparations' estimated working set beside the histories kept, and the preparations not made for want of room. */
-export function registerPreparationMemoryMetrics(registry: Registry, memory: PreparationMemory): void {
-  registry.registerMetric(
-    new Gauge({
-      name: 'ctxgate_websocket_preparation_reserved_bytes',
-      help: 'Estimated memory of the WebSocket conversations being prepared, taken from the room websocket.maxHistoryBytes leaves beside the histories kept.',
-      registers: [],
-      collect() {
-        this.set(memory.reserved)
-      },
-    }),
-  )
-  registry.registerMetric(
-    new Counter({
-      name: 'ctxgate_websocket_preparations_refused_total',
-      help: 'WebSocket messages forwarded as sent because preparing their conversation would not fit beside the histories kept (websocket.maxHistoryBytes).',
-      registers: [],
-      collect() {
-        this.reset()
-        this.inc(memory.refusals)
       },
     }),
   )

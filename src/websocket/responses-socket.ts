@@ -8,7 +8,6 @@ import { inputBytes, SocketConversation, type ConversationPlan } from './convers
 import type { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { GatePlace, type PreparationGate } from './preparation-gate.ts'
-import type { PreparationMemory } from './preparation-memory.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
 import { modelLabel, parseObject, withInput } from './socket-messages.ts'
@@ -27,11 +26,7 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly preparationGate?: PreparationGate
   /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed soon. */
   readonly garbage?: GarbageAfterLargeTurns
-  /** Shared by every socket: the room preparations take beside the histories kept. */
-  readonly preparationMemory?: PreparationMemory
 }
-
-const noRoomNeeded = (): void => undefined
 
 /** Conversations this large count towards the next collection (smaller ones leave young garbage, which V8 frees soon). */
 const collectedAboveBytes = 1024 * 1024
@@ -53,7 +48,6 @@ export class ResponsesSocket {
   #turn: SocketTurn | undefined
   #turns = 0
   #warnedBound = false
-  #warnedMemory = false
   /** Puts back number literals a double could not hold, kept as sentinels in the socket's conversation. */
   readonly #restores: ((serialized: string) => string)[] = []
 
@@ -145,35 +139,14 @@ export class ResponsesSocket {
     // The message is held until it is sent, and what is prepared is the whole conversation, however short the message.
     const prepared = this.#preparedBytes(turn.plan)
     await place.take(Math.max(data.length, prepared))
-    const room = prepared > 0 ? await this.#roomFor(turn, prepared) : noRoomNeeded
-    try {
-      const send = turn.plan.kind === 'full' && room ? await this.#prepare(turn, message, data) : data
-      if (send === undefined) return
-      // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
-      turn.send()
-      relay.toUpstream(send, false)
-    } finally {
-      room?.()
-    }
+    const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
+    if (send === undefined) return
+    // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
+    turn.send()
+    relay.toUpstream(send, false)
     // Sent as written or prepared, a large conversation leaves its frame, text and copies behind.
     const left = Math.max(data.length, prepared)
     if (left >= collectedAboveBytes) this.#deps.garbage?.released(left)
-  }
-
-  /** Room to prepare the conversation beside the histories kept; undefined (the message goes as sent) when there is none. */
-  async #roomFor(turn: SocketTurn, bytes: number): Promise<(() => void) | undefined> {
-    const memory = this.#deps.preparationMemory
-    const room = memory ? await memory.reserve(bytes) : noRoomNeeded
-    if (room) return room
-    turn.notPrepared('websocket_memory')
-    if (!this.#warnedMemory) {
-      this.#warnedMemory = true
-      this.#deps.logger.warn(
-        { reqId: `${this.#deps.socketId}:${turn.number}`, bytes, maxHistoryBytes: this.#deps.historyBudget?.max },
-        'websocket conversation too large to prepare beside the histories kept (websocket.maxHistoryBytes); forwarded as sent',
-      )
-    }
-    return undefined
   }
 
   /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */

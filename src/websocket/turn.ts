@@ -132,11 +132,6 @@ export class SocketTurn {
     }
   }
 
-  /** ctxgate did not prepare the message (`reason`, the log line's failOpen): it goes as the client sent it. */
-  notPrepared(reason: string): void {
-    this.#request = { ...this.#request, failOpen: reason }
-  }
-
   /** Preparing failed: the client's message goes as sent, and the log says why. */
   preparationFailed(error: unknown): void {
     this.#request = {
