@@ -41,8 +41,7 @@ export interface WebSocketDeps extends RecordDeps {
   readonly historyBudget?: HistoryBudget
 }
 
-/** A full collection after every 8 MiB of large conversations sent (each leaves about three times its size behind), and 250 ms after the last. */
-const collectEveryBytes = 8 * 1024 * 1024
+/** One full collection once no large turn was sent for this long. */
 const collectWhenQuietMs = 250
 
 /** The wire format spoken over a WebSocket, from the provider registry. */
@@ -90,7 +89,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       if (paused) reader.pause()
       else reader.resume()
   })
-  const garbage = new GarbageAfterLargeTurns(collectEveryBytes, collectWhenQuietMs)
+  const garbage = new GarbageAfterLargeTurns(collectWhenQuietMs)
   let closing = false
   let sockets = 0
 

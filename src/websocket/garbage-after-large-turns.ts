@@ -2,25 +2,23 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 /**
- * Frees what large socket turns leave behind without waiting for V8 to notice it. A turn that
- * prepares a 10 MB conversation leaves several buffers of that size (the frame received, the request
- * written for the worker, the worker's answer, the masked frame sent) that nothing holds once it is
- * sent. V8 frees them only when it collects, and it collects late for buffers (its own heap stays
- * small): with 16 sockets of 10 MB open, 40-60 MB of them were still resident, and with glibc's
- * malloc as it comes the space they leave stays in its heap (docs/memory-budgets.md). So after every
- * `everyBytes` of large conversations sent, and once sockets go quiet, one full collection runs on
- * the main thread (milliseconds to tens of them, against the hundreds a 10 MB turn costs it anyway).
+ * Frees what large socket turns leave behind once the sockets go quiet, without waiting for V8 to
+ * notice it. A turn that prepares a 10 MB conversation leaves several buffers of that size (the
+ * frame received, the request written for the worker, the worker's answer, the masked frame sent)
+ * that nothing holds once it is sent. V8 frees them only when it collects, and it collects late for
+ * buffers (its own heap stays small): with 16 sockets of 10 MB open, 40-60 MB of them were still
+ * resident, and with glibc's malloc as it comes the space they leave stays in its heap
+ * (docs/memory-budgets.md). So `quietMs` after the last large turn was sent, one full collection
+ * runs on the main thread. Only then: collecting after every large turn as well paused the main
+ * thread more often and longer, and left no less resident (BENCHMARKS.md, round 6).
  */
 export class GarbageAfterLargeTurns {
-  readonly #everyBytes: number
   readonly #quietMs: number
   readonly #collect: () => void
-  #sinceCollection = 0
   #quiet: NodeJS.Timeout | undefined
   #collections = 0
 
-  constructor(everyBytes: number, quietMs: number, collect: () => void = fullCollection()) {
-    this.#everyBytes = everyBytes
+  constructor(quietMs: number, collect: () => void = fullCollection()) {
     this.#quietMs = quietMs
     this.#collect = collect
   }
@@ -30,22 +28,17 @@ export class GarbageAfterLargeTurns {
     return this.#collections
   }
 
-  /** A turn that worked on `bytes` of conversation let them go (sent, or ended). */
-  released(bytes: number): void {
-    this.#sinceCollection += bytes
-    if (this.#sinceCollection >= this.#everyBytes) return this.#run()
+  /** A large turn was sent: what it left behind is collected once no other follows for `quietMs`. */
+  released(): void {
     clearTimeout(this.#quiet)
     this.#quiet = setTimeout(() => this.#run(), this.#quietMs)
     this.#quiet.unref()
   }
 
   #run(): void {
-    clearTimeout(this.#quiet)
     this.#quiet = undefined
-    this.#sinceCollection = 0
     this.#collections++
-    // Not in the caller's stack: the turn's own references are gone by the next turn of the loop.
-    setImmediate(this.#collect)
+    this.#collect()
   }
 }
 

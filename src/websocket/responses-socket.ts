@@ -24,11 +24,11 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly historyBudget?: HistoryBudget
   /** Shared by every socket: bounds the large messages being parsed and prepared at once. */
   readonly preparationGate?: PreparationGate
-  /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed soon. */
+  /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed once they go quiet. */
   readonly garbage?: GarbageAfterLargeTurns
 }
 
-/** Conversations this large count towards the next collection (smaller ones leave young garbage, which V8 frees soon). */
+/** Conversations this large are followed by a collection (smaller ones leave young garbage, which V8 frees soon). */
 const collectedAboveBytes = 1024 * 1024
 
 /** Events that may change what the socket's conversation is; anything else is only relayed and counted. */
@@ -145,8 +145,7 @@ export class ResponsesSocket {
     turn.send()
     relay.toUpstream(send, false)
     // Sent as written or prepared, a large conversation leaves its frame, text and copies behind.
-    const left = Math.max(data.length, prepared)
-    if (left >= collectedAboveBytes) this.#deps.garbage?.released(left)
+    if (Math.max(data.length, prepared) >= collectedAboveBytes) this.#deps.garbage?.released()
   }
 
   /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */
