@@ -57,6 +57,8 @@ export interface AnswerFollowUp {
   readonly replannable: boolean
   /** The smaller request to send once instead (with the refusal's numbers when it named them), or none. */
   replan(refusal: LengthRefusal): Promise<Prepared | undefined>
+  /** No refit will be asked any more: let go of the request's bytes (a WebSocket's are nobody else's). */
+  settle?(): void
 }
 
 /** A request body ready to send, with what the response path needs to know about it. */

@@ -23,6 +23,7 @@ import {
   socketUrl,
   upstreamHandshakeHeaders,
 } from './handshake.ts'
+import { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { PreparationGate } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
@@ -39,6 +40,9 @@ export interface WebSocketDeps extends RecordDeps {
   /** The memory every socket's kept conversation may take together. */
   readonly historyBudget?: HistoryBudget
 }
+
+/** One full collection once no large turn was sent for this long. */
+const collectWhenQuietMs = 250
 
 /** The wire format spoken over a WebSocket, from the provider registry. */
 const responsesFormat = socketFormat
@@ -85,6 +89,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       if (paused) reader.pause()
       else reader.resume()
   })
+  const garbage = new GarbageAfterLargeTurns(collectWhenQuietMs)
   let closing = false
   let sockets = 0
 
@@ -101,6 +106,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       open,
       preparationGate,
       readers,
+      garbage,
       socketId: `ws${++sockets}`,
     }
     try {
@@ -183,6 +189,7 @@ interface UpgradeContext {
   readonly preparationGate: PreparationGate
   /** The Responses sockets' client sides, paused together while the preparation allowance is full. */
   readonly readers: Set<WebSocket>
+  readonly garbage: GarbageAfterLargeTurns
   readonly socketId: string
 }
 
@@ -237,6 +244,7 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           maxConversationBytes: deps.config.server.bodyLimitBytes,
           ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
           preparationGate: context.preparationGate,
+          garbage: context.garbage,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
           ...traceContextField(context.request.headers),
         },

@@ -5,11 +5,12 @@ import type { LengthRefusal } from '../providers/length-refusal.ts'
 import { socketFormat } from '../providers/registry.ts'
 import { readClientMessage, type ClientMessage } from './client-message.ts'
 import { inputBytes, SocketConversation, type ConversationPlan } from './conversation.ts'
+import type { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { GatePlace, type PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
-import { asCreateMessage, modelLabel, parseObject, withInput } from './socket-messages.ts'
+import { modelLabel, parseObject, withInput } from './socket-messages.ts'
 import { SocketTurn, type TurnDeps } from './turn.ts'
 
 type Json = Record<string, unknown>
@@ -23,7 +24,12 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly historyBudget?: HistoryBudget
   /** Shared by every socket: bounds the large messages being parsed and prepared at once. */
   readonly preparationGate?: PreparationGate
+  /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed once they go quiet. */
+  readonly garbage?: GarbageAfterLargeTurns
 }
+
+/** Conversations this large are followed by a collection (smaller ones leave young garbage, which V8 frees soon). */
+const collectedAboveBytes = 1024 * 1024
 
 /** Events that may change what the socket's conversation is; anything else is only relayed and counted. */
 const interesting = /"type"\s*:\s*"(response\.(completed|incomplete|failed|output_item\.done)|error)"/
@@ -131,12 +137,15 @@ export class ResponsesSocket {
       return turn.end(this.#deps, { status: 400, outcome: 'rejected', error: 'previous_response_not_found' })
     }
     // The message is held until it is sent, and what is prepared is the whole conversation, however short the message.
-    await place.take(Math.max(data.length, this.#preparedBytes(turn.plan)))
+    const prepared = this.#preparedBytes(turn.plan)
+    await place.take(Math.max(data.length, prepared))
     const send = turn.plan.kind === 'full' ? await this.#prepare(turn, message, data) : data
     if (send === undefined) return
     // A request ctxgate can make smaller is held at its preamble until the next message says whether it was refused.
     turn.send()
     relay.toUpstream(send, false)
+    // Sent as written or prepared, a large conversation leaves its frame, text and copies behind.
+    if (Math.max(data.length, prepared) >= collectedAboveBytes) this.#deps.garbage?.released()
   }
 
   /** A client message, its unholdable number literals kept aside so a full-input resend carries them as written. */
@@ -161,8 +170,10 @@ export class ResponsesSocket {
   /** Runs the rewrite on the whole conversation; returns what to send, or undefined when ctxgate answered. */
   async #prepare(turn: SocketTurn, message: ClientMessage, original: Buffer): Promise<Buffer | undefined> {
     if (!this.#deps.prepare || turn.plan.kind !== 'full') return original
+    // The request to prepare is the message itself (its `type` first, no previous_response_id), so what
+    // comes back is sent as it is: no second copy of a large conversation to put the type back in front.
     const { type: _type, previous_response_id: _previous, ...fields } = message.fields
-    const body = withInput(fields, inputBytes(turn.plan))
+    const body = withInput({ type: 'response.create', ...fields }, inputBytes(turn.plan))
     try {
       const result = await this.#deps.prepare(body, this.#handshake)
       if (result.kind === 'reject') {
@@ -175,7 +186,7 @@ export class ResponsesSocket {
       const unchanged = result.prepared.body === body || result.prepared.body.equals(body)
       turn.adopt(result.prepared, !unchanged)
       if (unchanged) return original
-      return asCreateMessage(this.#restoreNumbers(result.prepared.body))
+      return this.#restoreNumbers(result.prepared.body)
     } catch (error) {
       turn.preparationFailed(error)
       return original
@@ -214,7 +225,7 @@ export class ResponsesSocket {
     const kept = turn.refitEnded()
     if (!smaller || turn.done) return this.#release(kept)
     turn.refitted(smaller)
-    ;(this.#relay as FrameRelay).toUpstream(asCreateMessage(this.#restoreNumbers(smaller.body)), false)
+    ;(this.#relay as FrameRelay).toUpstream(this.#restoreNumbers(smaller.body), false)
   }
 
   #fromUpstream(data: Buffer, isBinary: boolean): void {

@@ -33,10 +33,3 @@ export function withInput(fields: Json, input: readonly Buffer[]): Buffer {
     Buffer.from(text.slice(at + JSON.stringify(marker).length)),
   ])
 }
-
-/** `{"type":"response.create", …body}` without re-serializing the body. */
-export function asCreateMessage(body: Buffer): Buffer {
-  const inner = body.subarray(1)
-  const separator = inner.toString('utf8', 0, 1) === '}' ? '' : ','
-  return Buffer.concat([Buffer.from(`{"type":"response.create"${separator}`), inner])
-}

@@ -50,6 +50,8 @@ export type OpeningStep =
   | { readonly kind: 'refit'; readonly refusal: LengthRefusal }
 
 const relaying: Opening = { state: 'relay' }
+/** What a turn keeps of a body once it is sent: nothing. */
+const sentBody = Buffer.alloc(0)
 
 /** One `response.create` on a socket, from the client's message to the response's last event. */
 export class SocketTurn {
@@ -139,16 +141,26 @@ export class SocketTurn {
     }
   }
 
-  /** The request goes upstream; one ctxgate may make smaller is held at its preamble. */
+  /**
+   * The request goes upstream; one ctxgate may make smaller is held at its preamble. The turn keeps
+   * none of the bytes sent (a large conversation's would live as long as its response streams).
+   */
   send(): void {
     const request = this.#request
     this.#request = {
       ...request,
+      prepared: request.prepared && { ...request.prepared, body: sentBody },
       usage: request.usage ?? socketFormat.chat.usage(),
       sentAs: request.sentAs ?? 'as-sent',
     }
     this.#sentAt = performance.now()
     if (request.prepared?.followUp?.replannable) this.#opening = { state: 'holding', held: [] }
+    else this.#settle()
+  }
+
+  /** No refit can come any more: the request the refit would re-plan is let go. */
+  #settle(): void {
+    this.#request.prepared?.followUp?.settle?.()
   }
 
   /** A message ctxgate failed to read went on as the client sent it. */
@@ -186,6 +198,7 @@ export class SocketTurn {
     const refusal = socketFormat.streamRefusal.read(data.toString('utf8'))
     if (!refusal) {
       this.#opening = relaying
+      this.#settle()
       return { kind: 'release', held: opening.held }
     }
     this.#opening = { state: 'refitting', kept: [...opening.held, data] }
@@ -196,6 +209,7 @@ export class SocketTurn {
   refitEnded(): readonly Buffer[] {
     const kept = this.#opening.state === 'refitting' ? this.#opening.kept : []
     this.#opening = relaying
+    this.#settle()
     return kept
   }
 
@@ -203,13 +217,14 @@ export class SocketTurn {
   refitted(smaller: Prepared): void {
     this.#request = {
       ...this.#request,
-      prepared: smaller,
+      prepared: { ...smaller, body: sentBody },
       log: smaller.log,
       accounting: smaller.accounting ?? this.#request.accounting,
       usage: smaller.followUp?.usageReader(),
       refitted: true,
       sentAs: 'full-input',
     }
+    this.#settle()
     this.#opening = { state: 'dropping' }
   }
 

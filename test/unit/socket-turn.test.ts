@@ -31,7 +31,48 @@ function replannable(log: Record<string, unknown>): Prepared {
   }
 }
 
+/** A replannable request that counts how often it was told no refit will come. */
+function settling(): { prepared: Prepared; settled: () => number } {
+  let settled = 0
+  const base = replannable({})
+  const followUp = { ...(base.followUp as NonNullable<Prepared['followUp']>), settle: () => void settled++ }
+  return { prepared: { ...base, body: Buffer.alloc(1024), followUp }, settled: () => settled }
+}
+
 describe('a socket turn opening', () => {
+  it('prevents holding a large conversation for as long as its response streams: the bytes sent are let go at once, the request a refit would re-plan once the opening shows no refusal', () => {
+    const turn = new SocketTurn(1, 10)
+    const { prepared, settled } = settling()
+    turn.adopt(prepared, true)
+    turn.send()
+    expect(turn.prepared?.body.length).toBe(0)
+    expect(settled()).toBe(0)
+    expect(turn.openingStep(created)).toEqual({ kind: 'swallow' })
+    expect(settled()).toBe(0)
+    expect(turn.openingStep(delta).kind).toBe('release')
+    expect(settled()).toBe(1)
+  })
+
+  it('prevents holding a large conversation a refit can never use: a request that cannot be made smaller lets go of it when sent, and so does a refused one once its refit is prepared', () => {
+    const plain = settling()
+    const notReplannable = new SocketTurn(1, 10)
+    notReplannable.adopt({ ...plain.prepared, followUp: { ...plain.prepared.followUp!, replannable: false } }, true)
+    notReplannable.send()
+    expect(plain.settled()).toBe(1)
+
+    const refused = settling()
+    const smaller = settling()
+    const turn = new SocketTurn(2, 10)
+    turn.adopt(refused.prepared, true)
+    turn.send()
+    expect(turn.openingStep(refusal).kind).toBe('refit')
+    turn.refitEnded()
+    expect(refused.settled()).toBe(1)
+    turn.refitted(smaller.prepared)
+    expect(smaller.settled()).toBe(1)
+    expect(turn.prepared?.body.length).toBe(0)
+  })
+
   it('relays everything when its request cannot be made smaller', () => {
     const turn = new SocketTurn(1, 10)
     turn.send()

@@ -31,8 +31,8 @@ const unnamedLimitShare = 0.9
 
 /** A rewritten request's follow-up: reported usage calibrates the estimate; a length refusal is re-planned once. */
 export class RewriteFollowUp implements AnswerFollowUp {
-  readonly replannable: boolean
-  readonly #request: HookRequest
+  replannable: boolean
+  #request: HookRequest
   readonly #chat: ChatSummary
   readonly #scope: string
   readonly #sent: SentRewrite
@@ -52,6 +52,11 @@ export class RewriteFollowUp implements AnswerFollowUp {
     this.#prepareAgain = prepareAgain
     // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
     this.replannable = !request.isRefit && chat.view.serverManaged !== true
+  }
+
+  settle(): void {
+    this.replannable = false
+    this.#request = { ...this.#request, original: Buffer.alloc(0) }
   }
 
   usageReader(): UsageReader {

@@ -1,0 +1,55 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+
+/**
+ * Frees what large socket turns leave behind once the sockets go quiet, without waiting for V8 to
+ * notice it. A turn that prepares a 10 MB conversation leaves several buffers of that size (the
+ * frame received, the request written for the worker, the worker's answer, the masked frame sent)
+ * that nothing holds once it is sent. V8 frees them only when it collects, and it collects late for
+ * buffers (its own heap stays small): with 16 sockets of 10 MB open, 40-60 MB of them were still
+ * resident, and with glibc's malloc as it comes the space they leave stays in its heap
+ * (docs/memory-budgets.md). So `quietMs` after the last large turn was sent, one full collection
+ * runs on the main thread. Only then: collecting after every large turn as well paused the main
+ * thread more often and longer, and left no less resident (BENCHMARKS.md, round 6).
+ */
+export class GarbageAfterLargeTurns {
+  readonly #quietMs: number
+  readonly #collect: () => void
+  #quiet: NodeJS.Timeout | undefined
+  #collections = 0
+
+  constructor(quietMs: number, collect: () => void = fullCollection()) {
+    this.#quietMs = quietMs
+    this.#collect = collect
+  }
+
+  /** Full collections run so far. */
+  get collections(): number {
+    return this.#collections
+  }
+
+  /** A large turn was sent: what it left behind is collected once no other follows for `quietMs`. */
+  released(): void {
+    clearTimeout(this.#quiet)
+    this.#quiet = setTimeout(() => this.#run(), this.#quietMs)
+    this.#quiet.unref()
+  }
+
+  #run(): void {
+    this.#quiet = undefined
+    this.#collections++
+    this.#collect()
+  }
+}
+
+/** V8's full collection, exposed to a fresh context only (v8.setFlagsFromString, as the rewrite workers do). */
+function fullCollection(): () => void {
+  let gc: (() => void) | undefined
+  return () => {
+    if (!gc) {
+      setFlagsFromString('--expose-gc')
+      gc = runInNewContext('gc') as () => void
+    }
+    gc()
+  }
+}
