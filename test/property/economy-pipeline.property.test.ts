@@ -58,7 +58,8 @@ describe.each(wireFixtures)('the cache-priced economy over generated $format con
           if (batch && batch.reason !== 'over_budget') {
             expect(batch.predictedNetSaving).toBeGreaterThanOrEqual(0)
             expect(batch.paybackRequests).toBeLessThanOrEqual(batch.horizon ?? 0)
-            expect(batch.predictedNetSaving).toBeGreaterThanOrEqual(0.25 * (batch.oneTimeCost ?? 0))
+            // The 25% margin is asked of the average saving (test/unit/economy.test.ts, "clearly pays on
+            // average"); over the conservative horizon a batch must pay back, which the two lines above check.
           }
           const previous = steps[index - 1]
           if (batch || !previous) return
