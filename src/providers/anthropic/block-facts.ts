@@ -1,3 +1,4 @@
+import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf, markable } from './blocks.ts'
 
@@ -12,19 +13,8 @@ export interface BlockFacts {
   readonly results: readonly { readonly id: unknown; readonly markableBefore: number }[]
 }
 
-/** Facts of messages the parser shares across requests: frozen, so they cannot change under the facts. */
-const known = new WeakMap<object, BlockFacts>()
-
 /** A message's block facts; a re-sent (frozen) message's are read once per process, not once per request. */
-export function blockFactsOf(message: Json): BlockFacts {
-  if (!Object.isFrozen(message)) return readFacts(message)
-  let facts = known.get(message)
-  if (facts === undefined) {
-    facts = readFacts(message)
-    known.set(message, facts)
-  }
-  return facts
-}
+export const blockFactsOf: (message: Json) => BlockFacts = memoOnFrozen(readFacts)
 
 function readFacts(message: Json): BlockFacts {
   const blocks = blocksOf(message)

@@ -10,6 +10,7 @@ import {
   type ChatAdapter,
   type SessionHints,
 } from '../adapter-contract.ts'
+import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
@@ -287,19 +288,8 @@ function managesContext(body: Json): boolean {
   return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
 }
 
-/** Whether a re-sent (frozen) message holds a compaction block: it cannot change, so it is looked at once. */
-const compactionIn = new WeakMap<object, boolean>()
-
-/** Looked for in every message of every request: no arrays built (a string content holds no compaction block). */
-function holdsCompaction(message: Json): boolean {
-  if (!Object.isFrozen(message)) return blocksHoldCompaction(message)
-  let holds = compactionIn.get(message)
-  if (holds === undefined) {
-    holds = blocksHoldCompaction(message)
-    compactionIn.set(message, holds)
-  }
-  return holds
-}
+/** Whether a message holds a compaction block; a re-sent (frozen) one is looked at once. */
+const holdsCompaction = memoOnFrozen(blocksHoldCompaction)
 
 function blocksHoldCompaction(message: Json): boolean {
   const content = message['content']
