@@ -39,6 +39,11 @@ export class TokenEstimator {
   readonly #minLength: number
   readonly #exact: ExactCounters | undefined
   readonly #byCounter = new Map<(text: string) => number, TokenEstimator>()
+  /**
+   * The reference's own memo, apart from `#byCounter`: cl100k is both gpt-4's exact counter and the
+   * reference, and the reference counts long texts on samples, which must never serve as an exact count.
+   */
+  #reference: { readonly counter: (text: string) => number; readonly estimator: TokenEstimator } | undefined
   #chars = 0
   /** The count is the tokenizer's own, not an estimate. */
   readonly exact: boolean
@@ -70,12 +75,12 @@ export class TokenEstimator {
     if (this.exact) return undefined
     const counter = this.#exact?.reference?.()
     if (counter === undefined) return undefined
-    let estimator = this.#byCounter.get(counter)
-    if (!estimator) {
-      estimator = new TokenEstimator(undefined, sampledCounter(counter, estimateTextTokens))
-      this.#byCounter.set(counter, estimator)
-    }
-    return estimator
+    if (this.#reference?.counter !== counter)
+      this.#reference = {
+        counter,
+        estimator: new TokenEstimator(undefined, sampledCounter(counter, estimateTextTokens)),
+      }
+    return this.#reference.estimator
   }
 
   /** Resolves when `forModel(model)` will give the exact counter if the model has one, and `reference()` its reference if not. */

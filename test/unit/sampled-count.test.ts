@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { sampledCounter } from '../../src/rewrite/sampled-count.ts'
 import { estimateTextTokens } from '../../src/rewrite/estimate-text.ts'
 import { contentKinds, counters } from '../helpers/content-kinds.ts'
@@ -51,5 +52,21 @@ describe('a reference count on samples of a long text', () => {
       }),
       { numRuns: 30 },
     )
+  })
+})
+
+describe('the reference beside an exact counter of the same vocabulary', () => {
+  it('never serves its sampled count as a model’s exact count (cl100k is both for gpt-4)', () => {
+    // A counter whose count is easy to state: one token per character.
+    const perChar = (text: string): number => text.length
+    const estimator = new TokenEstimator({
+      counterFor: (model) => (model === 'gpt-4' ? perChar : undefined),
+      ready: async () => {},
+      reference: () => perChar,
+    })
+    // Two halves of different density: a sampled count scales the estimate, an exact one does not.
+    const text = `${'a'.repeat(3_000)}${' word'.repeat(1_000)}`
+    expect(estimator.reference()?.text(text)).not.toBe(text.length)
+    expect(estimator.forModel('gpt-4').text(text)).toBe(text.length)
   })
 })
