@@ -170,10 +170,7 @@ describe('Responses over WebSocket, rewriting', () => {
     const start = [{ type: 'message', role: 'user', content: `Start. ${'Read the files one by one. '.repeat(60)}` }]
     const first = await turn(socket, { type: 'response.create', model: 'gpt-5', store: false, input: start })
     const previous = (first.at(-1) as { response: { id: string } }).response.id
-    const rounds = Array.from({ length: 12 }, (_, index) => [
-      { type: 'function_call', call_id: `call_${index}`, name: 'read', arguments: '{}' },
-      { type: 'function_call_output', call_id: `call_${index}`, output: `line ${index} of a long file\n`.repeat(80) },
-    ]).flat()
+    const rounds = readRounds('call_', (index) => `line ${index} of a long file\n`)
     const events = await turn(socket, {
       type: 'response.create',
       model: 'gpt-5',
@@ -233,10 +230,7 @@ describe('Responses over WebSocket, rewriting', () => {
     // A repeated key: JSON.parse keeps the last value, in the first one's place.
     const first = await turn(socket, `{"input": "not this one",${written.slice(1)}`)
     const previous = (first.at(-1) as { response: { id: string } }).response.id
-    const rounds = Array.from({ length: 12 }, (_, index) => [
-      { type: 'function_call', call_id: `call_p${index}`, name: 'read', arguments: '{}' },
-      { type: 'function_call_output', call_id: `call_p${index}`, output: `entry ${index} of a long log\n`.repeat(80) },
-    ]).flat()
+    const rounds = readRounds('call_p', (index) => `entry ${index} of a long log\n`)
     const events = await turn(socket, {
       type: 'response.create',
       model: 'gpt-5',
@@ -470,3 +464,11 @@ describe('a WebSocket upgrade when the upstream cannot be reached', () => {
     )
   })
 })
+
+/** Twelve read calls and their outputs (80 lines each), as a continuation's new input items. */
+function readRounds(callPrefix: string, line: (index: number) => string): Record<string, unknown>[] {
+  return Array.from({ length: 12 }, (_, index) => [
+    { type: 'function_call', call_id: `${callPrefix}${index}`, name: 'read', arguments: '{}' },
+    { type: 'function_call_output', call_id: `${callPrefix}${index}`, output: line(index).repeat(80) },
+  ]).flat()
+}

@@ -5,28 +5,13 @@ import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { promptBlocks } from '../../src/mock/anthropic-messages.ts'
 import { boundRequests, fewestHidden, hindsightBound } from '../../src/replay/hidden/bound.ts'
 import { shapedBound } from '../../src/replay/hidden/shaped-bound.ts'
+import { conversationOf as conversationFor, read, result } from '../helpers/replay-messages.ts'
 
-const read = (id: string, path: string): Message => ({
-  role: 'assistant',
-  content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: path } }],
-})
-const result = (id: string, text: string): Message => ({
-  role: 'user',
-  content: [{ type: 'tool_result', tool_use_id: id, content: text }],
-})
 const edit = (id: string, path: string, text: string): Message => ({
   role: 'assistant',
   content: [{ type: 'tool_use', id, name: 'Edit', input: { file_path: path, old_string: 'x', new_string: text } }],
 })
-const conversationOf = (messages: Message[]): Conversation => ({
-  id: 'c',
-  source: 'test',
-  model: 'claude-test',
-  system: 'You are an agent.',
-  tools: [],
-  segments: [messages],
-  notes: [],
-})
+const conversationOf = (messages: Message[]): Conversation => conversationFor(messages, 'You are an agent.')
 
 // An old read holds `alpha_needed`; two later reads are filler; then the agent edits with it.
 const filler = 'lorem ipsum dolor '.repeat(200)

@@ -4,6 +4,7 @@ import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { hiddenIn, neededStrings } from '../../src/replay/hidden/at-risk.ts'
 import { HiddenCounter } from '../../src/replay/hidden/counter.ts'
 import { distinctiveStrings, type MessageString } from '../../src/rewrite/distinctive.ts'
+import { conversationOf as conversationFor, read, result } from '../helpers/replay-messages.ts'
 
 const prose = (text: string): MessageString[] => [{ text, where: 'text', toolInput: false }]
 const found = (strings: MessageString[]): string[] => distinctiveStrings(strings).map((entry) => entry.text)
@@ -67,23 +68,8 @@ describe('distinctive strings', () => {
   })
 })
 
-const read = (id: string, path: string): Message => ({
-  role: 'assistant',
-  content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: path } }],
-})
-const result = (id: string, text: string): Message => ({
-  role: 'user',
-  content: [{ type: 'tool_result', tool_use_id: id, content: text }],
-})
-const conversationOf = (messages: Message[]): Conversation => ({
-  id: 'c',
-  source: 'test',
-  model: 'claude-test',
-  system: 'You are an agent. Work in the repository.',
-  tools: [],
-  segments: [messages],
-  notes: [],
-})
+const conversationOf = (messages: Message[]): Conversation =>
+  conversationFor(messages, 'You are an agent. Work in the repository.')
 
 describe('needed-but-hidden', () => {
   const messages: Message[] = [
