@@ -171,13 +171,7 @@ describe('Responses over WebSocket, rewriting', () => {
     const first = await turn(socket, { type: 'response.create', model: 'gpt-5', store: false, input: start })
     const previous = (first.at(-1) as { response: { id: string } }).response.id
     const rounds = readRounds('call_', (index) => `line ${index} of a long file\n`)
-    const events = await turn(socket, {
-      type: 'response.create',
-      model: 'gpt-5',
-      store: false,
-      previous_response_id: previous,
-      input: rounds,
-    })
+    const events = await turn(socket, continuation(previous, rounds))
     expect(events.at(-1)?.['type']).toBe('response.completed')
     socket.close()
     const sent = stack.mock.requests.filter((request) => request.method === 'WS')
@@ -231,13 +225,7 @@ describe('Responses over WebSocket, rewriting', () => {
     const first = await turn(socket, `{"input": "not this one",${written.slice(1)}`)
     const previous = (first.at(-1) as { response: { id: string } }).response.id
     const rounds = readRounds('call_p', (index) => `entry ${index} of a long log\n`)
-    const events = await turn(socket, {
-      type: 'response.create',
-      model: 'gpt-5',
-      store: false,
-      previous_response_id: previous,
-      input: rounds,
-    })
+    const events = await turn(socket, continuation(previous, rounds))
     expect(events.at(-1)?.['type']).toBe('response.completed')
     socket.close()
     const sent = stack.mock.requests.filter((request) => request.method === 'WS').at(-1)?.body ?? ''
@@ -471,4 +459,9 @@ function readRounds(callPrefix: string, line: (index: number) => string): Record
     { type: 'function_call', call_id: `${callPrefix}${index}`, name: 'read', arguments: '{}' },
     { type: 'function_call_output', call_id: `${callPrefix}${index}`, output: line(index).repeat(80) },
   ]).flat()
+}
+
+/** A `response.create` continuing `previous` with new input items. */
+function continuation(previous: string, input: Record<string, unknown>[]): Record<string, unknown> {
+  return { type: 'response.create', model: 'gpt-5', store: false, previous_response_id: previous, input }
 }
