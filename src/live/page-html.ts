@@ -13,7 +13,7 @@ export function livePageHtml(): string {
 <div class="table-wrap"><table id="holdout-table"><thead><tr><th>kind (models)</th><th>arm</th><th>finished sessions</th><th title="billed-equivalent input of the median session, with a distribution-free 95% interval">median billed input (95%)</th><th>median requests</th><th>median duration</th><th>median cache read</th><th title="ctxgate's own length refusals · 4xx answers · client compactions, summed">refusals · 4xx · compactions</th><th>saving per session</th></tr></thead><tbody></tbody></table></div></section>
 <h2>Sessions</h2>
 <div class="table-wrap"><table id="sessions"><thead><tr>
-<th>client</th><th>model</th><th>session</th><th>requests</th><th>last seen</th><th title="input + 1.25 × 5m write + 2 × 1h write + 0.1 × cache read">billed tokens</th><th>billed $</th><th title="ctxgate's estimate of the prompt before edits ÷ after, applied to what was billed">unedited (est.)</th><th>saved</th><th>cache read</th><th>edit batches</th><th>refusals avoided</th><th>compactions avoided</th>
+<th>client</th><th>model</th><th>session</th><th>requests</th><th>last seen</th><th title="input + 1.25 × 5m write + 2 × 1h write + 0.1 × cache read">billed tokens</th><th>billed $</th><th title="ctxgate's estimate of the prompt before edits ÷ after, applied to what was billed">unedited (est.)</th><th title="1 − billed ÷ the unedited estimate: an estimate too (docs/counterfactuals.md)">saved (est.)</th><th>cache read</th><th>edit batches</th><th>refusals avoided</th><th>compactions avoided</th>
 </tr></thead><tbody></tbody></table></div>
 <p id="empty" class="empty">No requests yet. Point an agent's base URL at this ctxgate and its sessions appear here as they run.</p>
 <section id="detail" hidden>

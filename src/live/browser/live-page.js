@@ -105,7 +105,7 @@
             }),
           ),
       ],
-      ['saved by edits', unedited > 0 ? percent(unedited - billed, unedited) : '—'],
+      ['saved by edits (est.)', unedited > 0 ? percent(unedited - billed, unedited) : '—'],
       [
         'cache-read share',
         percent(
