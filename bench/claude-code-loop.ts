@@ -3,6 +3,7 @@
  * requests, billed-equivalent input, cache-read share, whether Claude Code compacted, wall time.
  *
  *   npx tsx bench/claude-code-loop.ts [--steps 40] [--window 200000] [--model claude-sonnet-4-5] [--only direct|ctxgate]
+ *     [--cache-writes literal|strict]   (the mock's reading of the cache-write rule, docs/economy.md)
  *     [--reread-every N]   (the mock's re-read loop: every N-th step reads again a file read many steps before)
  *     [--learn N]          (then N more sessions one after another through one ctxgate: sessions finish
  *                           after 1.5 s idle there, so each learns how long such sessions run from those before)
@@ -41,9 +42,11 @@ const { values } = parseArgs({
     learn: { type: 'string', default: '1' },
     'timeout-s': { type: 'string', default: '1800' },
     'reread-every': { type: 'string' },
+    'cache-writes': { type: 'string', default: 'literal' },
   },
 })
 const rereadEvery = values['reread-every'] === undefined ? undefined : Number(values['reread-every'])
+const cacheWrites = values['cache-writes'] === 'strict' ? 'strict' : 'literal'
 const steps = Number(values.steps)
 /** Idle time after which the learning runs' ctxgate counts a session as finished. */
 const learningIdleMs = 1_500
@@ -217,6 +220,7 @@ async function runOnce(claude: string, label: 'direct' | 'ctxgate'): Promise<Run
     agentSteps: steps,
     window,
     logLimit: 100_000,
+    cacheWrites,
     ...(rereadEvery === undefined ? {} : { agentRereadEvery: rereadEvery }),
   })
   const proxy = label === 'ctxgate' ? await startCtxgate(mock.url) : undefined
@@ -341,7 +345,7 @@ function table(results: readonly RunResult[]): string {
       (result) => (result.ctxgate ? String(result.ctxgate.livePageRefetches) : '-'),
     ],
   ]
-  const header = `| Claude Code, ${steps} steps, window ${thousands(window)} | ${results.map((result) => result.label).join(' | ')} |`
+  const header = `| Claude Code, ${steps} steps, window ${thousands(window)}${cacheWrites === 'strict' ? ', strict cache writes' : ''} | ${results.map((result) => result.label).join(' | ')} |`
   const rule = `|---|${results.map(() => '---:').join('|')}|`
   return [header, rule, ...rows.map(([name, cell]) => `| ${name} | ${results.map(cell).join(' | ')} |`)].join('\n')
 }
@@ -389,6 +393,7 @@ async function learningTable(claude: string, sessions: number, direct: RunResult
     agentSteps: steps,
     window,
     logLimit: 100_000,
+    cacheWrites,
     ...(rereadEvery === undefined ? {} : { agentRereadEvery: rereadEvery }),
   })
   const proxy = await startCtxgate(mock.url, { ...process.env, CTXGATE_CONFIG: config })

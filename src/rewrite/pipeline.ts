@@ -55,19 +55,17 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
-  const { planned, decision } = planWithEconomy(input, {
-    budget,
-    noteTokens,
-    gapMs,
-    editableFrom: editableFromMarker(input, gapMs),
-  })
+  const editableFrom = editableFromMarker(input, gapMs)
+  const { planned, decision } = planWithEconomy(input, { budget, noteTokens, gapMs, editableFrom })
   const report = planned.report
   if (planned.kind === 'too-long') return { kind: 'too-long', report, message: planned.message }
   const cold = isCold(gapMs, '5m')
   const noteHeld = noteHeldBack(memory, decision, report, cold)
   const noteOn = noteGoesIn(note, memory, report) && !noteHeld
   const marker = nextEditOf(input, input.memory?.decisions ?? noDecisions, gapMs)
-  const following = report.newBatch ? followingEditOf(input, planned.decisions, decision, report) : undefined
+  const following = report.newBatch
+    ? followingEditOf(input, planned.decisions, decision, report, cold ? 0 : (editableFrom ?? 0))
+    : undefined
   const stableTtl = stableTtlOf(input, noteTokens)
   const promise = report.newBatch ? following : marker
   const ledger = ledgerOf(input, decision, report, cold)
@@ -184,15 +182,20 @@ function ledgerOf(
 
 /**
  * Where the batch after this request's will start. An over-budget cut starts wherever the clearing
- * order must reach; after a below-budget batch, where the economy will (marker-promise.ts).
+ * order must reach; after a below-budget batch, where the economy will (marker-promise.ts), among
+ * the blocks this request writes fresh: from the entry it read (`writtenFrom`, the marker kept, or
+ * the head), not only from its first edit. A result the batch kept whole between the two (the
+ * newest read of a file) stays within the next batch's reach once a later read supersedes it.
  */
 function followingEditOf(
   input: PipelineInput,
   decisions: FrozenDecisions,
   decision: EconomyDecision | undefined,
   report: RewriteReport,
+  writtenFrom: number,
 ): string | undefined {
-  return nextEditOf(input, decisions, undefined, decision?.kind === 'batch' ? report.firstNewEdit : undefined)
+  const afterBatchAt = decision?.kind === 'batch' ? Math.min(report.firstNewEdit, writtenFrom) : undefined
+  return nextEditOf(input, decisions, undefined, afterBatchAt)
 }
 
 /** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */

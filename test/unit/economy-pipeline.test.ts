@@ -74,6 +74,37 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(outcome.next.nextEditResult).toBe('r37')
   })
 
+  it('keeps the next marker ahead of a read the batch left whole, so a later batch can clear it once it is superseded', () => {
+    // Round 30 reads a file (young, so the batch keeps it); the previous request kept its marker ahead of it.
+    const reading = (view: ChatView, reads: readonly number[]): ChatView => ({
+      ...view,
+      messages: view.messages.map((message) => {
+        const round = reads.find((index) => message.toolCallIds.includes(`r${index}`))
+        return round === undefined
+          ? message
+          : { ...message, toolCallNames: ['Read'], toolCallInputs: [{ file_path: 'src/app.ts' }] }
+      }),
+    })
+    // Rounds 31–36 are large, so clearing 31–36 pays on its own.
+    const grown = (count: number): ChatView =>
+      viewOf(Array.from({ length: count }, (_, index) => viewRound(index > 30 && index < 37 ? 8_000 : 2_400, `r${index}`)))
+    const first = run(reading(grown(40), [30]), session(40, { nextEditResult: 'r30' }))
+    const cleared = first.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    expect(cleared).toContain('r31')
+    expect(cleared).not.toContain('r30')
+    // This request writes everything from its marker on fresh, the read too: the next marker may stay ahead of it.
+    expect(first.next.nextEditResult).toBe('r30')
+    // At round 45 the agent reads the file again: the old read is superseded, and the next batch takes it.
+    let memory: ConversationMemory = { ...first.next, requests: 40, lastSeen: 40 * 30_000 }
+    let outcome = first
+    for (let count = 41; count <= 60 && !(outcome !== first && outcome.batch?.reason === 'pays_back'); count++) {
+      outcome = run(reading(grown(count), [30, 45]), memory, { now: count * 30_000 })
+      memory = { ...outcome.next, requests: count, lastSeen: count * 30_000 }
+    }
+    expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
+    expect(Object.keys(memory.decisions?.results ?? {})).toContain('r30')
+  })
+
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
     // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than the 6 requests a session at
     // request 15 is sure of (the prior's 30% quantile) pay back.
