@@ -42,10 +42,10 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_preparing_bytes',
-      help: "Bytes of the places of large WebSocket client messages, from their first frame header to their preparation's end (waiting for a place, being received, or being parsed and rewritten).",
+      help: "Bytes of the places held by large WebSocket client messages, from their first frame header to their preparation's end (being received, or parsed and rewritten); a message waiting for its place is not read and not counted.",
       registers: [],
       collect() {
-        this.set(gate.pending)
+        this.set(gate.held)
       },
     }),
   )

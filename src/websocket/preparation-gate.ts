@@ -18,8 +18,14 @@ export class PreparationGate {
     this.max = maxBytes
   }
 
+  /** Bytes of places asked for and not yet given back: waiting (their messages mostly unread) or held. */
   get pending(): number {
     return this.#pending
+  }
+
+  /** Bytes of places held: messages being received, waiting for their socket's turn, or in preparation. */
+  get held(): number {
+    return this.#inFlight
   }
 
   /** How many times a socket stopped reading to wait for its message's place. */
