@@ -25,6 +25,7 @@ import {
 } from './handshake.ts'
 import { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
+import { AnnouncedMessages } from './announced-messages.ts'
 import { PreparationGate } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
 import { traceContextOf, type TraceContextHeaders } from '../telemetry/telemetry.ts'
@@ -43,6 +44,8 @@ export interface WebSocketDeps extends RecordDeps {
 
 /** One full collection once no large turn was sent for this long. */
 const collectWhenQuietMs = 250
+/** A large message still arriving this long after its place was given gives the place back (a slow sender holds no one up). */
+const receiveGraceMs = 2_000
 
 /** The wire format spoken over a WebSocket, from the provider registry. */
 const responsesFormat = socketFormat
@@ -82,13 +85,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
   })
   server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
   const open = new Set<OpenSocket>()
-  // Responses sockets stop reading while the large messages already received fill the preparation allowance.
-  const readers = new Set<WebSocket>()
-  const preparationGate = new PreparationGate(deps.config.websocket.maxPreparingBytes, (paused) => {
-    for (const reader of readers)
-      if (paused) reader.pause()
-      else reader.resume()
-  })
+  const preparationGate = new PreparationGate(deps.config.websocket.maxPreparingBytes)
   const garbage = new GarbageAfterLargeTurns(collectWhenQuietMs)
   let closing = false
   let sockets = 0
@@ -105,7 +102,6 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
       accepted,
       open,
       preparationGate,
-      readers,
       garbage,
       socketId: `ws${++sockets}`,
     }
@@ -187,8 +183,6 @@ interface UpgradeContext {
   readonly accepted: WeakMap<IncomingMessage, { lines: string[]; protocol: string }>
   readonly open: Set<OpenSocket>
   readonly preparationGate: PreparationGate
-  /** The Responses sockets' client sides, paused together while the preparation allowance is full. */
-  readonly readers: Set<WebSocket>
   readonly garbage: GarbageAfterLargeTurns
   readonly socketId: string
 }
@@ -235,7 +229,8 @@ function connectUpstream(deps: WebSocketDeps, context: UpgradeContext): void {
 
 function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket, upstream: WebSocket): void {
   const path = pathOf(context.request)
-  const responses = responsesPaths.has(path)
+  const announced = responsesPaths.has(path) ? announcedMessages(context, client) : undefined
+  const responses = announced
     ? new ResponsesSocket(
         {
           ...deps,
@@ -245,6 +240,7 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
           ...(deps.historyBudget ? { historyBudget: deps.historyBudget } : {}),
           preparationGate: context.preparationGate,
           garbage: context.garbage,
+          announced,
           ...(context.request.headers['user-agent'] ? { userAgent: context.request.headers['user-agent'] } : {}),
           ...traceContextField(context.request.headers),
         },
@@ -253,10 +249,6 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
     : undefined
   const relay = relayFrames(client, upstream, responses?.hooks)
   responses?.bind(relay)
-  if (responses) {
-    context.readers.add(client)
-    if (context.preparationGate.paused) client.pause()
-  }
   let closed!: () => void
   const entry: OpenSocket = { responses, close: relay.close, closed: new Promise((resolve) => (closed = resolve)) }
   context.open.add(entry)
@@ -264,7 +256,6 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
   client.once('close', (code: number) => {
     closed()
     context.open.delete(entry)
-    context.readers.delete(client)
     deps.logger.info(
       {
         reqId: context.socketId,
@@ -278,6 +269,15 @@ function bridge(deps: WebSocketDeps, context: UpgradeContext, client: WebSocket,
     )
   })
   upstream.resume()
+}
+
+/** Reads the client's frame headers before ws does, so a large message has its place before it is received. */
+function announcedMessages(context: UpgradeContext, client: WebSocket): AnnouncedMessages {
+  const announced = new AnnouncedMessages(context.preparationGate, client, receiveGraceMs)
+  context.socket.prependListener('data', (chunk: Buffer) => announced.read(chunk))
+  // Before the relay's listener: each message is matched to its announcement in arrival order.
+  client.on('message', () => announced.arrived())
+  return announced
 }
 
 function pathOf(request: IncomingMessage): string {

@@ -14,6 +14,8 @@ export interface RelayHooks {
   /** The upstream socket ended, before the client is closed (a last word to the client goes here). */
   readonly upstreamClosed?: (code: number) => void
   readonly clientClosed?: (code: number) => void
+  /** True while the layer keeps the client's reading stopped itself: backpressure easing must not resume it. */
+  readonly clientReadingHeld?: () => boolean
 }
 
 export interface FrameRelay {
@@ -31,9 +33,10 @@ const highWaterBytes = 1024 * 1024
  * backpressure both ways. Messages keep their bytes and their text/binary kind.
  */
 export function relayFrames(client: WebSocket, upstream: WebSocket, hooks: RelayHooks = {}): FrameRelay {
+  const mayResumeClient = (): boolean => !(hooks.clientReadingHeld?.() ?? false)
   const relay: FrameRelay = {
-    toUpstream: (data, isBinary) => sendPaced(client, upstream, data, isBinary),
-    toClient: (data, isBinary) => sendPaced(upstream, client, data, isBinary),
+    toUpstream: (data, isBinary) => sendPaced(client, upstream, data, isBinary, mayResumeClient),
+    toClient: (data, isBinary) => sendPaced(upstream, client, data, isBinary, () => true),
     close: (code, reason) => {
       closeWith(client, code, reason)
       closeWith(upstream, code, reason)
@@ -50,7 +53,8 @@ export function relayFrames(client: WebSocket, upstream: WebSocket, hooks: Relay
       .then(() => onClientMessage(bytes, isBinary))
       .catch(() => relay.close(1011, 'ctxgate error'))
       .finally(() => {
-        if (--queued === maxQueuedClientMessages - 1 && client.readyState === client.OPEN) client.resume()
+        if (--queued === maxQueuedClientMessages - 1 && client.readyState === client.OPEN && mayResumeClient())
+          client.resume()
       })
   })
   upstream.on('message', (data: RawData, isBinary: boolean) => {
@@ -78,10 +82,16 @@ export function relayFrames(client: WebSocket, upstream: WebSocket, hooks: Relay
   return relay
 }
 
-function sendPaced(from: WebSocket, to: WebSocket, data: Buffer | string, isBinary: boolean): void {
+function sendPaced(
+  from: WebSocket,
+  to: WebSocket,
+  data: Buffer | string,
+  isBinary: boolean,
+  mayResume: () => boolean,
+): void {
   if (to.readyState !== to.OPEN) return
   to.send(data, { binary: isBinary }, () => {
-    if (from.isPaused && to.bufferedAmount < highWaterBytes / 4) from.resume()
+    if (from.isPaused && to.bufferedAmount < highWaterBytes / 4 && mayResume()) from.resume()
   })
   if (to.bufferedAmount > highWaterBytes && !from.isPaused) from.pause()
 }

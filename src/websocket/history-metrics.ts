@@ -37,15 +37,15 @@ export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget
   )
 }
 
-/** The large client messages waiting for or in preparation: held, the allowance, and how often reading paused at it. */
+/** The large client messages being received or prepared: their places (held or waiting), the allowance, and how often a socket stopped reading to wait for one. */
 export function registerPreparationMetrics(registry: Registry, gate: PreparationGate): void {
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_preparing_bytes',
-      help: 'Bytes of large WebSocket client messages received and not yet prepared (waiting, or being parsed and rewritten).',
+      help: "Bytes of the places held by large WebSocket client messages, from their first frame header to their preparation's end (being received, or parsed and rewritten); a message waiting for its place is not read and not counted.",
       registers: [],
       collect() {
-        this.set(gate.pending)
+        this.set(gate.held)
       },
     }),
   )
@@ -62,7 +62,7 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
   registry.registerMetric(
     new Counter({
       name: 'ctxgate_websocket_reads_paused_total',
-      help: 'Times every Responses socket stopped reading client messages because websocket.maxPreparingBytes was reached.',
+      help: 'Times a Responses socket stopped reading a large client message until it had its place in websocket.maxPreparingBytes.',
       registers: [],
       collect() {
         this.reset()

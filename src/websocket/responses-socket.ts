@@ -7,6 +7,7 @@ import { readClientMessage, type ClientMessage } from './client-message.ts'
 import { inputBytes, SocketConversation, type ConversationPlan } from './conversation.ts'
 import type { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
+import type { AnnouncedMessages } from './announced-messages.ts'
 import { GatePlace, type PreparationGate } from './preparation-gate.ts'
 import { ctxgateErrorEvent, previousResponseNotFound } from './error-event.ts'
 import type { FrameRelay, RelayHooks } from './frame-relay.ts'
@@ -26,6 +27,8 @@ export interface ResponsesSocketDeps extends TurnDeps {
   readonly preparationGate?: PreparationGate
   /** Shared by every socket: told when a large conversation was sent, so what it left behind is freed once they go quiet. */
   readonly garbage?: GarbageAfterLargeTurns
+  /** This socket's large messages' places, taken when their first frame header arrived. */
+  readonly announced?: AnnouncedMessages
 }
 
 /** Conversations this large are followed by a collection (smaller ones leave young garbage, which V8 frees soon). */
@@ -88,7 +91,9 @@ export class ResponsesSocket {
     upstreamMessage: (data, isBinary) => this.#fromUpstream(data, isBinary),
     upstreamClosed: (code) => this.#upstreamGone(code),
     // As on HTTP: a client that leaves before any event has status 0, after one the upstream's 200.
+    clientReadingHeld: () => this.#deps.announced?.holding ?? false,
     clientClosed: () => {
+      this.#deps.announced?.close()
       this.#conversation.release()
       this.#turn?.end(this.#deps, {
         status: this.#turn.answered ? 200 : 0,
@@ -98,7 +103,8 @@ export class ResponsesSocket {
   }
 
   async #fromClient(data: Buffer, isBinary: boolean): Promise<void> {
-    const place = new GatePlace(this.#deps.preparationGate)
+    const announced = this.#deps.announced
+    const place = new GatePlace(this.#deps.preparationGate, await announced?.next())
     try {
       await place.take(data.length)
       const relay = this.#relay as FrameRelay
@@ -112,6 +118,7 @@ export class ResponsesSocket {
       this.#forwardAfterFailure(data, isBinary, error)
     } finally {
       place.give()
+      announced?.done()
     }
   }
 

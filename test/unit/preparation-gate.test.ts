@@ -1,37 +1,58 @@
 import { describe, expect, it } from 'vitest'
-import { PreparationGate } from '../../src/websocket/preparation-gate.ts'
+import { GatePlace, PreparationGate } from '../../src/websocket/preparation-gate.ts'
 
 describe('the WebSocket preparation allowance', () => {
-  it('prevents unbounded queues: reading pauses when the held messages reach the allowance, and resumes when they go', async () => {
-    const signals: boolean[] = []
-    const gate = new PreparationGate(100, (paused) => signals.push(paused))
+  it('prevents unbounded preparation: a place that does not fit beside those held waits, in order, until they go', async () => {
+    const gate = new PreparationGate(100)
     const first = await gate.enter(60)
-    // The second does not fit beside the first: it waits, and together they fill the allowance.
+    expect(gate.waits(60)).toBe(true)
+    expect(gate.waits(40)).toBe(false)
     let secondStarted = false
-    const second = gate.enter(60).then((leave) => {
-      secondStarted = true
-      return leave
-    })
+    const second = gate.enter(60).then((place) => ((secondStarted = true), place))
+    // Once one waits, a smaller one that would fit waits behind it (arrival order).
+    expect(gate.waits(10)).toBe(true)
     await Promise.resolve()
     expect(secondStarted).toBe(false)
     expect(gate.pending).toBe(120)
-    expect(signals).toEqual([true])
-    first()
-    const leaveSecond = await second
-    expect(secondStarted).toBe(true)
+    first.leave()
+    const held = await second
     expect(gate.pending).toBe(60)
-    expect(signals).toEqual([true, false])
-    leaveSecond()
-    leaveSecond()
+    held.leave()
+    held.leave()
     expect(gate.pending).toBe(0)
-    expect(gate.pauses).toBe(1)
   })
 
-  it('prevents a stall: a message larger than the whole allowance still runs, alone', async () => {
+  it('prevents a stall: a place larger than the whole allowance still runs, alone', async () => {
     const gate = new PreparationGate(100)
-    const leave = await gate.enter(500)
-    expect(gate.paused).toBe(true)
-    leave()
-    expect(gate.paused).toBe(false)
+    const place = await gate.enter(500)
+    expect(gate.waits(1)).toBe(true)
+    place.leave()
+    expect(gate.waits(1)).toBe(false)
+  })
+
+  it('grows a held place only within the allowance, and never once it was left', async () => {
+    const gate = new PreparationGate(100)
+    const place = await gate.enter(60)
+    expect(place.grow(50)).toBe(true)
+    expect(place.grow(90)).toBe(true)
+    expect(gate.pending).toBe(90)
+    expect(place.grow(101)).toBe(false)
+    expect(place.bytes).toBe(90)
+    place.leave()
+    expect(place.grow(70)).toBe(false)
+    expect(gate.pending).toBe(0)
+  })
+
+  it('prevents a second wait: a message whose place was taken at its header keeps it when its conversation is a little larger', async () => {
+    const gate = new PreparationGate(1_000_000)
+    const place = new GatePlace(gate, await gate.enter(600_000))
+    await place.take(600_000)
+    await place.take(610_000)
+    expect(gate.pending).toBe(610_000)
+    // Past the allowance beside nothing else: given up and asked for anew, alone.
+    await place.take(1_500_000)
+    expect(gate.pending).toBe(1_500_000)
+    place.give()
+    expect(gate.pending).toBe(0)
   })
 })

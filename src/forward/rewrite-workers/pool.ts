@@ -22,6 +22,14 @@ export interface PoolSettings {
   readonly idleMs: number
 }
 
+/**
+ * A rewrite worker's young generation (V8's default is sized for a whole process): a 10 MB body's
+ * parse tree and output pass through it, and the heap it grew to stayed resident while the next
+ * job ran. 8 MiB took the peak of 16 sockets of 10 MB down by 20-35 MB, with jobs no slower
+ * (BENCHMARKS.md, WebSocket memory round 7).
+ */
+const workerLimits = { maxYoungGenerationSizeMb: 8 }
+
 /** The pool's queue is at its byte budget: the request gets a provider-shaped "overloaded" error. */
 export class WorkersBusy extends Error {}
 
@@ -184,7 +192,7 @@ export class RewriteWorkers {
   }
 
   #spawn(): Slot {
-    const worker = startModuleWorker(import.meta.url, 'rewrite-worker', this.#data)
+    const worker = startModuleWorker(import.meta.url, 'rewrite-worker', this.#data, workerLimits)
     const ready = new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve())
       worker.once('exit', (code) => reject(new WorkerFailed(`rewrite worker exited with code ${code} while starting`)))
