@@ -54,7 +54,7 @@ export function callTarget(name: string, input: unknown): CallTarget {
   return { kind: 'other' }
 }
 
-function commandOf(fields: Record<string, unknown>): string {
+export function commandOf(fields: Record<string, unknown>): string {
   const command = fields['command'] ?? fields['cmd']
   if (Array.isArray(command)) return command.filter((part) => typeof part === 'string').join(' ')
   return typeof command === 'string' ? command : ''
@@ -84,4 +84,82 @@ export function parsedInput(input: unknown): unknown {
   } catch {
     return input
   }
+}
+
+/** A word of a command that runs tests: a runner, a test script or folder, a build tool's test target. */
+const testWord = /(?:^|\/)(?:tests?|jest|vitest|pytest|mocha|unittest|tox|rspec|phpunit|runtests)(?:$|[/:.])/
+
+/** Programs that handle files or text, whatever test files they name: never a test run (`test -f F` is the shell's). */
+const notRunners = new Set([
+  'test',
+  'sed',
+  'cat',
+  'ls',
+  'grep',
+  'rg',
+  'echo',
+  'rm',
+  'mkdir',
+  'cp',
+  'mv',
+  'touch',
+  'chmod',
+  'git',
+  'find',
+  'head',
+  'tail',
+  'wc',
+  'diff',
+  'tee',
+  'awk',
+  'nl',
+  'cd',
+])
+
+/** The words of a runner itself (`npx jest`, `python -m pytest`, `go test`), not of what it runs. */
+const runnerWords = new Set(
+  'npx npm yarn pnpm bun run exec node python python3 uv poetry bundle jest vitest pytest mocha unittest tox go cargo make test rspec phpunit'.split(
+    ' ',
+  ),
+)
+
+/**
+ * The tests a shell command runs, as a comparable key: its first step that runs tests (`cd DIR &&`
+ * left out), cut at its first pipe, without environment settings, flags, redirections and the
+ * runner's own words (`NODE_OPTIONS=… npx jest a.test.ts --verbose 2>&1 | tail` is `a.test.ts`, as is
+ * `npm test a.test.ts`), so a later run of the same tests is recognized however it was run and printed.
+ * Undefined for a command that runs none.
+ */
+export function testRunKey(command: string): string | undefined {
+  // A test run is one line; what follows (a heredoc's body) would only bring false words in.
+  const line = command.trim().split('\n', 1)[0] ?? ''
+  if (line.length > maxLine) return parseTestRun(line)
+  // Every request classes the session's calls again: each line is parsed once.
+  if (knownRuns.has(line)) return knownRuns.get(line)
+  const key = parseTestRun(line)
+  knownRuns.set(line, key)
+  if (knownRuns.size > maxKnownRuns) knownRuns.delete(knownRuns.keys().next().value as string)
+  return key
+}
+
+/** Lines remembered (at most this long, so at most a few MB), the oldest dropped first. */
+const maxLine = 400
+const maxKnownRuns = 5_000
+const knownRuns = new Map<string, string | undefined>()
+
+function parseTestRun(command: string): string | undefined {
+  const steps = command
+    .trim()
+    .replace(/^(?:bash -lc |sh -c )['"]?/, '')
+    .split(/&&|\|\||;/)
+  for (const step of steps) {
+    const words = (step.split('|')[0] ?? '')
+      .split(/\s+/)
+      .filter((word) => word !== '' && !word.startsWith('-') && !/^[A-Za-z_]\w*=/.test(word) && !/^\d*>/.test(word))
+    if (notRunners.has(words[0] ?? '') || !words.some((word) => testWord.test(word))) continue
+    // What it names beyond the runner are the tests, whichever runner ran them (`npx jest F`, `npm test F`).
+    const targets = words.filter((word) => !runnerWords.has(word)).map((word) => word.replace(/^\.\//, ''))
+    return targets.length > 0 ? targets.toSorted().join(' ') : words.join(' ')
+  }
+  return undefined
 }

@@ -64,9 +64,24 @@ describe('the superseded-read rule', () => {
       bash('c2', 'nl -ba src/a.py'),
     ])
     expect(risks.get('t1')).toBe('superseded')
-    expect(risks.get('t2')).toBe('output')
+    expect(risks.get('t2')).toBe('test')
     expect(risks.get('c1')).toBe('superseded')
     expect(risks.get('c2')).toBe('read')
+  })
+
+  it('the newest run of each test is its own class; an earlier run of the same tests, however printed, is output', () => {
+    const risks = clearRisks([
+      bash('a1', 'npx jest tests/a.test.ts 2>&1 | tail -80'),
+      bash('b1', 'npx jest tests/b.test.ts'),
+      bash('a2', 'NODE_OPTIONS=--experimental-vm-modules npx jest tests/a.test.ts --verbose 2>&1 | tail -200'),
+      bash('suite', 'npm run test:unit'),
+      bash('other', 'python reproduce.py'),
+    ])
+    expect(risks.get('a1')).toBe('output')
+    expect(risks.get('a2')).toBe('test')
+    expect(risks.get('b1')).toBe('test')
+    expect(risks.get('suite')).toBe('test')
+    expect(risks.get('other')).toBe('output')
   })
 
   it('a shell read of some lines (sed -n, head, tail) supersedes no other read; the same range again does', () => {
@@ -149,7 +164,7 @@ describe('the clearing order', () => {
     // The same as stepping request by request through the age bands, for any class, age and horizon.
     fc.assert(
       fc.property(
-        fc.constantFrom('superseded', 'output', 'read', 'editing' as const),
+        fc.constantFrom('superseded', 'output', 'test', 'read', 'editing' as const),
         fc.nat(60),
         fc.nat(250),
         (risk, age, requests) => {
