@@ -87,7 +87,9 @@ describe('the cache-priced economy through the pipeline', () => {
     })
     // Rounds 31–36 are large, so clearing 31–36 pays on its own.
     const grown = (count: number): ChatView =>
-      viewOf(Array.from({ length: count }, (_, index) => viewRound(index > 30 && index < 37 ? 8_000 : 2_400, `r${index}`)))
+      viewOf(
+        Array.from({ length: count }, (_, index) => viewRound(index > 30 && index < 37 ? 8_000 : 2_400, `r${index}`)),
+      )
     const first = run(reading(grown(40), [30]), session(40, { nextEditResult: 'r30' }))
     const cleared = first.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
     expect(cleared).toContain('r31')
