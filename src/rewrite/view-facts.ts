@@ -6,7 +6,8 @@ import type { MessageView, ToolResultView } from './types.ts'
  * What the planner reads of a conversation's messages alone, whatever the budget or the decisions:
  * its tool results, where each call is, its rounds, the safe cuts. A client re-sends its history,
  * and the parser and the adapter hand back the same (frozen) view for each re-sent message, so
- * the facts of the messages a recent request shares as its first ones are carried from it, and
+ * the facts of the messages a recent request shares as its first ones are carried from it (a short
+ * message, viewed anew, is shared when it has no results and the same role and calls), and
  * only the rest is read (docs/proxy.md, the hot path). The same messages planned again in one
  * request (a replan, the economy's batch) share all of them.
  */
@@ -52,12 +53,30 @@ export function viewFacts(messages: readonly MessageView[]): ViewFacts {
   return carried.facts
 }
 
-/** How many first messages the two lists share as the same objects. */
+/** How many first messages the two lists share: the same objects, or messages with no results that call the same. */
 function sharedLength(before: readonly MessageView[], messages: readonly MessageView[]): number {
   const most = Math.min(before.length, messages.length)
   let index = 0
-  while (index < most && before[index] === messages[index]) index++
+  while (index < most && sameFacts(before[index] as MessageView, messages[index] as MessageView)) index++
   return index
+}
+
+/** A short message is viewed anew each request (only long ones are shared): its facts are its role and calls. */
+function sameFacts(before: MessageView, message: MessageView): boolean {
+  if (before === message) return true
+  return (
+    before.toolResults.length === 0 &&
+    message.toolResults.length === 0 &&
+    before.role === message.role &&
+    sameList(before.toolCallIds, message.toolCallIds) &&
+    (before.toolCallNames === undefined
+      ? message.toolCallNames === undefined
+      : message.toolCallNames !== undefined && sameList(before.toolCallNames, message.toolCallNames))
+  )
+}
+
+function sameList(before: readonly string[], list: readonly string[]): boolean {
+  return before.length === list.length && before.every((item, index) => item === list[index])
 }
 
 function fromScratch(messages: readonly MessageView[]): Carried {

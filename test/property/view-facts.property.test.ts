@@ -59,6 +59,8 @@ const step = fc.oneof(
     messages: fc.array(messageSpec, { maxLength: 3 }),
   }),
   fc.record({ kind: fc.constant('same' as const) }),
+  // Viewed anew (as a short message is each request): equal fields, other objects, results included.
+  fc.record({ kind: fc.constant('copies' as const) }),
   fc.record({ kind: fc.constant('other-conversation' as const), messages: fc.array(messageSpec, { maxLength: 6 }) }),
   fc.record({ kind: fc.constant('earlier' as const), back: fc.nat(4) }),
 )
@@ -93,6 +95,11 @@ describe("the plan's facts of the messages, carried from a recent request", () =
               const kept = last.slice(0, Math.max(0, last.length - next.count))
               messages = [...kept, ...added(next.messages, kept.length)]
             } else if (next.kind === 'same') messages = [...last]
+            else if (next.kind === 'copies')
+              messages = last.map((message) => ({
+                ...message,
+                toolResults: message.toolResults.map((result) => ({ ...result })),
+              }))
             else if (next.kind === 'earlier') messages = [...(sent[Math.max(0, sent.length - 1 - next.back)] ?? last)]
             else messages = added(next.messages, 0)
             sent.push(messages)
