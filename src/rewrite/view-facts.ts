@@ -33,8 +33,10 @@ interface Carried {
 
 /** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
 const keptFacts = 4
-/** Longer conversations are not kept (the facts hold their messages' views until four newer ones push them out). */
+/** Longer conversations are not kept (the facts hold their messages' views, results' text included, until four newer ones push them out). */
 const keptMaxMessages = 4096
+/** Nor conversations whose results hold more than this (a million-token window's worth: about 4 MB of text). */
+const keptMaxResultTokens = 1_000_000
 const recent: Carried[] = []
 
 /** The messages' facts, computed or carried from a recent request's; the same as computed from every message. */
@@ -47,7 +49,8 @@ export function viewFacts(messages: readonly MessageView[]): ViewFacts {
     if (length > shared) [best, shared] = [kept, length]
   }
   const carried = best !== undefined && !best.repeatedCall ? extend(best, shared, messages) : fromScratch(messages)
-  if (messages.length > keptMaxMessages) return carried.facts
+  const resultTokens = carried.facts.results.reduce((sum, result) => sum + result.tokens, 0)
+  if (messages.length > keptMaxMessages || resultTokens > keptMaxResultTokens) return carried.facts
   recent.unshift(carried)
   if (recent.length > keptFacts) recent.pop()
   return carried.facts

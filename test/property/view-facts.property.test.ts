@@ -111,6 +111,20 @@ describe("the plan's facts of the messages, carried from a recent request", () =
     )
   })
 
+  it('keeps no reading of a conversation whose results hold over a million tokens (its text would stay held)', () => {
+    const large = (tokens: number): MessageView[] => [
+      messageOf({ role: 'assistant', calls: ['a'], results: [], named: true }, 0),
+      {
+        ...messageOf({ role: 'user', calls: [], results: ['a'], named: false }, 1),
+        toolResults: [{ id: 'a', message: 1, tokens, text: 'x', hash: 'x' }],
+      },
+    ]
+    const over = large(1_000_001)
+    expect(viewFacts([...over])).not.toBe(viewFacts(over))
+    const under = large(1_000_000)
+    expect(viewFacts([...under])).toBe(viewFacts(under))
+  })
+
   it('prevents a kept reading from changing: the same messages again get the same facts', () => {
     const messages = [
       messageOf({ role: 'assistant', calls: ['a'], results: [], named: true }, 0),
