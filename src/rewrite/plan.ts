@@ -3,10 +3,10 @@ import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
-import { earliestCallsNeeded } from './safe-cuts.ts'
 import { clearedNote, clearedNoteFor, dropNote, foldSummaryOf } from './notes.ts'
-import { roundsNewerThan, roundsOf, type Rounds } from './rounds.ts'
+import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
+import { viewFacts } from './view-facts.ts'
 import type {
   DropMessages,
   Edit,
@@ -56,8 +56,7 @@ class PlanState {
   readonly #input: PlanInput
   readonly #messageTokens: number[]
   readonly #replacements = new Map<string, Replacement>()
-  readonly #results: ToolResultView[]
-  readonly #callMessage = new Map<string, number>()
+  readonly #results: readonly ToolResultView[]
   readonly #rounds: Rounds
   readonly #minCallNeeded: readonly number[]
   readonly #originalTotal: number
@@ -78,18 +77,17 @@ class PlanState {
     this.#input = input
     const { messages } = input.view
     this.#messageTokens = messages.map((message) => message.tokens)
-    this.#results = messages.flatMap((message) => message.toolResults)
+    // Read of the messages alone, so carried from a recent request that shares them (view-facts.ts).
+    const facts = viewFacts(messages)
+    this.#results = facts.results
     this.#total = input.view.headTokens + this.#messageTokens.reduce((sum, tokens) => sum + tokens, 0)
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
     this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget)
-    messages.forEach((message, index) => {
-      for (const id of message.toolCallIds) this.#callMessage.set(id, index)
-    })
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
-    this.#rounds = roundsOf(messages)
-    this.#minCallNeeded = earliestCallsNeeded(messages, this.#callMessage)
+    this.#rounds = facts.rounds
+    this.#minCallNeeded = facts.minCallNeeded
   }
 
   estimate(): number {

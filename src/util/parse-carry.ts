@@ -28,12 +28,17 @@ export interface CarriedPrefix {
 const keptParses = 4
 /** Texts longer than this are not kept (each kept text is held until four newer ones push it out). */
 const keptMaxChars = 1024 * 1024
-const recent: PreviousParse[] = []
+/** A kept parse with the points a new text can resume from, found once when first asked for. */
+interface Kept {
+  readonly parse: PreviousParse
+  boundaries: Boundary[] | undefined
+}
+const recent: Kept[] = []
 
 /** Remembers a parse for the next texts to carry from. */
 export function keepParse(parse: PreviousParse): void {
   if (parse.text.length > keptMaxChars) return
-  recent.unshift(parse)
+  recent.unshift({ parse, boundaries: undefined })
   if (recent.length > keptParses) recent.pop()
 }
 
@@ -46,9 +51,12 @@ interface Boundary {
 
 /** The longest prefix a recent parse shares with `text`, with the members found past it; undefined when none helps. */
 export function carriedPrefix(text: string): CarriedPrefix | undefined {
-  for (const previous of recent) {
-    const boundaries = boundariesOf(previous)
-    const shared = longestShared(text, previous.text, boundaries)
+  for (const kept of recent) {
+    const previous = kept.parse
+    kept.boundaries ??= boundariesOf(previous)
+    const boundaries = kept.boundaries
+    // The same text again (one comparison): the search would end at its last boundary.
+    const shared = text === previous.text ? boundaries.at(-1) : longestShared(text, previous.text, boundaries)
     if (shared === undefined) continue
     const carried = resume(text, previous, shared)
     if (carried !== undefined) return carried

@@ -36,6 +36,8 @@ const step = fc.oneof(
   }),
   fc.record({ kind: fc.constant('field' as const), max: fc.integer({ min: 0, max: 100_000 }), stream: fc.boolean() }),
   fc.record({ kind: fc.constant('other-conversation' as const), messages: fc.array(message, { maxLength: 4 }) }),
+  // The same body again (a retry): the whole text is shared.
+  fc.record({ kind: fc.constant('same' as const) }),
 )
 
 describe('parsing that carries the shared prefix of a recent body', () => {

@@ -1,0 +1,165 @@
+import { type Rounds } from './rounds.ts'
+import { earliestCallsNeeded } from './safe-cuts.ts'
+import type { MessageView, ToolResultView } from './types.ts'
+
+/**
+ * What the planner reads of a conversation's messages alone, whatever the budget or the decisions:
+ * its tool results, where each call is, its rounds, the safe cuts. A client re-sends its history,
+ * and the parser and the adapter hand back the same (frozen) view for each re-sent message, so
+ * the facts of the messages a recent request shares as its first ones are carried from it (a short
+ * message, viewed anew, is shared when it has no results and the same role and calls), and
+ * only the rest is read (docs/proxy.md, the hot path). The same messages planned again in one
+ * request (a replan, the economy's batch) share all of them.
+ */
+export interface ViewFacts {
+  readonly results: readonly ToolResultView[]
+  /** Each call id's message (the last one, when an id repeats). */
+  readonly callMessage: ReadonlyMap<string, number>
+  readonly rounds: Rounds
+  readonly minCallNeeded: readonly number[]
+}
+
+/** Facts with what a later request needs to carry from any of its first messages. */
+interface Carried {
+  readonly messages: readonly MessageView[]
+  readonly facts: ViewFacts
+  /** Per message, how many results come before it (one more entry: the total). */
+  readonly resultsBefore: readonly number[]
+  /** Per message, whether the messages up to it end in a run of calls (the rounds' count goes on from it). */
+  readonly calledAfter: readonly boolean[]
+  /** An id was a call more than once: a carried map cannot tell which message to forget it from. */
+  readonly repeatedCall: boolean
+}
+
+/** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
+const keptFacts = 4
+/** Longer conversations are not kept (the facts hold their messages' views, results' text included, until four newer ones push them out). */
+const keptMaxMessages = 4096
+/** Nor conversations whose results hold more than this (a million-token window's worth: about 4 MB of text). */
+const keptMaxResultTokens = 1_000_000
+const recent: Carried[] = []
+
+/** The messages' facts, computed or carried from a recent request's; the same as computed from every message. */
+export function viewFacts(messages: readonly MessageView[]): ViewFacts {
+  let best: Carried | undefined
+  let shared = 0
+  for (const kept of recent) {
+    const length = sharedLength(kept.messages, messages)
+    if (length === messages.length && length === kept.messages.length) return kept.facts
+    if (length > shared) [best, shared] = [kept, length]
+  }
+  const carried = best !== undefined && !best.repeatedCall ? extend(best, shared, messages) : fromScratch(messages)
+  const resultTokens = carried.facts.results.reduce((sum, result) => sum + result.tokens, 0)
+  if (messages.length > keptMaxMessages || resultTokens > keptMaxResultTokens) return carried.facts
+  recent.unshift(carried)
+  if (recent.length > keptFacts) recent.pop()
+  return carried.facts
+}
+
+/** How many first messages the two lists share: the same objects, or messages with no results that call the same. */
+function sharedLength(before: readonly MessageView[], messages: readonly MessageView[]): number {
+  const most = Math.min(before.length, messages.length)
+  let index = 0
+  while (index < most && sameFacts(before[index] as MessageView, messages[index] as MessageView)) index++
+  return index
+}
+
+/** A short message is viewed anew each request (only long ones are shared): its facts are its role and calls. */
+function sameFacts(before: MessageView, message: MessageView): boolean {
+  if (before === message) return true
+  return (
+    before.toolResults.length === 0 &&
+    message.toolResults.length === 0 &&
+    before.role === message.role &&
+    sameList(before.toolCallIds, message.toolCallIds) &&
+    (before.toolCallNames === undefined
+      ? message.toolCallNames === undefined
+      : message.toolCallNames !== undefined && sameList(before.toolCallNames, message.toolCallNames))
+  )
+}
+
+function sameList(before: readonly string[], list: readonly string[]): boolean {
+  return before.length === list.length && before.every((item, index) => item === list[index])
+}
+
+function fromScratch(messages: readonly MessageView[]): Carried {
+  return extendFrom(
+    { results: [], callMessage: new Map(), callOf: new Map(), roundAt: [], resultsBefore: [], calledAfter: [] },
+    0,
+    messages,
+    0,
+    false,
+  )
+}
+
+/** The first `shared` messages' facts taken from `kept`, the calls of the messages it had after them forgotten. */
+function extend(kept: Carried, shared: number, messages: readonly MessageView[]): Carried {
+  const { facts } = kept
+  const callMessage = new Map(facts.callMessage)
+  const callOf = new Map(facts.rounds.callOf)
+  for (let index = shared; index < kept.messages.length; index++)
+    for (const id of kept.messages[index]?.toolCallIds ?? []) {
+      callMessage.delete(id)
+      callOf.delete(id)
+    }
+  const base = {
+    results: facts.results.slice(0, kept.resultsBefore[shared]),
+    callMessage,
+    callOf,
+    roundAt: facts.rounds.roundAt.slice(0, shared),
+    resultsBefore: kept.resultsBefore.slice(0, shared),
+    calledAfter: kept.calledAfter.slice(0, shared),
+  }
+  const count = shared === 0 ? 0 : (facts.rounds.roundAt[shared - 1] as number) + 1
+  return extendFrom(base, shared, messages, count, shared > 0 && (kept.calledAfter[shared - 1] as boolean))
+}
+
+interface Growing {
+  readonly results: ToolResultView[]
+  readonly callMessage: Map<string, number>
+  readonly callOf: Map<string, { readonly tool: string; readonly round: number }>
+  readonly roundAt: number[]
+  readonly resultsBefore: number[]
+  readonly calledAfter: boolean[]
+}
+
+/** Reads the messages from `from` on into `facts`, the rounds going on from `count` (roundsOf's walk, resumed). */
+function extendFrom(
+  facts: Growing,
+  from: number,
+  messages: readonly MessageView[],
+  count: number,
+  called: boolean,
+): Carried {
+  let rounds = count
+  let previousCalled = called
+  let repeatedCall = false
+  for (let index = from; index < messages.length; index++) {
+    const message = messages[index] as MessageView
+    facts.resultsBefore.push(facts.results.length)
+    for (const result of message.toolResults) facts.results.push(result)
+    const calls = message.toolCallIds
+    if (calls.length === 0) {
+      if (message.role !== 'assistant') previousCalled = false
+    } else {
+      if (!previousCalled) rounds++
+      previousCalled = true
+      calls.forEach((id, position) => {
+        if (facts.callMessage.has(id)) repeatedCall = true
+        facts.callMessage.set(id, index)
+        facts.callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: rounds - 1 })
+      })
+    }
+    facts.roundAt.push(rounds - 1)
+    facts.calledAfter.push(previousCalled)
+  }
+  facts.resultsBefore.push(facts.results.length)
+  const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter } = facts
+  const viewFacts = {
+    results,
+    callMessage,
+    rounds: { count: rounds, callOf, roundAt },
+    minCallNeeded: earliestCallsNeeded(messages, callMessage),
+  }
+  return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall }
+}
