@@ -78,7 +78,11 @@ export class TokenEstimator {
     if (this.#reference?.counter !== counter)
       this.#reference = {
         counter,
-        estimator: new TokenEstimator(undefined, sampledCounter(counter, estimateTextTokens)),
+        // The whole text's estimate from this estimator's memo: the prompt's estimate counted it just before.
+        estimator: new TokenEstimator(
+          undefined,
+          sampledCounter(counter, estimateTextTokens, (text) => this.text(text)),
+        ),
       }
     return this.#reference.estimator
   }

@@ -1,4 +1,5 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
+import { crowdedAbove, reachBehindMarker } from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
@@ -49,7 +50,7 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
     state.estimate() > input.budget
       ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
       : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
-  return { outcome, restoresUndone: state.restores.allUndone() }
+  return { outcome, restoresUndone: state.restores.givenUp(state.estimate() > crowdedAbove(input)) }
 }
 
 class PlanState {
@@ -190,9 +191,9 @@ class PlanState {
       )
       this.#clearInBatches(inOrder(candidates), target, inUse ? 1 : this.#input.policy.clearBatch)
     }
-    // Still over the hard limit: results before the marker are cheaper to give up than whole turns.
+    // Still over, or crowded (crowded.ts): results before the marker are cheaper to give up than turns or a cut each request.
     const held = this.#results.filter((result) => clearable(result) && this.#held(result))
-    if (held.length > 0 && this.estimate() > this.#input.budget) {
+    if (reachBehindMarker(this.estimate(), held, noteTokens, this.#input)) {
       this.#clearedBehindMarker = true
       this.#clearInBatches(inOrder(held), target, this.#input.policy.clearBatch)
     }

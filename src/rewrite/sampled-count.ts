@@ -8,10 +8,14 @@ const sampleAboveChars = 2_048
 const samples = 4
 const sampleChars = 512
 
-/** `count` for texts up to the threshold; above it, `estimate` of the whole scaled by `count` ÷ `estimate` on samples. */
+/**
+ * `count` for texts up to the threshold; above it, `estimateWhole` of the whole scaled by `count` ÷
+ * `estimate` on samples. `estimateWhole` may be a memoised estimate: the prompt's own estimate has just counted the whole.
+ */
 export function sampledCounter(
   count: (text: string) => number,
   estimate: (text: string) => number,
+  estimateWhole: (text: string) => number = estimate,
 ): (text: string) => number {
   return (text) => {
     if (text.length <= sampleAboveChars) return count(text)
@@ -23,7 +27,7 @@ export function sampledCounter(
       counted += count(piece)
       estimated += estimate(piece)
     }
-    return Math.ceil((estimate(text) * counted) / Math.max(1, estimated))
+    return Math.ceil((estimateWhole(text) * counted) / Math.max(1, estimated))
   }
 }
 

@@ -40,6 +40,38 @@ describe('a reference count on samples of a long text', () => {
     expect(counted).toBeLessThanOrEqual(4 * 513)
   })
 
+  it('scales the whole text’s estimate as given (a memo), estimating only the samples itself', () => {
+    const text = contentKinds.code(4_000)
+    const estimatedChars: number[] = []
+    const wholes: string[] = []
+    const sampled = sampledCounter(
+      cl100k,
+      (piece) => {
+        estimatedChars.push(piece.length)
+        return estimateTextTokens(piece)
+      },
+      (whole) => {
+        wholes.push(whole)
+        return estimateTextTokens(whole)
+      },
+    )
+    expect(sampled(text)).toBe(sampledCounter(cl100k, estimateTextTokens)(text))
+    expect(wholes).toEqual([text])
+    expect(Math.max(...estimatedChars)).toBeLessThanOrEqual(513)
+  })
+
+  it('in the estimator, the whole text is estimated once for the prompt and its reference count', () => {
+    const text = contentKinds.code(4_000)
+    const estimator = new TokenEstimator({
+      counterFor: () => undefined,
+      ready: () => Promise.resolve(),
+      reference: () => cl100k,
+    })
+    const reference = estimator.reference() as TokenEstimator
+    expect(reference.text(text)).toBe(sampledCounter(cl100k, estimateTextTokens)(text))
+    expect(estimator.text(text)).toBe(estimateTextTokens(text))
+  })
+
   it('never cuts a surrogate pair in half', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', minLength: 2_100, maxLength: 2_600 }), (text) => {

@@ -1,0 +1,36 @@
+import type { PlanInput } from './plan-input.ts'
+import type { ToolResultView } from './types.ts'
+
+/**
+ * Above this share of the way from the low-water mark (where a forced cut aims) to the budget, a
+ * request is crowded: the next few requests' growth takes it over the budget again, and every cut
+ * is a cache rewrite. On a public run at a 64k window, a restore that fit just under the budget and
+ * forced cuts that stopped just under it (the rest held behind the cache marker) made a cut on each
+ * of the next requests (docs/economy.md, "Crowded requests").
+ */
+export const crowdedShare = 0.5
+
+type Limits = Pick<PlanInput, 'budget' | 'policy' | 'factor'>
+
+/** The estimate above which a request is crowded. */
+export function crowdedAbove(input: Limits): number {
+  const target = input.budget * input.policy.lowWater
+  return target + (input.budget - target) * crowdedShare
+}
+
+/**
+ * A forced cut clears results held behind the cache marker when the request is still over the
+ * budget, or still crowded and clearing them takes it out: a rewrite from far back that leaves it
+ * crowded would not spare the next cut.
+ */
+export function reachBehindMarker(
+  estimate: number,
+  held: readonly ToolResultView[],
+  noteTokens: number,
+  input: Limits,
+): boolean {
+  if (held.length === 0) return false
+  if (estimate > input.budget) return true
+  const saving = held.reduce((sum, result) => sum + Math.max(0, result.tokens - noteTokens), 0) * input.factor
+  return estimate > crowdedAbove(input) && estimate - saving <= crowdedAbove(input)
+}
