@@ -1,5 +1,5 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
-import { crowdedAbove, reachBehindMarker } from './crowded.ts'
+import { reachBehindMarker } from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
@@ -50,7 +50,7 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
     state.estimate() > input.budget
       ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
       : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
-  return { outcome, restoresUndone: state.restores.givenUp(state.estimate() > crowdedAbove(input)) }
+  return { outcome, restoresUndone: state.restores.allUndone() }
 }
 
 class PlanState {

@@ -69,12 +69,9 @@ export class Restores {
     return left
   }
 
-  /**
-   * Restores were tried on this request and every one was given up, or those kept leave it crowded
-   * (crowded.ts): a restore that is cut again within a few requests is not made.
-   */
-  givenUp(crowded: boolean): boolean {
-    return this.#tried > 0 && (this.#now.size === 0 || crowded)
+  /** Restores were tried on this request and every one was given up. */
+  allUndone(): boolean {
+    return this.#tried > 0 && this.#now.size === 0
   }
 
   messages(): number[] {

@@ -166,23 +166,6 @@ describe('restore on use in the planner', () => {
     expect(editedIds(outcome)).toEqual(editedIds(plan(quiet, cleared('a', 'b'), tight)))
   })
 
-  it('a restore that leaves the request crowded (past halfway from the low-water mark to the budget) is not made', () => {
-    const view = viewWithCalls(calls)
-    // Restored, with the later command outputs riding on its rewrite.
-    const restored = rewritten(plan(view, cleared('a', 'b'), 3_600))
-    expect(restored.report.restored).toBe(1)
-    const size = restored.report.estimatedAfter
-    // It would fit this budget, but past 80% of it (low water 0.6): the next requests' growth would force a cut.
-    const crowded = rewritten(plan(view, cleared('a', 'b'), Math.floor(size / 0.85)))
-    expect(crowded.report.restored).toBeUndefined()
-    expect(crowded.decisions.restored).toBeUndefined()
-    expect(editedIds(crowded)).toContain('a')
-    // Below the halfway line it is restored.
-    const roomy = rewritten(plan(view, cleared('a', 'b'), Math.ceil(size / 0.75)))
-    expect(roomy.report.restored).toBe(1)
-    expect(editedIds(roomy)).not.toContain('a')
-  })
-
   it('a forced cut clears what the newest message uses after everything else', () => {
     const view = viewWithCalls(calls)
     const outcome = rewritten(plan(view, noDecisions, 4_300))
