@@ -7,8 +7,8 @@ describe('which tests a shell command runs', () => {
     expect(plain).toBeDefined()
     for (const variant of [
       'NODE_OPTIONS=--experimental-vm-modules npx jest tests/unit/a.test.ts --verbose 2>&1 | tail -200',
-      'npx jest tests/unit/a.test.ts --no-coverage 2>&1 | tee /tmp/out.txt',
-      'cd /repo && npx jest tests/unit/a.test.ts --runInBand',
+      'npx jest tests/unit/a.test.ts --no-coverage 2>&1 | tee logs/out.txt',
+      'cd repo && npx jest tests/unit/a.test.ts --runInBand',
       'bash -lc npx jest tests/unit/a.test.ts',
     ])
       expect(testRunKey(variant)).toBe(plain)
