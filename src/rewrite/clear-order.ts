@@ -7,6 +7,7 @@
  * priced as output: it is needed again more often while young (agents report from it), but keeping
  * it whole below budget cost the economy its best-schedule target (BENCHMARKS.md, round 7).
  */
+import { stepRound, type RoundWalk } from './rounds.ts'
 import type { MessageView } from './types.ts'
 import { callTarget, commandOf, parsedInput, testRunKey, type CallTarget } from './tool-kind.ts'
 
@@ -233,19 +234,13 @@ export function resultRiskAges(messages: readonly MessageView[]): ReadonlyMap<st
 function riskAgesOf(messages: readonly MessageView[]): Map<string, RiskAge> {
   const risks = viewRisks(messages)
   const roundOf = new Map<string, number>()
-  let rounds = 0
-  let previousCalled = false
+  const walk: RoundWalk = { count: 0, called: false }
   for (const message of messages) {
-    if (message.toolCallIds.length === 0) {
-      if (message.role !== 'assistant') previousCalled = false
-      continue
-    }
-    if (!previousCalled) rounds++
-    previousCalled = true
-    for (const id of message.toolCallIds) roundOf.set(id, rounds - 1)
+    stepRound(walk, message)
+    for (const id of message.toolCallIds) roundOf.set(id, walk.count - 1)
   }
   const ages = new Map<string, RiskAge>()
-  for (const [id, risk] of risks) ages.set(id, { risk, age: rounds - 1 - (roundOf.get(id) ?? 0) })
+  for (const [id, risk] of risks) ages.set(id, { risk, age: walk.count - 1 - (roundOf.get(id) ?? 0) })
   return ages
 }
 

@@ -16,22 +16,31 @@ export interface Rounds {
 export function roundsOf(messages: readonly MessageView[]): Rounds {
   const callOf = new Map<string, { tool: string; round: number }>()
   const roundAt: number[] = []
-  let count = 0
-  let previousCalled = false
+  const walk: RoundWalk = { count: 0, called: false }
   for (const message of messages) {
-    const calls = message.toolCallIds
-    if (calls.length === 0) {
-      if (message.role !== 'assistant') previousCalled = false
-    } else {
-      if (!previousCalled) count++
-      previousCalled = true
-      calls.forEach((id, position) =>
-        callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: count - 1 }),
-      )
-    }
-    roundAt.push(count - 1)
+    stepRound(walk, message)
+    message.toolCallIds.forEach((id, position) =>
+      callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: walk.count - 1 }),
+    )
+    roundAt.push(walk.count - 1)
   }
-  return { count, callOf, roundAt }
+  return { count: walk.count, callOf, roundAt }
+}
+
+/** Where a walk over the messages stands: rounds started so far, and whether the last message that counts called tools. */
+export interface RoundWalk {
+  count: number
+  called: boolean
+}
+
+/** Moves the walk past one message: a calling message after a non-calling one starts a round; a user or tool message ends one. */
+export function stepRound(walk: RoundWalk, message: MessageView): void {
+  if (message.toolCallIds.length === 0) {
+    if (message.role !== 'assistant') walk.called = false
+    return
+  }
+  if (!walk.called) walk.count++
+  walk.called = true
 }
 
 /** Rounds newer than the one a call belongs to (the newest round has 0). */

@@ -1,4 +1,4 @@
-import { type Rounds } from './rounds.ts'
+import { stepRound, type RoundWalk, type Rounds } from './rounds.ts'
 import { earliestCallsNeeded } from './safe-cuts.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 
@@ -131,34 +131,27 @@ function extendFrom(
   count: number,
   called: boolean,
 ): Carried {
-  let rounds = count
-  let previousCalled = called
+  const walk: RoundWalk = { count, called }
   let repeatedCall = false
   for (let index = from; index < messages.length; index++) {
     const message = messages[index] as MessageView
     facts.resultsBefore.push(facts.results.length)
     for (const result of message.toolResults) facts.results.push(result)
-    const calls = message.toolCallIds
-    if (calls.length === 0) {
-      if (message.role !== 'assistant') previousCalled = false
-    } else {
-      if (!previousCalled) rounds++
-      previousCalled = true
-      calls.forEach((id, position) => {
-        if (facts.callMessage.has(id)) repeatedCall = true
-        facts.callMessage.set(id, index)
-        facts.callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: rounds - 1 })
-      })
-    }
-    facts.roundAt.push(rounds - 1)
-    facts.calledAfter.push(previousCalled)
+    stepRound(walk, message)
+    message.toolCallIds.forEach((id, position) => {
+      if (facts.callMessage.has(id)) repeatedCall = true
+      facts.callMessage.set(id, index)
+      facts.callOf.set(id, { tool: message.toolCallNames?.[position] ?? '', round: walk.count - 1 })
+    })
+    facts.roundAt.push(walk.count - 1)
+    facts.calledAfter.push(walk.called)
   }
   facts.resultsBefore.push(facts.results.length)
   const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter } = facts
   const viewFacts = {
     results,
     callMessage,
-    rounds: { count: rounds, callOf, roundAt },
+    rounds: { count: walk.count, callOf, roundAt },
     minCallNeeded: earliestCallsNeeded(messages, callMessage),
   }
   return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall }
