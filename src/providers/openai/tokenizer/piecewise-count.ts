@@ -2,6 +2,8 @@ import { classTable, nextCleanStart, pieceEnd } from './cl100k-split.ts'
 
 /** Distinct pieces remembered; past it the memo starts again (a piece costs one library count to relearn). */
 const maxPieces = 200_000
+/** Longer pieces (rare outside random text) are counted every time: the memo holds at most 200k × 64 characters. */
+const maxPieceLength = 64
 
 /**
  * cl100k_base's count of a text as the sum of its pieces' counts: the text is split by a class table
@@ -14,6 +16,7 @@ export function piecewiseCounter(countPiece: (text: string) => number): (text: s
   classTable()
   const memo = new Map<string, number>()
   const pieceCount = (piece: string): number => {
+    if (piece.length > maxPieceLength) return countPiece(piece)
     const known = memo.get(piece)
     if (known !== undefined) return known
     const tokens = countPiece(piece)
