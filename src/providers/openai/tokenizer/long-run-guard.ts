@@ -21,6 +21,9 @@ function classOf(code: number): number {
   return LETTER
 }
 
+/** `classOf` for ASCII, read once per character: a lookup, not four comparisons. */
+const asciiClass = Uint8Array.from({ length: 128 }, (_, code) => classOf(code))
+
 /** The count of `text` by `count`, with every run longer than `maxRun` of one class counted in chunks. */
 export function countWithRunGuard(text: string, count: (piece: string) => number): number {
   if (text.length <= maxRun) return count(text)
@@ -30,16 +33,15 @@ export function countWithRunGuard(text: string, count: (piece: string) => number
   let runLength = 0
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index)
-    const kind = classOf(code)
+    const kind = code < 128 ? (asciiClass[code] as number) : LETTER
     if (kind !== runClass) {
       runClass = kind
       runLength = 1
       continue
     }
-    runLength++
+    if (++runLength <= maxRun || kind === NEVER_ONE_PIECE) continue
     // Never cut between the two halves of a surrogate pair: each half alone would count as a replacement character.
-    const lowSurrogate = code >= 0xdc00 && code <= 0xdfff
-    if (runLength > maxRun && kind !== NEVER_ONE_PIECE && !lowSurrogate) {
+    if (code < 0xdc00 || code > 0xdfff) {
       total += count(text.slice(start, index))
       start = index
       runLength = 1
