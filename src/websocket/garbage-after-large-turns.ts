@@ -12,13 +12,18 @@ import { runInNewContext } from 'node:vm'
  * runs on the main thread. Only then: collecting after every large turn as well paused the main
  * thread more often and longer, and left no less resident (BENCHMARKS.md, round 6).
  */
+/** Which collection: the young generation only (a few ms), or the whole heap. */
+export type Collection = 'young' | 'full'
+
 export class GarbageAfterLargeTurns {
   readonly #quietMs: number
-  readonly #collect: () => void
+  readonly #collect: (kind: Collection) => void
   #quiet: NodeJS.Timeout | undefined
+  #young: NodeJS.Immediate | undefined
   #collections = 0
+  #youngCollections = 0
 
-  constructor(quietMs: number, collect: () => void = fullCollection()) {
+  constructor(quietMs: number, collect: (kind: Collection) => void = collection()) {
     this.#quietMs = quietMs
     this.#collect = collect
   }
@@ -28,28 +33,43 @@ export class GarbageAfterLargeTurns {
     return this.#collections
   }
 
-  /** A large turn was sent: what it left behind is collected once no other follows for `quietMs`. */
+  /** Young-generation collections run so far. */
+  get youngCollections(): number {
+    return this.#youngCollections
+  }
+
+  /**
+   * A large turn was sent: its buffers, still young, are freed by a young-generation collection
+   * once the turn's last step has let go of them; what is older, once no other follows for `quietMs`.
+   */
   released(): void {
+    if (this.#young === undefined) this.#young = setImmediate(() => this.#runYoung())
     clearTimeout(this.#quiet)
     this.#quiet = setTimeout(() => this.#run(), this.#quietMs)
     this.#quiet.unref()
   }
 
+  #runYoung(): void {
+    this.#young = undefined
+    this.#youngCollections++
+    this.#collect('young')
+  }
+
   #run(): void {
     this.#quiet = undefined
     this.#collections++
-    this.#collect()
+    this.#collect('full')
   }
 }
 
-/** V8's full collection, exposed to a fresh context only (v8.setFlagsFromString, as the rewrite workers do). */
-function fullCollection(): () => void {
-  let gc: (() => void) | undefined
-  return () => {
+/** V8's collections, exposed to a fresh context only (v8.setFlagsFromString, as the rewrite workers do). */
+function collection(): (kind: Collection) => void {
+  let gc: ((options?: { type: 'minor' | 'major' }) => void) | undefined
+  return (kind) => {
     if (!gc) {
       setFlagsFromString('--expose-gc')
-      gc = runInNewContext('gc') as () => void
+      gc = runInNewContext('gc') as typeof gc & object
     }
-    gc()
+    gc(kind === 'young' ? { type: 'minor' } : undefined)
   }
 }
