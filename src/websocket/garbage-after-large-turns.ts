@@ -1,6 +1,9 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
+/** Which collection: the young generation only (a few ms), or the whole heap. */
+export type Collection = 'young' | 'full'
+
 /**
  * Frees what large socket turns leave behind once the sockets go quiet, without waiting for V8 to
  * notice it. A turn that prepares a 10 MB conversation leaves several buffers of that size (the
@@ -9,12 +12,10 @@ import { runInNewContext } from 'node:vm'
  * buffers (its own heap stays small): with 16 sockets of 10 MB open, 40-60 MB of them were still
  * resident, and with glibc's malloc as it comes the space they leave stays in its heap
  * (docs/memory-budgets.md). So `quietMs` after the last large turn was sent, one full collection
- * runs on the main thread. Only then: collecting after every large turn as well paused the main
- * thread more often and longer, and left no less resident (BENCHMARKS.md, round 6).
+ * runs on the main thread; a full one after every large turn as well paused the main thread more
+ * often and longer, and left no less resident (BENCHMARKS.md, round 6). Right after each large
+ * message is read and sent, a young-generation collection (a few ms) frees the buffers still young.
  */
-/** Which collection: the young generation only (a few ms), or the whole heap. */
-export type Collection = 'young' | 'full'
-
 export class GarbageAfterLargeTurns {
   readonly #quietMs: number
   readonly #collect: (kind: Collection) => void
