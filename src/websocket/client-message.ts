@@ -7,6 +7,7 @@
  * whole message gives; a message the scan cannot follow (a number literal a double would change, a
  * `__proto__` key, anything malformed) is parsed whole, as before. Pure: no I/O.
  */
+import { isAscii } from 'node:buffer'
 import { parseKeepingNumbers } from '../util/exact-numbers.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
 import { reuseMaxTextChars, topLevelMembers, type MemberSpan } from '../util/reuse-parsed-elements.ts'
@@ -37,7 +38,8 @@ export interface ClientMessage {
  * what it keeps. Longer ones, which the memo leaves out, are scanned (`scanAboveChars` is for tests).
  */
 export function readClientMessage(data: Buffer, scanAboveChars = reuseMaxTextChars): ClientMessage | undefined {
-  const text = data.toString('utf8')
+  // ASCII read as latin1 is the same text; a large one is then a string outside V8's heap, freed with the young generation.
+  const text = isAscii(data) ? data.toString('latin1') : data.toString('utf8')
   try {
     return (text.length > scanAboveChars ? scanned(text) : undefined) ?? parsedWhole(text)
   } catch {

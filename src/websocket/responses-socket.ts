@@ -109,6 +109,8 @@ export class ResponsesSocket {
       await place.take(data.length)
       const relay = this.#relay as FrameRelay
       const message = isBinary ? undefined : this.#readClientMessage(data)
+      // Read, a large message leaves its frame's chunks and its text behind, while its preparation is the peak.
+      if (data.length >= collectedAboveBytes) this.#deps.garbage?.released()
       if (message?.fields['type'] !== 'response.create') return relay.toUpstream(data, isBinary)
       // The service answers one response at a time per socket; the next waits for this one's end (outside the gate).
       if (this.#turn && !this.#turn.done) place.give()

@@ -21,15 +21,25 @@ export function parseObject(data: Buffer): Json | undefined {
   }
 }
 
-/** The message's fields with `input` (already JSON) in its place, without parsing that JSON again. */
+/** Requests this large are written in shared memory: a rewrite worker reads them there, with no copy of its own. */
+export const sharedAboveBytes = 256 * 1024
+
+/**
+ * The message's fields with `input` (already JSON) in its place, without parsing that JSON again.
+ * A large one is written in a SharedArrayBuffer: nothing writes to it once written, and the
+ * hand-off to a rewrite worker shares it where it would copy a buffer of the main thread's.
+ */
 export function withInput(fields: Json, input: readonly Buffer[]): Buffer {
   const marker = `\u0000ctxgate-input-${Math.random().toString(36).slice(2)}`
   const text = JSON.stringify({ ...fields, input: marker })
   const at = text.indexOf(JSON.stringify(marker))
   // Written from the parts: the history's items go in as bytes, never as one string of them all.
-  return Buffer.concat([
-    Buffer.from(text.slice(0, at)),
-    ...input,
-    Buffer.from(text.slice(at + JSON.stringify(marker).length)),
-  ])
+  const parts = [Buffer.from(text.slice(0, at)), ...input, Buffer.from(text.slice(at + JSON.stringify(marker).length))]
+  let length = 0
+  for (const part of parts) length += part.length
+  if (length < sharedAboveBytes) return Buffer.concat(parts, length)
+  const body = Buffer.from(new SharedArrayBuffer(length))
+  let offset = 0
+  for (const part of parts) offset += part.copy(body, offset)
+  return body
 }

@@ -198,6 +198,26 @@ describe('large bodies rewritten in a worker thread', () => {
     expect(refitThere?.log).toEqual(refit!.log)
   })
 
+  it('re-plans a body written in shared memory (a socket conversation) to the same bytes as the main thread, and leaves its memory as it was', async () => {
+    const config = configOf({ models: [{ ...models[0], window: 200_000 }] } as DeepPartial<Config>)
+    const here = hookOf(config)
+    const there = hookOf(config, poolFor(config))
+    const body = Buffer.from(JSON.stringify(agentLoop(30, 'Share me.')))
+    const shared = Buffer.from(new SharedArrayBuffer(body.length))
+    body.copy(shared)
+    const [mine, theirs] = [await here.hook(body, {}), await there.hook(shared, {})]
+    expect(factsOf(theirs)).toEqual(factsOf(mine))
+    if (mine.kind !== 'forward' || theirs.kind !== 'forward') throw new Error('expected forwards')
+    const refusal = { actualTokens: 90_000, limit: 60_000 }
+    const [refit, refitThere] = [
+      await mine.prepared.followUp?.replan(refusal),
+      await theirs.prepared.followUp?.replan(refusal),
+    ]
+    expect(refit!.body.length).toBeLessThan(body.length)
+    expect(refitThere?.body.toString('utf8')).toBe(refit!.body.toString('utf8'))
+    expect(shared.equals(body)).toBe(true)
+  })
+
   it('prevents a stuck rewrite from holding a request: past the timeout the worker is ended, the body goes on as sent, and the next request is rewritten', async () => {
     const config = configOf()
     const memory = new MemorySessionStore(config.sessions)

@@ -56,7 +56,8 @@ export async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  const text = parsed?.text ?? ''
+  // Only the splice reads the text again: for any other adapter a large body's decoded copy goes now.
+  const text = format.adapter.copiesOnWrite === true ? (parsed?.text ?? '') : ''
   return {
     kind: 'chat',
     chat: {

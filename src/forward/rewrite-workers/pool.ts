@@ -154,7 +154,8 @@ export class RewriteWorkers {
       this.#call(slot, message, transfer) as Promise<R>
     try {
       return await work({
-        read: (read) => call({ ...read, kind: 'read', job }, [read.body.buffer as ArrayBuffer]),
+        // A body in shared memory is shared (a SharedArrayBuffer cannot be transferred); any other moves.
+        read: (read) => call({ ...read, kind: 'read', job }, transferable(read.body)),
         plan: (plan) => call({ ...plan, kind: 'plan', job }, []),
       })
     } finally {
@@ -226,4 +227,8 @@ export class RewriteWorkers {
       this.#running--
     }
   }
+}
+
+function transferable(body: Uint8Array): ArrayBuffer[] {
+  return body.buffer instanceof SharedArrayBuffer ? [] : [body.buffer as ArrayBuffer]
 }

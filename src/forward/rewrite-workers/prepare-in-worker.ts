@@ -39,10 +39,10 @@ function workerSteps(request: HookRequest, lease: WorkerLease): PreparationSteps
   let model = ''
   return {
     async read() {
-      // A copy moves to the worker: the client's own bytes stay here for a fail-open forward and a refit.
+      // Shared memory is read in place; else a copy moves to the worker, the bytes stay here for a fail-open forward and a refit.
       const read = await lease.read({
         format: request.wire,
-        body: await copyOf(request.original),
+        body: request.original.buffer instanceof SharedArrayBuffer ? request.original : await copyOf(request.original),
         headers: own(request.incoming),
       })
       const limits = read.kind === 'chat' ? limitsFor(deps.config, read.model) : undefined

@@ -79,8 +79,9 @@ async function handle(message: ToRewriteWorker): Promise<void> {
   )
 }
 
-/** Bytes in a buffer of their own, so it can be transferred (a slice of Node's pool cannot). */
+/** Bytes in a buffer of their own, so it can be transferred (a slice of Node's pool, or shared memory, cannot). */
 function standalone(bytes: Uint8Array): Uint8Array {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+  if (whole && !(bytes.buffer instanceof SharedArrayBuffer)) return bytes
   return new Uint8Array(bytes)
 }
