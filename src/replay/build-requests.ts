@@ -1,12 +1,18 @@
 import type { Block, Conversation, Message } from './conversation.ts'
 
-export type ClientCache = 'none' | 'rolling'
+export type ClientCache = 'none' | 'rolling' | 'tight'
+
+export const clientCaches: readonly ClientCache[] = ['none', 'rolling', 'tight']
 
 export interface RequestOptions {
   /** Model name sent; defaults to the recording's own. */
   readonly model?: string
   readonly maxTokens: number
-  /** How the agent marks its own prompt cache: not at all, or system + newest block (as Claude Code does). */
+  /**
+   * How the agent marks its own prompt cache: not at all; system + newest block; or `tight`, the end of
+   * the tools as well, which leaves ctxgate one of the four slots (Claude Code marks two system blocks
+   * and its newest block).
+   */
   readonly clientCache: ClientCache
   readonly stream: boolean
 }
@@ -24,12 +30,15 @@ export interface ReplayRequest {
  */
 export function buildAnthropicRequests(conversation: Conversation, options: RequestOptions): ReplayRequest[] {
   const requests: ReplayRequest[] = []
-  const tools = conversation.tools.map((tool) => ({ ...tool }))
+  const tools: Record<string, unknown>[] = conversation.tools.map((tool) => ({ ...tool }))
+  const lastTool = tools[tools.length - 1]
+  if (options.clientCache === 'tight' && lastTool)
+    tools[tools.length - 1] = { ...lastTool, cache_control: { type: 'ephemeral' } }
   conversation.segments.forEach((messages, segment) => {
     messages.forEach((message, position) => {
       if (message.role !== 'assistant' || position === 0) return
       const history = messages.slice(0, position)
-      const marked = options.clientCache === 'rolling'
+      const marked = options.clientCache !== 'none'
       const body: Record<string, unknown> = {
         model: options.model ?? conversation.model,
         max_tokens: options.maxTokens,
