@@ -4,7 +4,7 @@
  * what the economy's batches predicted (one-time cost, saving over the conservative horizon) beside
  * what came true (the rewrite by the upstream's counts, the reads later requests were spared).
  *
- *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight] [--window 1000000]
+ *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window 1000000]
  */
 import { parseArgs } from 'node:util'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
@@ -22,7 +22,7 @@ const { values, positionals } = parseArgs({
   options: { 'client-cache': { type: 'string', default: 'rolling' }, window: { type: 'string', default: '1000000' } },
 })
 if (positionals.length === 0) {
-  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight] [--window N]\n')
+  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window N]\n')
   process.exit(2)
 }
 const clientCache = (clientCaches as readonly string[]).includes(values['client-cache'] ?? '')

@@ -40,9 +40,10 @@ OpenHands, mini-swe-agent or ctxgate JSONL recording.
   --window TOKENS          context window of the fake upstream (default 200000)
   --model NAME             model name to send (default: each recording's own)
   --budget TOKENS          token budget ctxgate is asked to keep (x-ctxgate-budget)
-  --client-cache MODE      none | rolling | tight: how the agent marks its own cache (default: what
-                           the recording's client does: rolling for Claude Code and Codex, none
-                           otherwise); tight also marks the tools' end, leaving ctxgate one slot
+  --client-cache MODE      none | rolling | tight | full: how the agent marks its own cache (default:
+                           what the recording's client does: rolling for Claude Code and Codex, none
+                           otherwise); tight also marks the tools' end, leaving ctxgate one slot;
+                           full the newest two messages too, leaving none
   --cache-writes MODE      literal | strict: the fake upstream's reading of a marker inside what was read
   --stream                 send streaming requests
   --max-tokens N           max_tokens of each request (default 4096)

@@ -32,11 +32,14 @@ export function promiseSpent(input: PipelineInput, gapMs: number | undefined): b
 /**
  * The promise as the adapter wrote it. With one free marker slot it may write the next batch's entry
  * ahead of an earlier result than the plan asked, within the lookback of the entry it read (a bridge:
- * docs/economy.md, "The marker as a promise"); that result may be one this batch cleared.
+ * docs/economy.md, "One free slot: a bridge"); that result may be one this batch cleared. With none
+ * free (`null`, the client's own markers fill every slot) no marker can read an entry there, and the
+ * next batch is priced as rewriting from the head.
  */
-export function promiseWritten(next: NextMemory, written: string | undefined): NextMemory {
+export function promiseWritten(next: NextMemory, written: string | null | undefined): NextMemory {
   if (written === undefined || written === next.nextEditResult) return next
-  const { nextEditCleared: _previous, ...rest } = next
+  const { nextEditCleared: _previous, nextEditResult: _asked, ...rest } = next
+  if (written === null) return rest
   const cleared = Object.hasOwn(next.decisions.results, written)
   return { ...rest, nextEditResult: written, ...(cleared ? { nextEditCleared: true } : {}) }
 }

@@ -128,6 +128,21 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(promiseWritten(first.next, 'r37')).toBe(first.next)
   })
 
+  it('keeps no promise no marker could be written for, so the next batch is priced as rewriting from the head', () => {
+    // Every slot is the client's (opencode marks two system messages and its newest two): the batch's marker
+    // ahead of r37 was never written.
+    const first = run(long, session(40))
+    const unbacked = promiseWritten(first.next, null)
+    expect(unbacked.nextEditResult).toBeUndefined()
+    // Priced from the head, the same batch costs more than when it reads up to a marker.
+    const grown = viewOf(rounds(48, 2_400))
+    const memory = (next: typeof first.next) => ({ ...next, requests: 47, lastSeen: 30_000 })
+    const fromHead = run(grown, memory(unbacked), { now: 60_000 })
+    const fromMarker = run(grown, memory(first.next), { now: 60_000 })
+    expect(fromMarker.batch?.oneTimeCost ?? 0).toBeGreaterThan(0)
+    expect(fromHead.batch?.oneTimeCost ?? Number.POSITIVE_INFINITY).toBeGreaterThan(fromMarker.batch?.oneTimeCost ?? 0)
+  })
+
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
     // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than the 6 requests a session at
     // request 15 is sure of (the prior's 30% quantile) pay back.

@@ -100,4 +100,14 @@ describe('the Anthropic adapter with one free marker slot on a batch request', (
     expect(markedAt(applied.body)).toEqual(['3.0', '51.0', '60.0'])
     expect(applied.promisedResult).toBeUndefined()
   })
+
+  it('says no promise is backed when the client’s markers fill every slot (as opencode’s four do)', () => {
+    const sent = body(() => 'ok')
+    const messages = sent['messages'] as Json[]
+    ;((messages.at(-2) as Json)['content'] as Json[])[0]!['cache_control'] = { type: 'ephemeral' }
+    const applied = apply(sent)
+    expect(markedAt(applied.body)).toEqual(['59.0', '60.0'])
+    expect(applied.breakpoints).toBe(0)
+    expect(applied.promisedResult).toBeNull()
+  })
 })

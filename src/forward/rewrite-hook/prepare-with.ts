@@ -69,7 +69,7 @@ export interface Written {
   readonly tail: number | undefined
   readonly breakpoints: number | undefined
   /** The result the next batch's entry really went ahead of, when the adapter chose another than the plan's. */
-  readonly promisedResult?: string | undefined
+  readonly promisedResult?: string | null | undefined
   readonly hideUsageChunk: boolean
 }
 
@@ -119,12 +119,8 @@ export async function prepareWith(
   if (planned.kind === 'too-long')
     return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
   const { outcome, written } = planned
-  await saveState(
-    deps,
-    identity.conversationKey,
-    nextState(promiseWritten(outcome.next, written.promisedResult), written.tail, requests, now, kind),
-    state,
-  )
+  const next = promiseWritten(outcome.next, written.promisedResult)
+  await saveState(deps, identity.conversationKey, nextState(next, written.tail, requests, now, kind), state)
   // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
   const unsentNote = outcome.noteOn ? 0 : planned.noteTokens
   const sentEstimate = outcome.report.estimatedAfter / planned.factor - unsentNote

@@ -1,5 +1,6 @@
 import {
   chooseBreakpoints,
+  maxBreakpoints,
   withinLookback,
   type BreakpointCandidate,
   type ExistingBreakpoint,
@@ -18,8 +19,11 @@ export interface PrefixSizes {
 
 export interface PlacedBreakpoints {
   readonly count: number
-  /** The result the next batch's entry went just ahead of, when a bridge took the place of the one asked (next-edit-bridge.ts). */
-  readonly promisedResult?: string
+  /**
+   * The result the next batch's entry went just ahead of, when it is not the one asked: a bridge
+   * (next-edit-bridge.ts), or null when no marker could go there (the client's own fill every slot).
+   */
+  readonly promisedResult?: string | null
 }
 
 /**
@@ -113,6 +117,10 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
     }
   }
   if (chosen.length > 0) markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
+  // Every slot is the client's: no marker of ctxgate's can read an entry ahead of the next batch, now or then.
+  const asked = options.followingEditResult ?? options.nextEditResult
+  const automatic = isJsonObject(body['cache_control']) ? 1 : 0
+  if (asked !== undefined && existing.length + automatic >= maxBreakpoints) return { count: 0, promisedResult: null }
   return { count: chosen.length, ...(promisedResult !== undefined ? { promisedResult } : {}) }
 }
 
