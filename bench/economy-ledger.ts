@@ -22,7 +22,9 @@ const { values, positionals } = parseArgs({
   options: { 'client-cache': { type: 'string', default: 'rolling' }, window: { type: 'string', default: '1000000' } },
 })
 if (positionals.length === 0) {
-  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window N]\n')
+  process.stderr.write(
+    'usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window N]\n',
+  )
   process.exit(2)
 }
 const clientCache = (clientCaches as readonly string[]).includes(values['client-cache'] ?? '')
