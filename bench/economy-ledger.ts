@@ -4,7 +4,7 @@
  * what the economy's batches predicted (one-time cost, saving over the conservative horizon) beside
  * what came true (the rewrite by the upstream's counts, the reads later requests were spared).
  *
- *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window 1000000]
+ *   npx tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window 1000000]
  */
 import { parseArgs } from 'node:util'
 import { loadRecording } from '../src/replay/importers/load-recording.ts'
@@ -13,7 +13,7 @@ import { replayConversation, type LedgerFigures } from '../src/replay/run-replay
 import { cacheWriteReadings } from '../src/mock/prompt-cache.ts'
 import { loadConfig } from '../src/config/load-config.ts'
 import { bestSchedule, scheduleCost, scheduleFloorOf, type ScheduleFloor } from '../src/replay/best-schedule.ts'
-import { buildAnthropicRequests } from '../src/replay/build-requests.ts'
+import { buildAnthropicRequests, clientCaches, type ClientCache } from '../src/replay/build-requests.ts'
 import type { Conversation } from '../src/replay/conversation.ts'
 import { NotAToolLoop, toolLoopOf } from './tool-loop-rounds.ts'
 
@@ -22,10 +22,14 @@ const { values, positionals } = parseArgs({
   options: { 'client-cache': { type: 'string', default: 'rolling' }, window: { type: 'string', default: '1000000' } },
 })
 if (positionals.length === 0) {
-  process.stderr.write('usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none] [--window N]\n')
+  process.stderr.write(
+    'usage: tsx bench/economy-ledger.ts FILE... [--client-cache rolling|none|tight|full] [--window N]\n',
+  )
   process.exit(2)
 }
-const clientCache = values['client-cache'] === 'none' ? 'none' : 'rolling'
+const clientCache = (clientCaches as readonly string[]).includes(values['client-cache'] ?? '')
+  ? (values['client-cache'] as ClientCache)
+  : 'rolling'
 const thousands = (value: number): string => Math.round(value).toLocaleString('en-US')
 const conversations = positionals.flatMap((file) => loadRecording(file, { uncompacted: false }).conversations)
 

@@ -46,7 +46,7 @@ function bodiesFor(clientCache: ClientCache): Json[][] {
 }
 const bodies = { none: bodiesFor('none'), rolling: bodiesFor('rolling') }
 
-function simulate(policy: Policy, clientCache: ClientCache, window: number): Billed[] {
+function simulate(policy: Policy, clientCache: 'none' | 'rolling', window: number): Billed[] {
   const options = { window, budget: 0.9 * window - maxTokens, minCacheableTokens: 1024, gapMs: 30_000 }
   return bodies[clientCache].map((runBodies) => simulateRun(runBodies, policy, options))
 }

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import type { ClientCache } from '../replay/build-requests.ts'
+import { clientCaches, type ClientCache } from '../replay/build-requests.ts'
 import { ReplayedLengths } from '../replay/learning-store.ts'
 import { toJsonl, type Conversation } from '../replay/conversation.ts'
 import {
@@ -40,8 +40,10 @@ OpenHands, mini-swe-agent or ctxgate JSONL recording.
   --window TOKENS          context window of the fake upstream (default 200000)
   --model NAME             model name to send (default: each recording's own)
   --budget TOKENS          token budget ctxgate is asked to keep (x-ctxgate-budget)
-  --client-cache MODE      none | rolling: how the agent marks its own cache (default: what the
-                           recording's client does: rolling for Claude Code and Codex, none otherwise)
+  --client-cache MODE      none | rolling | tight | full: how the agent marks its own cache (default:
+                           what the recording's client does: rolling for Claude Code and Codex, none
+                           otherwise); tight also marks the tools' end, leaving ctxgate one slot;
+                           full the newest two messages too, leaving none
   --cache-writes MODE      literal | strict: the fake upstream's reading of a marker inside what was read
   --stream                 send streaming requests
   --max-tokens N           max_tokens of each request (default 4096)
@@ -186,9 +188,10 @@ function clientCacheOf(
   recordings: readonly { readonly format: RecordingFormat; readonly conversations: readonly Conversation[] }[],
 ): { clientCache: ClientCache; of: (format: RecordingFormat, source: string) => ClientCache; line: string } {
   if (flag !== undefined) {
-    if (flag !== 'none' && flag !== 'rolling')
-      throw new UsageError(`--client-cache must be none or rolling, got ${JSON.stringify(flag)}`)
-    return { clientCache: flag, of: () => flag, line: `client cache: ${flag} (--client-cache)` }
+    if (!(clientCaches as readonly string[]).includes(flag))
+      throw new UsageError(`--client-cache must be ${clientCaches.join(', ')}, got ${JSON.stringify(flag)}`)
+    const chosen = flag as ClientCache
+    return { clientCache: chosen, of: () => chosen, line: `client cache: ${flag} (--client-cache)` }
   }
   const of = (format: RecordingFormat, source: string): ClientCache =>
     clientOfRecording(format, source) === undefined ? 'none' : 'rolling'

@@ -38,6 +38,12 @@ export interface Applied {
   readonly changed: boolean
   /** Cache breakpoints the adapter added (formats with explicit breakpoints only). */
   readonly breakpoints?: number
+  /**
+   * The result the next batch's entry was written just ahead of, when the adapter chose it over
+   * `followingEditResult` (a marker that both reads the entry relied on and writes the next one);
+   * null when no marker could go there, so no entry backs the promise.
+   */
+  readonly promisedResult?: string | null
 }
 
 export interface SessionHints {

@@ -5,7 +5,7 @@
 import { isCold } from './economy/cache-timing.ts'
 import { nextEditResult } from './next-edit.ts'
 import { clearedNote } from './notes.ts'
-import type { PipelineInput } from './pipeline.ts'
+import type { NextMemory, PipelineInput } from './pipeline.ts'
 import { noDecisions, type FrozenDecisions } from './types.ts'
 
 /**
@@ -24,7 +24,24 @@ export function editableFromMarker(input: PipelineInput, gapMs: number | undefin
 export function promiseSpent(input: PipelineInput, gapMs: number | undefined): boolean {
   const id = input.memory?.nextEditResult
   const results = (input.memory?.decisions ?? noDecisions).results as Readonly<Record<string, unknown>>
-  return id !== undefined && !isCold(gapMs, '5m') && Object.hasOwn(results, id)
+  return (
+    id !== undefined && !isCold(gapMs, '5m') && Object.hasOwn(results, id) && input.memory?.nextEditCleared !== true
+  )
+}
+
+/**
+ * The promise as the adapter wrote it. With one free marker slot it may write the next batch's entry
+ * ahead of an earlier result than the plan asked, within the lookback of the entry it read (a bridge:
+ * docs/economy.md, "One free slot: a bridge"); that result may be one this batch cleared. With none
+ * free (`null`, the client's own markers fill every slot) no marker can read an entry there, and the
+ * next batch is priced as rewriting from the head.
+ */
+export function promiseWritten(next: NextMemory, written: string | null | undefined): NextMemory {
+  if (written === undefined || written === next.nextEditResult) return next
+  const { nextEditCleared: _previous, nextEditResult: _asked, ...rest } = next
+  if (written === null) return rest
+  const cleared = Object.hasOwn(next.decisions.results, written)
+  return { ...rest, nextEditResult: written, ...(cleared ? { nextEditCleared: true } : {}) }
 }
 
 /**
@@ -45,7 +62,7 @@ export function nextEditOf(
     kept !== undefined &&
     gapMs !== undefined &&
     !isCold(gapMs, '5m') &&
-    !Object.hasOwn(results, kept) &&
+    (!Object.hasOwn(results, kept) || input.memory?.nextEditCleared === true) &&
     input.view.messages.some((message) => message.toolResults.some((result) => result.id === kept))
   )
     return kept

@@ -27,6 +27,8 @@ export interface ConversationMemory {
   readonly model?: string
   /** The tool result the previous request kept a cache marker just ahead of (see `editableFrom`). */
   readonly nextEditResult?: string
+  /** That result was already edited when its entry was written (a bridge, marker-promise.ts): its edit spends nothing. */
+  readonly nextEditCleared?: boolean
   /** A below-budget batch was made without the system note, because adding it at the head would not have paid. */
   readonly noteDeferred?: boolean
   /** The regret ledger of the session's economy batches (economy/ledger.ts). */

@@ -92,6 +92,9 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
       ...shape.remembered,
       ...(promise !== undefined ? { nextEditResult: promise } : {}),
+      ...(!report.newBatch && promise === memory?.nextEditResult && memory?.nextEditCleared
+        ? { nextEditCleared: true }
+        : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
         gapMs,

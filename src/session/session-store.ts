@@ -17,6 +17,8 @@ export interface ConversationState {
   readonly model?: string
   /** The tool result the previous request kept a cache marker ahead of: the next batch starts there or later. */
   readonly nextEditResult?: string
+  /** That result was already edited when the marker's entry was written, so its edit does not move the marker. */
+  readonly nextEditCleared?: boolean
   /** The kind of session it is (see `sessionKind`): where its length goes once it has finished. */
   readonly kind?: string
   readonly requests: number

@@ -164,7 +164,7 @@ describe('ctxgate replay', () => {
 
   it('rejects bad options with a message', async () => {
     await expect(replay({ 'client-cache': 'sometimes' }, [mainFile])).rejects.toThrow(
-      /--client-cache must be none or rolling/,
+      /--client-cache must be none, rolling, tight, full/,
     )
     await expect(replay({ window: '-5' }, [mainFile])).rejects.toThrow(/--window must be a positive whole number/)
     await expect(replay({}, [])).rejects.toThrow(/at least one recording/)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { defaultMultipliers } from '../../src/billing/prices.ts'
 import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/economy/types.ts'
+import { promiseWritten } from '../../src/rewrite/marker-promise.ts'
 import type { ConversationMemory, PipelineInput } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'
 import { runRewritten, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
@@ -105,6 +106,41 @@ describe('the cache-priced economy through the pipeline', () => {
     }
     expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
     expect(Object.keys(memory.decisions?.results ?? {})).toContain('r30')
+  })
+
+  it('keeps a promise the adapter bridged to a result the batch cleared: the next request marks it again, unblocked', () => {
+    const first = run(long, session(40))
+    expect(first.next.decisions.results).toHaveProperty('r5')
+    // With one free slot the adapter wrote the next batch's entry ahead of r5, within lookback of the entry it read.
+    const bridged = promiseWritten(first.next, 'r5')
+    expect(bridged).toMatchObject({ nextEditResult: 'r5', nextEditCleared: true })
+    const grown = viewOf(rounds(41, 2_400))
+    const next = run(grown, { ...bridged, requests: 41, lastSeen: 30_000 }, { now: 60_000 })
+    expect(next.nextEditResult).toBe('r5')
+    expect(next.waited).not.toBe('marker_moving')
+    expect(next.next).toMatchObject({ nextEditResult: 'r5', nextEditCleared: true })
+    // The same promise without the flag reads as spent (its result edited since): the economy waits for a new marker.
+    const spent = run(grown, { ...first.next, nextEditResult: 'r5', requests: 41, lastSeen: 30_000 }, { now: 60_000 })
+    expect(spent.nextEditResult).not.toBe('r5')
+    expect(spent.waited).toBe('marker_moving')
+    // A promise the adapter wrote as asked stays as the plan had it.
+    expect(promiseWritten(first.next, undefined)).toBe(first.next)
+    expect(promiseWritten(first.next, 'r37')).toBe(first.next)
+  })
+
+  it('keeps no promise no marker could be written for, so the next batch is priced as rewriting from the head', () => {
+    // Every slot is the client's (opencode marks two system messages and its newest two): the batch's marker
+    // ahead of r37 was never written.
+    const first = run(long, session(40))
+    const unbacked = promiseWritten(first.next, null)
+    expect(unbacked.nextEditResult).toBeUndefined()
+    // Priced from the head, the same batch costs more than when it reads up to a marker.
+    const grown = viewOf(rounds(48, 2_400))
+    const memory = (next: typeof first.next) => ({ ...next, requests: 47, lastSeen: 30_000 })
+    const fromHead = run(grown, memory(unbacked), { now: 60_000 })
+    const fromMarker = run(grown, memory(first.next), { now: 60_000 })
+    expect(fromMarker.batch?.oneTimeCost ?? 0).toBeGreaterThan(0)
+    expect(fromHead.batch?.oneTimeCost ?? Number.POSITIVE_INFINITY).toBeGreaterThan(fromMarker.batch?.oneTimeCost ?? 0)
   })
 
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {

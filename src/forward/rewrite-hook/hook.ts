@@ -80,6 +80,7 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
     headers: applied.headers,
     tail: applied.tail,
     breakpoints: applied.breakpoints,
+    promisedResult: applied.promisedResult,
     hideUsageChunk,
   }
   return { ...planned, kind: 'written', outcome, written }

@@ -2,6 +2,7 @@ import type { ConversationRequest } from '../../calibration/calibration.ts'
 import type { CompactingClient } from '../../model-call/compaction-request.ts'
 import type { SessionHints } from '../../providers/adapter-contract.ts'
 import type { PrepareResult, Prepared } from '../../request/prepared.ts'
+import { promiseWritten } from '../../rewrite/marker-promise.ts'
 import type { RequestLimits } from '../../rewrite/pipeline.ts'
 import { identify } from '../../session/identity.ts'
 import type { ConversationState } from '../../session/session-store.ts'
@@ -67,6 +68,8 @@ export interface Written {
   readonly headers: Readonly<Record<string, string>>
   readonly tail: number | undefined
   readonly breakpoints: number | undefined
+  /** The result the next batch's entry really went ahead of, when the adapter chose another than the plan's. */
+  readonly promisedResult?: string | null | undefined
   readonly hideUsageChunk: boolean
 }
 
@@ -116,7 +119,8 @@ export async function prepareWith(
   if (planned.kind === 'too-long')
     return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
   const { outcome, written } = planned
-  await saveState(deps, identity.conversationKey, nextState(outcome.next, written.tail, requests, now, kind), state)
+  const next = promiseWritten(outcome.next, written.promisedResult)
+  await saveState(deps, identity.conversationKey, nextState(next, written.tail, requests, now, kind), state)
   // The plan keeps room for the note before it goes in; calibration must compare what was really sent.
   const unsentNote = outcome.noteOn ? 0 : planned.noteTokens
   const sentEstimate = outcome.report.estimatedAfter / planned.factor - unsentNote

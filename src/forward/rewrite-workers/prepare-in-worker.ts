@@ -83,6 +83,7 @@ function fromWorker(request: HookRequest, planned: PlanReply): PlanStep {
     headers: planned.headers ?? {},
     tail: planned.tail,
     breakpoints: planned.breakpoints,
+    promisedResult: planned.promisedResult,
     hideUsageChunk: planned.hideUsageChunk ?? false,
   }
   return { ...common, kind: 'written', outcome, written }

@@ -84,6 +84,7 @@ export interface PlanReply {
   readonly tail?: number
   readonly changed?: boolean
   readonly breakpoints?: number | undefined
+  readonly promisedResult?: string | null | undefined
   readonly hideUsageChunk?: boolean
 }
 

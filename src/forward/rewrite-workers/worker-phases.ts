@@ -76,6 +76,7 @@ export function planPhase(held: HeldChat, job: PlanJob): PlanReply {
     tail: applied.tail,
     changed: applied.changed,
     breakpoints: applied.breakpoints,
+    promisedResult: applied.promisedResult,
     hideUsageChunk,
   }
 }

@@ -1,5 +1,6 @@
 import {
   chooseBreakpoints,
+  maxBreakpoints,
   withinLookback,
   type BreakpointCandidate,
   type ExistingBreakpoint,
@@ -8,6 +9,7 @@ import { isJsonObject, type Json } from '../../util/json.ts'
 import type { ApplyOptions } from '../adapter-contract.ts'
 import { blockFactsOf } from './block-facts.ts'
 import { blocksOf, markable } from './blocks.ts'
+import { bridgeMark, oneMarker, type ResultMark } from './next-edit-bridge.ts'
 
 /** How the adapter sizes the request's head and each message, for the prefix a marker would cache. */
 export interface PrefixSizes {
@@ -15,11 +17,20 @@ export interface PrefixSizes {
   readonly message: (message: unknown, index: number) => number
 }
 
+export interface PlacedBreakpoints {
+  readonly count: number
+  /**
+   * The result the next batch's entry went just ahead of, when it is not the one asked: a bridge
+   * (next-edit-bridge.ts), or null when no marker could go there (the client's own fill every slot).
+   */
+  readonly promisedResult?: string | null
+}
+
 /**
  * Fill free cache_control slots (docs/rewriting.md, cache breakpoints): newest block, previous request's tail (unless a marker after it
- * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. Returns how many it added.
+ * reaches it by lookback), just ahead of where the next batch edits, end of system, end of tools. Says how many it added.
  */
-export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: PrefixSizes): number {
+export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: PrefixSizes): PlacedBreakpoints {
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : []
   const system = Array.isArray(body['system']) ? (body['system'] as Json[]) : []
   const messages = body['messages'] as Json[]
@@ -56,10 +67,10 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
     }
     return totals[index] ?? tokens
   }
-  const candidates: BreakpointCandidate[] = []
+  const first: BreakpointCandidate[] = []
   const newest = messages.length - 1
   const rolling = lastMarkable[newest] ?? -1
-  if (rolling >= 0) candidates.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
+  if (rolling >= 0) first.push({ name: 'rolling', position: rolling, prefixTokens: prefixAt(newest) })
   if (options.previousTail !== undefined && options.previousTail < newest) {
     const previous = lastMarkable[options.previousTail] ?? -1
     const tailMarker = isJsonObject(body['cache_control'])
@@ -67,26 +78,50 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
       : Math.max(rolling, ...existing.map((m) => m.position))
     // A marker within the lookback after the old tail finds its entry anyway; the slot is worth more elsewhere.
     if (previous >= 0 && !withinLookback(previous, tailMarker))
-      candidates.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
+      first.push({ name: 'previous-tail', position: previous, prefixTokens: prefixAt(options.previousTail) })
   }
-  // On a batch request: ahead of where it starts (to read), then ahead of where the next one will (written fresh now).
-  for (const edit of [scan.nextEdit, scan.followingEdit])
-    if (edit) candidates.push({ name: 'next-edit', position: edit.position, prefixTokens: prefixAt(edit.message) })
+  const nextEdit = (edit: { readonly position: number; readonly message: number }): BreakpointCandidate => ({
+    name: 'next-edit',
+    position: edit.position,
+    prefixTokens: prefixAt(edit.message),
+  })
   // The stable head gets a one-hour entry when the session's pauses make it pay and the client chose no TTL itself.
   const head = options.stableTtl === '1h' && !clientSetTtl ? ({ ttl: '1h' } as const) : {}
+  const last: BreakpointCandidate[] = []
   if (system.length > 0 && markable(system[system.length - 1] as Json))
-    candidates.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
-  if (tools.length > 0) candidates.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
-  const chosen = chooseBreakpoints({
-    existing,
-    automatic: isJsonObject(body['cache_control']),
-    automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
-    candidates,
-    minCacheableTokens: options.minCacheableTokens,
-  })
-  if (chosen.length === 0) return 0
-  markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
-  return chosen.length
+    last.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
+  if (tools.length > 0) last.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
+  const choose = (edits: readonly BreakpointCandidate[]): BreakpointCandidate[] =>
+    chooseBreakpoints({
+      existing,
+      automatic: isJsonObject(body['cache_control']),
+      automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
+      candidates: [...first, ...edits, ...last],
+      minCacheableTokens: options.minCacheableTokens,
+    })
+  // On a batch request: ahead of where it starts (to read), then ahead of where the next one will (written fresh now).
+  const { nextEdit: read, followingEdit: following } = scan
+  let chosen = choose([read, following].flatMap((edit) => (edit ? [nextEdit(edit)] : [])))
+  let promisedResult: string | undefined
+  if (read && following && !chosen.some((c) => c.position === following.position)) {
+    const tokens = (from: number, to: number): number => {
+      let sum = 0
+      for (let index = from; index < to; index++) sum += sizes.message(messages[index], index)
+      return sum
+    }
+    const one = oneMarker(bridgeMark(scan.resultMarks ?? [], read, following), read, following, tokens)
+    const alone = choose([nextEdit(one.at)])
+    if (alone.some((c) => c.position === one.at.position)) {
+      chosen = alone
+      if (one.promisedResult !== undefined) promisedResult = one.promisedResult
+    }
+  }
+  if (chosen.length > 0) markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
+  // Every slot is the client's: no marker of ctxgate's can read an entry ahead of the next batch, now or then.
+  const asked = options.followingEditResult ?? options.nextEditResult
+  const automatic = isJsonObject(body['cache_control']) ? 1 : 0
+  if (asked !== undefined && existing.length + automatic >= maxBreakpoints) return { count: 0, promisedResult: null }
+  return { count: chosen.length, ...(promisedResult !== undefined ? { promisedResult } : {}) }
 }
 
 export interface MessageScan {
@@ -98,6 +133,8 @@ export interface MessageScan {
   readonly nextEdit?: { readonly position: number; readonly message: number }
   /** The same before the result the batch after this request's will start at. */
   readonly followingEdit?: { readonly position: number; readonly message: number }
+  /** With a following edit asked for: the same for every result, in order (where a bridge may go). */
+  readonly resultMarks?: readonly ResultMark[]
   /** Position after the last block. */
   readonly end: number
 }
@@ -113,6 +150,7 @@ export function scanMessages(
   const markers: { marked: unknown; position: number }[] = []
   let nextEdit: MessageScan['nextEdit']
   let followingEdit: MessageScan['followingEdit']
+  const resultMarks: ResultMark[] | undefined = followingEditResult === undefined ? undefined : []
   let markableBefore: { position: number; message: number } | undefined
   let position = start
   messages.forEach((message, index) => {
@@ -125,6 +163,8 @@ export function scanMessages(
       if (nextEdit === undefined && result.id === nextEditResult) nextEdit = before(result.markableBefore)
       if (followingEdit === undefined && result.id === followingEditResult)
         followingEdit = before(result.markableBefore)
+      const at = resultMarks && typeof result.id === 'string' ? before(result.markableBefore) : undefined
+      if (at) resultMarks?.push({ id: result.id as string, ...at })
     }
     const last = facts.lastMarkable >= 0 ? position + facts.lastMarkable : -1
     if (last >= 0) markableBefore = { position: last, message: index }
@@ -136,6 +176,7 @@ export function scanMessages(
     markers,
     ...(nextEdit ? { nextEdit } : {}),
     ...(followingEdit ? { followingEdit } : {}),
+    ...(resultMarks ? { resultMarks } : {}),
     end: position,
   }
 }

@@ -60,7 +60,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    const breakpoints = placeBreakpoints(out, options, {
+    const { count: breakpoints, promisedResult } = placeBreakpoints(out, options, {
       head: (request) => headTokensOf(request, options.estimator),
       message: (message, index) => messageView(message, index, options.estimator).tokens,
     })
@@ -76,7 +76,14 @@ export const anthropicMessagesAdapter: ChatAdapter = {
       headers['anthropic-beta'] = bindingBeta
       changed = true
     }
-    return { body: out, headers, tail: messages.length - 1, changed, breakpoints }
+    return {
+      body: out,
+      headers,
+      tail: messages.length - 1,
+      changed,
+      breakpoints,
+      ...(promisedResult !== undefined ? { promisedResult } : {}),
+    }
   },
 }
 
