@@ -77,25 +77,43 @@ function boundariesOf(previous: PreviousParse): Boundary[] {
 
 /**
  * The last boundary up to which (and one character past, which settles where a number ends) the two
- * texts are the same: a binary search, each step one native string comparison.
+ * texts are the same: where they first differ, then a binary search of the boundaries by their ends.
  */
 function longestShared(text: string, before: string, boundaries: readonly Boundary[]): Boundary | undefined {
-  const same = (boundary: Boundary): boolean => {
-    const length = boundary.end + 1
-    return length <= text.length && length <= before.length && text.slice(0, length) === before.slice(0, length)
-  }
+  const differsAt = firstDifference(text, before)
   let low = 0
   let high = boundaries.length - 1
   let found: Boundary | undefined
   while (low <= high) {
     const middle = (low + high) >> 1
     const boundary = boundaries[middle] as Boundary
-    if (same(boundary)) {
+    if (boundary.end + 1 <= differsAt) {
       found = boundary
       low = middle + 1
     } else high = middle - 1
   }
   return found
+}
+
+/** Below this many characters the search compares one by one. */
+const linearBelow = 64
+
+/**
+ * The first index where the texts differ (the shorter one's length when one starts the other).
+ * Halving the unsettled range, each native comparison covers only what is not yet known the same:
+ * about one text's length compared in all, where comparing the whole prefix at each step of the
+ * boundaries' search compared it some nine times for a 300-message history.
+ */
+export function firstDifference(text: string, before: string): number {
+  let same = 0
+  let unsure = Math.min(text.length, before.length)
+  while (unsure - same > linearBelow) {
+    const middle = (same + unsure) >> 1
+    if (text.slice(same, middle) === before.slice(same, middle)) same = middle
+    else unsure = middle
+  }
+  while (same < unsure && text.charCodeAt(same) === before.charCodeAt(same)) same++
+  return same
 }
 
 /** The new text's members: the shared ones as the previous parse found them, the rest scanned from the boundary. */
