@@ -28,17 +28,12 @@ export interface CarriedPrefix {
 const keptParses = 4
 /** Texts longer than this are not kept (each kept text is held until four newer ones push it out). */
 const keptMaxChars = 1024 * 1024
-/** A kept parse with the points a new text can resume from, found once when first asked for. */
-interface Kept {
-  readonly parse: PreviousParse
-  boundaries: Boundary[] | undefined
-}
-const recent: Kept[] = []
+const recent: PreviousParse[] = []
 
 /** Remembers a parse for the next texts to carry from. */
 export function keepParse(parse: PreviousParse): void {
   if (parse.text.length > keptMaxChars) return
-  recent.unshift({ parse, boundaries: undefined })
+  recent.unshift(parse)
   if (recent.length > keptParses) recent.pop()
 }
 
@@ -51,12 +46,10 @@ interface Boundary {
 
 /** The longest prefix a recent parse shares with `text`, with the members found past it; undefined when none helps. */
 export function carriedPrefix(text: string): CarriedPrefix | undefined {
-  for (const kept of recent) {
-    const previous = kept.parse
-    kept.boundaries ??= boundariesOf(previous)
-    const boundaries = kept.boundaries
-    // The same text again (one comparison): the search would end at its last boundary.
-    const shared = text === previous.text ? boundaries.at(-1) : longestShared(text, previous.text, boundaries)
+  for (const previous of recent) {
+    // The same text again takes one comparison.
+    const differsAt = text === previous.text ? text.length : firstDifference(text, previous.text)
+    const shared = lastBoundaryBefore(previous, differsAt)
     if (shared === undefined) continue
     const carried = resume(text, previous, shared)
     if (carried !== undefined) return carried
@@ -64,33 +57,30 @@ export function carriedPrefix(text: string): CarriedPrefix | undefined {
   return undefined
 }
 
-function boundariesOf(previous: PreviousParse): Boundary[] {
-  const boundaries: Boundary[] = []
-  previous.members.forEach((member, index) => {
-    const spans = member.elements ?? []
-    for (let element = 0; element * 2 < spans.length; element++)
-      boundaries.push({ end: spans[element * 2 + 1] as number, member: index, element })
-    boundaries.push({ end: member.valueEnd, member: index, element: -1 })
-  })
-  return boundaries
-}
-
 /**
- * The last boundary up to which (and one character past, which settles where a number ends) the two
- * texts are the same: where they first differ, then a binary search of the boundaries by their ends.
+ * The last boundary up to which (and one character past, which settles where a number ends) the
+ * texts are the same, given where they first differ: the members in order, then a binary search of
+ * the elements of the first member not wholly shared.
  */
-function longestShared(text: string, before: string, boundaries: readonly Boundary[]): Boundary | undefined {
-  const differsAt = firstDifference(text, before)
-  let low = 0
-  let high = boundaries.length - 1
+function lastBoundaryBefore(previous: PreviousParse, differsAt: number): Boundary | undefined {
   let found: Boundary | undefined
-  while (low <= high) {
-    const middle = (low + high) >> 1
-    const boundary = boundaries[middle] as Boundary
-    if (boundary.end + 1 <= differsAt) {
-      found = boundary
-      low = middle + 1
-    } else high = middle - 1
+  for (const [index, member] of previous.members.entries()) {
+    if (member.valueEnd + 1 <= differsAt) {
+      found = { end: member.valueEnd, member: index, element: -1 }
+      continue
+    }
+    const spans = member.elements ?? []
+    let low = 0
+    let high = spans.length / 2 - 1
+    while (low <= high) {
+      const middle = (low + high) >> 1
+      const end = spans[middle * 2 + 1] as number
+      if (end + 1 <= differsAt) {
+        found = { end, member: index, element: middle }
+        low = middle + 1
+      } else high = middle - 1
+    }
+    return found
   }
   return found
 }
