@@ -1,4 +1,4 @@
-/** The bodies the latency benches send: a 2 KB request, and a 300 KB conversation of 150 tool rounds. */
+/** The bodies the latency benches send: a 2 KB request, and a 300 KB conversation of 150 tool rounds (re-sent, or growing). */
 
 export const smallRequest = {
   model: 'claude-sonnet-4-5',
@@ -6,9 +6,9 @@ export const smallRequest = {
   messages: [{ role: 'user', content: 'x'.repeat(2_000) }],
 }
 
-function largeConversation(): unknown[] {
+function largeConversation(rounds = 150): unknown[] {
   const messages: unknown[] = [{ role: 'user', content: 'Refactor the billing module and keep the tests green.' }]
-  for (let round = 0; round < 150; round++) {
+  for (let round = 0; round < rounds; round++) {
     const id = `toolu_${round}`
     messages.push({
       role: 'assistant',
@@ -43,5 +43,22 @@ export function largeRequest(): {
     max_tokens: 64,
     metadata: { user_id: 'bench-large' },
     messages: largeConversation(),
+  }
+}
+
+/** Requests per conversation of the growing request, before a new one starts over at 150 rounds. */
+const growingRun = 25
+
+/**
+ * The `request`th body of a client whose conversation grows by one round per request, as a real
+ * one's does (new bytes each time, the history shared): 150 to 174 rounds (208 to 241 KB), then a
+ * new conversation.
+ */
+export function growingRequest(request: number): ReturnType<typeof largeRequest> {
+  const conversation = Math.floor(request / growingRun)
+  return {
+    ...largeRequest(),
+    metadata: { user_id: `bench-growing-${conversation}` },
+    messages: largeConversation(150 + (request % growingRun)),
   }
 }

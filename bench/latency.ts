@@ -2,7 +2,8 @@
  * What a proxy on every model call costs, side by side in one run against the same fake upstream:
  * direct, nginx, Portkey's gateway, ctxgate with rewriting off and on.
  *   1. added latency, sequential, interleaved rounds: small (2 KB) and large (300 KB, 150 rounds)
- *      Anthropic requests, JSON and streamed — median and p99 of (through proxy − direct);
+ *      Anthropic requests, JSON and streamed, the large one re-sent and growing by a round per
+ *      request as a real client's does — median and p99 of (through proxy − direct);
  *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
  *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
@@ -13,7 +14,7 @@
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
-import { largeRequest, smallRequest } from './latency-bodies.ts'
+import { growingRequest, largeRequest, smallRequest } from './latency-bodies.ts'
 import { loadTool, runLoad } from './load.ts'
 import {
   cpuTimeMs,
@@ -52,11 +53,19 @@ const agents = new Map(
 
 const small = smallRequest
 const large = largeRequest()
-const cases = [
-  { label: '2 KB, JSON', body: JSON.stringify(small), stream: false },
+const smallBody = JSON.stringify(small)
+const cases: readonly { label: string; body: string | ((round: number) => string); stream: boolean }[] = [
+  { label: '2 KB, JSON', body: smallBody, stream: false },
   { label: '2 KB, stream', body: JSON.stringify({ ...small, stream: true }), stream: true },
   { label: '300 KB / 150 rounds, JSON', body: JSON.stringify(large), stream: false },
   { label: '300 KB / 150 rounds, stream', body: JSON.stringify({ ...large, stream: true }), stream: true },
+  // A real client's next body is new bytes (its history again and a round more): nothing is the same body again.
+  { label: '300 KB growing, JSON', body: (round: number) => JSON.stringify(growingRequest(round)), stream: false },
+  {
+    label: '300 KB growing, stream',
+    body: (round: number) => JSON.stringify({ ...growingRequest(round), stream: true }),
+    stream: true,
+  },
 ]
 
 async function timeOne(
@@ -100,12 +109,18 @@ console.log('| request | proxy | direct p50 | proxy p50 | added p50 | added p99 
 console.log('|---|---|---:|---:|---:|---:|')
 for (const { label, body, stream } of cases) {
   const runnable = targets.filter((target) => !stream || target.streams)
-  for (let warm = 0; warm < 30; warm++) for (const target of runnable) await timeOne(target, body)
+  // Every target gets the same body in a round (a growing body: the round's, the same sequence for each).
+  const bodyOf = (round: number): string => (typeof body === 'string' ? body : body(round))
+  for (let warm = 0; warm < 30; warm++) {
+    const sent = bodyOf(warm)
+    for (const target of runnable) await timeOne(target, sent)
+  }
   const totals = new Map<string, number[]>(runnable.map((target) => [target.name, []]))
   for (let round = 0; round < rounds; round++) {
+    const sent = bodyOf(30 + round)
     // Rotate the order each round so no target always goes first.
     const order = runnable.map((_, index) => runnable[(index + round) % runnable.length] as Target)
-    for (const target of order) totals.get(target.name)?.push((await timeOne(target, body)).total)
+    for (const target of order) totals.get(target.name)?.push((await timeOne(target, sent)).total)
   }
   const direct = totals.get('direct') ?? []
   const addedOf = (name: string): number[] =>
@@ -158,9 +173,9 @@ console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
 for (const connections of [1, 16, 64]) {
   let direct = { rate: 0, p99Ms: 0 }
   for (const target of targets) {
-    await runLoad(target, connections, 1, cases[0]?.body ?? '')
+    await runLoad(target, connections, 1, smallBody)
     const cpuBefore = target.pid === undefined ? undefined : cpuTimeMs(target.pid)
-    const result = await runLoad(target, connections, loadSeconds, cases[0]?.body ?? '')
+    const result = await runLoad(target, connections, loadSeconds, smallBody)
     const cpuAfter = target.pid === undefined ? undefined : cpuTimeMs(target.pid)
     if (target.name === 'direct') direct = result
     const cpu =

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { topLevelMembers } from '../../src/util/json-members.ts'
+import { firstDifference } from '../../src/util/parse-carry.ts'
 import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
 
 /** Where a scan from scratch finds each member's value and each element of a long (128+ characters) array member to end. */
@@ -88,5 +89,27 @@ describe('parsing that carries the shared prefix of a recent body', () => {
     // A short element is not frozen by the parse: it is never handed to two requests.
     expect(firstTwo).not.toBe(firstOne)
     expect(firstTwo).toEqual(firstOne)
+  })
+})
+
+describe('where two texts first differ', () => {
+  /** The definition: the first index where the characters differ, or the shorter length. */
+  function firstDifferenceOneByOne(a: string, b: string): number {
+    let index = 0
+    while (index < a.length && index < b.length && a[index] === b[index]) index++
+    return index
+  }
+
+  it('is the first index where the characters differ, or the shorter length', () => {
+    const piece = fc.oneof(fc.string({ maxLength: 4 }), fc.string({ minLength: 60, maxLength: 400 }))
+    fc.assert(
+      fc.property(piece, piece, piece, fc.boolean(), (shared, a, b, same) => {
+        const one = shared + a
+        const two = shared + (same ? a : b)
+        expect(firstDifference(one, two)).toBe(firstDifferenceOneByOne(one, two))
+        expect(firstDifference(two, one)).toBe(firstDifferenceOneByOne(one, two))
+      }),
+      { numRuns: 500 },
+    )
   })
 })
