@@ -3,10 +3,11 @@
  * request kept its marker ahead of, whether that still holds, and where this request's goes.
  */
 import { isCold } from './economy/cache-timing.ts'
+import { cadenceHistory } from './economy/cadence-memory.ts'
 import { nextEditResult } from './next-edit.ts'
 import { clearedNote } from './notes.ts'
 import type { NextMemory, PipelineInput } from './pipeline.ts'
-import { noDecisions, type FrozenDecisions } from './types.ts'
+import { noDecisions, type FrozenDecisions, type RewriteReport } from './types.ts'
 
 /**
  * Where the previous request kept its cache marker (the message of that result): new edits start
@@ -76,7 +77,27 @@ export function nextEditOf(
     ...(input.reachBack ? { prices: input.reachBack } : {}),
     // After a batch only the blocks it wrote again are fresh, and a marker inside what was read may write no
     // entry (the strict cache-write reading, docs/economy.md): the marker goes ahead of the oldest result
-    // there that a later batch may take once its need hazard has fallen with age.
-    ...(afterBatchAt !== undefined ? { fromMessage: afterBatchAt, eventually: true } : {}),
+    // there that a later batch may take once its need hazard has fallen with age. Before any batch, ahead of
+    // the oldest one a batch may take within the payback horizon: a marker placed past a result kept whole
+    // while young (the newest run of a test) would leave it whole for good.
+    ...(afterBatchAt !== undefined
+      ? { fromMessage: afterBatchAt, eventually: true }
+      : { eventually: true, lookAhead: input.economy?.policy.maxPaybackRequests ?? cadenceHistory }),
   })
+}
+
+/**
+ * The marker for this request's own read: a new edit before the kept marker leaves that marker's entry
+ * nothing to match, so it goes just ahead of the first edit, whose lookback finds the entry before it.
+ */
+export function readMarkerOf(
+  input: PipelineInput,
+  kept: string | undefined,
+  report: RewriteReport,
+): string | undefined {
+  if (!report.newBatch || report.firstNewEdit < 0 || report.droppedMessages > 0 || kept === undefined) return kept
+  const messages = input.view.messages
+  const keptAt = messages.findIndex((message) => message.toolResults.some((result) => result.id === kept))
+  if (keptAt < 0 || report.firstNewEdit >= keptAt) return kept
+  return messages[report.firstNewEdit]?.toolResults[0]?.id ?? kept
 }

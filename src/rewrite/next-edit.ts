@@ -26,6 +26,8 @@ export interface NextEditInput {
   readonly fromMessage?: number
   /** Judge each result by the hazard it will have once old, not today's: where a batch may start later on. */
   readonly eventually?: boolean
+  /** With `eventually`: the hazard it will have this many rounds from now (default: once old). */
+  readonly lookAhead?: number
 }
 
 interface Candidate {
@@ -44,7 +46,7 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const restored = restoredResults(decisions)
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
   // A batch below budget passes over results the agent is likely to need again (clear-order.ts).
-  const hazards = input.eventually ? eventualHazards(view) : resultHazards(view.messages)
+  const hazards = input.eventually ? eventualHazards(view, input.lookAhead) : resultHazards(view.messages)
   const candidates: Candidate[] = []
   let position = 0
   for (let index = firstSent; index < view.messages.length; index++) {
@@ -77,9 +79,9 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   return candidates[start]?.id
 }
 
-function eventualHazards(view: ChatView): Map<string, number> {
+function eventualHazards(view: ChatView, lookAhead = Number.POSITIVE_INFINITY): Map<string, number> {
   const hazards = new Map<string, number>()
-  for (const [id, { risk }] of resultRiskAges(view.messages)) hazards.set(id, hazardOf(risk, Number.POSITIVE_INFINITY))
+  for (const [id, { risk, age }] of resultRiskAges(view.messages)) hazards.set(id, hazardOf(risk, age + lookAhead))
   return hazards
 }
 

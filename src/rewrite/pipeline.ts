@@ -10,7 +10,7 @@ import {
   type LedgerUpdate,
 } from './economy/ledger.ts'
 import { writePrice } from '../billing/prices.ts'
-import { editableFromMarker, nextEditOf, promiseSpent } from './marker-promise.ts'
+import { editableFromMarker, nextEditOf, promiseSpent, readMarkerOf } from './marker-promise.ts'
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
@@ -77,7 +77,7 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
     noteOn,
     prefixBreak: shape.prefixBreak,
     previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
-    nextEditResult: marker,
+    nextEditResult: readMarkerOf(input, marker, report),
     followingEditResult: following,
     refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision, growthOf(input, report), report) : undefined,

@@ -143,6 +143,26 @@ describe('the cache-priced economy through the pipeline', () => {
     expect(fromHead.batch?.oneTimeCost ?? Number.POSITIVE_INFINITY).toBeGreaterThan(fromMarker.batch?.oneTimeCost ?? 0)
   })
 
+  it('before any batch, keeps the marker ahead of a result kept whole today that a batch may take within the payback horizon', () => {
+    // Round 0 reads a file: needed again too often while young to be cleared below budget (clear-order.ts).
+    const readFirst = (count: number): ChatView => {
+      const view = viewOf(rounds(count, 2_400))
+      return {
+        ...view,
+        messages: view.messages.map((message) =>
+          message.toolCallIds.includes('r0')
+            ? { ...message, toolCallNames: ['Read'], toolCallInputs: [{ file_path: 'src/app.ts' }] }
+            : message,
+        ),
+      }
+    }
+    const { nextEditResult: _kept, ...unmarked } = session(3)
+    // 9 rounds old, it is old within 16 more: a marker past it would leave it whole for good.
+    expect(run(readFirst(10), unmarked).next.nextEditResult).toBe('r0')
+    // 3 rounds old, it is still needed too often 16 rounds on: the marker goes past it, as before.
+    expect(run(readFirst(4), unmarked).next.nextEditResult).toBe('r1')
+  })
+
   it('makes a first batch without the system note when adding it at the head would not pay, and keeps it out after', () => {
     // A 60k head: switching the note on would rewrite it too (1.15 × 60k), more than the 6 requests a session at
     // request 15 is sure of (the prior's 30% quantile) pay back.

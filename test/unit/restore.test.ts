@@ -263,4 +263,21 @@ describe('restore on use in the pipeline, below budget', () => {
     expect(outcome.batch?.reason).toBe('restore')
     expect(outcome.report.newBatch).toBe(true)
   })
+
+  it('reads up to the restored result, not to a kept marker after it whose entry the restore left unmatched', () => {
+    const near = [
+      read('b', 'src/b.ts', fileB),
+      bash('t1', 'npm test'),
+      read('a', 'src/a.ts', fileA),
+      bash('t2', 'ls'),
+      edit('e', 'src/a.ts'),
+    ]
+    const kept = { ...memory(0), decisions: clearedOf(3_000, 'a', 'b'), nextEditResult: 't2' }
+    const outcome = runRewritten(viewWithCalls(near, 3_000), kept, { limits, now: 1_000 })
+    expect(outcome.report.restored).toBe(1)
+    // The marker goes just ahead of a, whose lookback finds the entry the previous request read up to.
+    expect(outcome.nextEditResult).toBe('a')
+    // The promise for the next request is unchanged by it.
+    expect(outcome.next.nextEditResult).not.toBe('a')
+  })
 })
