@@ -25,8 +25,9 @@ export function batchRequestsOf(bodies: readonly string[]): number[] {
   return batches
 }
 
-const replacedByCtxgate = (content: unknown): boolean =>
-  typeof content === 'string' && (content === clearedNote || content.startsWith('[ctxgate folded'))
+// Every text ctxgate puts in a result's place starts with "[ctxgate" (src/rewrite/notes.ts): the generic
+// cleared note, one that names the file or command to get it back, and a fold.
+const replacedByCtxgate = (content: unknown): boolean => typeof content === 'string' && content.startsWith('[ctxgate')
 
 /** `placeholder` is what a cleared result holds (ctxgate's note by default). */
 export function toolLoopOf(bodies: readonly string[], placeholder: string = clearedNote): ToolLoop {
