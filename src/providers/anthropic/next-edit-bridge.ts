@@ -21,12 +21,11 @@ export function bridgeMark(
   following: { readonly position: number },
 ): ResultMark | undefined {
   let bridge: ResultMark | undefined
+  // Marks come in the cache's order: past the following edit or out of the lookback, so are all the rest.
   for (const mark of marks) {
-    if (mark.position > following.position || !withinLookback(read.position, mark.position)) {
-      if (mark.position > read.position) break
-      continue
-    }
-    if (mark.position > read.position && mark.position > (bridge?.position ?? -1)) bridge = mark
+    if (mark.position <= read.position) continue
+    if (mark.position > following.position || !withinLookback(read.position, mark.position)) break
+    if (mark.position > (bridge?.position ?? -1)) bridge = mark
   }
   return bridge
 }
