@@ -6,6 +6,7 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { systemNote } from '../../src/rewrite/notes.ts'
 import { fieldsAddedOnly } from '../../src/util/add-json-fields.ts'
 import { output, type Json } from '../helpers/conversations.ts'
+import { markedBlocks, twoMarkedSystemBlocks } from '../helpers/cache-marks.ts'
 import { createRewriter, reportOf, sentBody } from '../helpers/rewrite.ts'
 
 const big = (seed: number) => output('json', 8_000, seed)
@@ -229,11 +230,7 @@ describe('Anthropic Messages adapter details', () => {
         firstEditedMessage: -1,
         estimator,
       }).body
-      return (sent['messages'] as Json[]).flatMap((message, index) =>
-        (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).flatMap((block, at) =>
-          block['cache_control'] ? [`${index}.${at}`] : [],
-        ),
-      )
+      return markedBlocks(sent)
     }
     // Like Claude Code: the client marks two system blocks and its newest message, leaving one slot.
     const body = (count: number): Json => {
@@ -243,10 +240,7 @@ describe('Anthropic Messages adapter details', () => {
       return {
         model: 'claude-sonnet-4-5',
         max_tokens: 100,
-        system: [
-          { type: 'text', text: 'A', cache_control: { type: 'ephemeral' } },
-          { type: 'text', text: 'B', cache_control: { type: 'ephemeral' } },
-        ],
+        system: twoMarkedSystemBlocks,
         messages,
       }
     }
@@ -279,11 +273,7 @@ describe('Anthropic Messages adapter details', () => {
       firstEditedMessage: -1,
       estimator,
     }).body
-    const markedAt = (sent['messages'] as Json[]).flatMap((message, index) =>
-      (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).flatMap((block, at) =>
-        block['cache_control'] ? [`${index}.${at}`] : [],
-      ),
-    )
+    const markedAt = markedBlocks(sent)
     // The client's two, then the tool_use blocks ahead of t1 (message 3) and t9 (message 19): four in all.
     expect(markedAt).toEqual(['3.1', '19.1', '24.0'])
   })

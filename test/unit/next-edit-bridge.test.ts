@@ -3,6 +3,7 @@ import { anthropicMessagesAdapter } from '../../src/providers/anthropic/messages
 import { bridgeMark, oneMarker, type ResultMark } from '../../src/providers/anthropic/next-edit-bridge.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import type { Json } from '../../src/util/json.ts'
+import { markedBlocks, twoMarkedSystemBlocks } from '../helpers/cache-marks.ts'
 
 const marks: ResultMark[] = Array.from({ length: 12 }, (_, index) => ({
   id: `t${index}`,
@@ -54,10 +55,7 @@ describe('the Anthropic adapter with one free marker slot on a batch request', (
     return {
       model: 'claude-sonnet-4-5',
       max_tokens: 100,
-      system: [
-        { type: 'text', text: 'A', cache_control: { type: 'ephemeral' } },
-        { type: 'text', text: 'B', cache_control: { type: 'ephemeral' } },
-      ],
+      system: twoMarkedSystemBlocks,
       messages,
     }
   }
@@ -72,12 +70,7 @@ describe('the Anthropic adapter with one free marker slot on a batch request', (
       firstEditedMessage: -1,
       estimator,
     })
-  const markedAt = (sent: Json): string[] =>
-    (sent['messages'] as Json[]).flatMap((message, index) =>
-      (Array.isArray(message['content']) ? (message['content'] as Json[]) : []).flatMap((block, at) =>
-        block['cache_control'] ? [`${index}.${at}`] : [],
-      ),
-    )
+  const markedAt = markedBlocks
 
   it('puts its one marker within lookback of the entry it reads, and says which result the next batch may start at', () => {
     const applied = apply(body(() => 'ok'))
