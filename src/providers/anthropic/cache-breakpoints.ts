@@ -91,11 +91,12 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
   if (system.length > 0 && markable(system[system.length - 1] as Json))
     last.push({ name: 'system', position: systemEnd, prefixTokens: headPart, ...head })
   if (tools.length > 0) last.push({ name: 'tools', position: toolsEnd, prefixTokens: headPart, ...head })
+  const automatic = isJsonObject(body['cache_control'])
   const choose = (edits: readonly BreakpointCandidate[]): BreakpointCandidate[] =>
     chooseBreakpoints({
       existing,
-      automatic: isJsonObject(body['cache_control']),
-      automaticTtl: isJsonObject(body['cache_control']) && body['cache_control']['ttl'] === '1h' ? '1h' : '5m',
+      automatic,
+      automaticTtl: automatic && (body['cache_control'] as Json)['ttl'] === '1h' ? '1h' : '5m',
       candidates: [...first, ...edits, ...last],
       minCacheableTokens: options.minCacheableTokens,
     })
@@ -119,8 +120,8 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
   if (chosen.length > 0) markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
   // Every slot is the client's: no marker of ctxgate's can read an entry ahead of the next batch, now or then.
   const asked = options.followingEditResult ?? options.nextEditResult
-  const automatic = isJsonObject(body['cache_control']) ? 1 : 0
-  if (asked !== undefined && existing.length + automatic >= maxBreakpoints) return { count: 0, promisedResult: null }
+  if (asked !== undefined && existing.length + (automatic ? 1 : 0) >= maxBreakpoints)
+    return { count: 0, promisedResult: null }
   return { count: chosen.length, ...(promisedResult !== undefined ? { promisedResult } : {}) }
 }
 
