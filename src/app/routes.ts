@@ -63,6 +63,9 @@ export function registerOwnRoutes(target: FastifyInstance, deps: RouteDeps): voi
 /** Liveness, and readiness with the session store's state (an unreachable store degrades, never stops, serving). */
 function registerHealth(server: FastifyInstance, store: SessionStore, isReady: () => boolean): void {
   server.get('/healthz', async () => ({ status: 'ok' }))
+  // Neither API serves anything at the bare root; clients probe it to warm a connection (Claude Code
+  // sends `HEAD /` with no credentials), so it is answered here rather than sent to a guessed upstream.
+  server.route({ method: ['GET', 'HEAD'], url: '/', handler: async () => ({ service: 'ctxgate', status: 'ok' }) })
   server.get('/readyz', async (_request, reply) => {
     if (!isReady()) return reply.code(503).send({ status: 'shutting down' })
     // An unreachable store degrades rewriting (no shared decisions) but never stops serving.
