@@ -1,4 +1,5 @@
 import type { PlanInput } from './plan-input.ts'
+import { forcedOrder } from './quoted.ts'
 import type { ToolResultView } from './types.ts'
 
 /**
@@ -33,4 +34,25 @@ export function reachBehindMarker(
   if (estimate > input.budget) return true
   const saving = held.reduce((sum, result) => sum + Math.max(0, result.tokens - noteTokens), 0) * input.factor
   return estimate > crowdedAbove(input) && estimate - saving <= crowdedAbove(input)
+}
+
+/** Restores made on this request leave it crowded: it is cut with them, and failing that they are given up (plan.ts). */
+export function crowdedByRestores(estimate: number, restoredNow: readonly ToolResultView[], input: Limits): boolean {
+  return restoredNow.length > 0 && estimate > crowdedAbove(input)
+}
+
+/**
+ * The restore to give up next when those made on this request leave it crowded after the cut: the
+ * least needed of them, in a forced cut's order (quoted.ts). The planner plans again without it
+ * until the request is out of crowded; each restore is weighed on its own, so one that fits below
+ * the line is still made.
+ */
+export function restoreToGiveUp(
+  estimate: number,
+  restoredNow: readonly ToolResultView[],
+  input: Limits & Pick<PlanInput, 'view'>,
+): ToolResultView | undefined {
+  if (!crowdedByRestores(estimate, restoredNow, input)) return undefined
+  const { inOrder } = forcedOrder(input.view.messages, new Set(restoredNow.map((result) => result.id)))
+  return inOrder(restoredNow)[0]
 }

@@ -1,5 +1,5 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
-import { reachBehindMarker } from './crowded.ts'
+import { crowdedByRestores, reachBehindMarker, restoreToGiveUp } from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
@@ -27,19 +27,33 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
-  const outcome = planOnce(input, true)
-  // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
-  return outcome.restoresUndone ? planOnce(input, false).outcome : outcome.outcome
+  const givenUp = new Set<string>()
+  for (;;) {
+    const attempt = planOnce(input, true, givenUp)
+    // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
+    if (attempt.restoresUndone) return planOnce(input, false, givenUp).outcome
+    // A restore that leaves the request crowded even cut with is cut again within a few requests (crowded.ts): plan without it.
+    if (attempt.crowding === undefined) return attempt.outcome
+    givenUp.add(attempt.crowding.id)
+  }
 }
 
-function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOutcome; restoresUndone: boolean } {
-  const state = new PlanState(input, restoreOnUse)
+interface Attempt {
+  readonly outcome: RewriteOutcome
+  readonly restoresUndone: boolean
+  /** The least needed of the restores made on this request when they leave it crowded; undefined when they do not. */
+  readonly crowding: ToolResultView | undefined
+}
+
+function planOnce(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>): Attempt {
+  const state = new PlanState(input, restoreOnUse, givenUp)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
   if (input.batch) state.clearIds(input.batch)
   state.rideOnRestore()
   if (input.policy.strategy === 'eager-fold') state.foldOld()
-  if (state.estimate() > input.budget) {
+  // A restore rewrites the cache from where it sits: one that leaves the request crowded is cut with, as a forced cut would.
+  if (state.estimate() > input.budget || crowdedByRestores(state.estimate(), state.restores.madeNow(), input)) {
     const target = input.budget * input.policy.lowWater
     state.editByRisk(target, input.policy.strategy === 'batched-fold')
     if (state.estimate() > input.budget) state.dropTurns(target)
@@ -50,7 +64,9 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
     state.estimate() > input.budget
       ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
       : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
-  return { outcome, restoresUndone: state.restores.allUndone() }
+  const crowding =
+    outcome.kind === 'rewritten' ? restoreToGiveUp(state.estimate(), state.restores.madeNow(), input) : undefined
+  return { outcome, restoresUndone: state.restores.allUndone(), crowding }
 }
 
 class PlanState {
@@ -74,7 +90,7 @@ class PlanState {
   readonly #kept: Map<string, FrozenResult>
   readonly restores: Restores
 
-  constructor(input: PlanInput, restoreOnUse: boolean) {
+  constructor(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>) {
     this.#input = input
     const { messages } = input.view
     this.#messageTokens = messages.map((message) => message.tokens)
@@ -85,7 +101,7 @@ class PlanState {
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
-    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget)
+    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget, givenUp)
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
     this.#rounds = facts.rounds
     this.#minCallNeeded = facts.minCallNeeded
