@@ -1,6 +1,6 @@
 import type { PlanInput } from './plan-input.ts'
 import { forcedOrder } from './quoted.ts'
-import type { ToolResultView } from './types.ts'
+import type { RewriteOutcome, ToolResultView } from './types.ts'
 
 /**
  * Above this share of the way from the low-water mark (where a forced cut aims) to the budget, a
@@ -55,4 +55,24 @@ export function restoreToGiveUp(
   if (!crowdedByRestores(estimate, restoredNow, input)) return undefined
   const { inOrder } = forcedOrder(input.view.messages, new Set(restoredNow.map((result) => result.id)))
   return inOrder(restoredNow)[0]
+}
+
+/** One plan of a request, and the restore it made that leaves it crowded (restoreToGiveUp), if any. */
+export interface PlanAttempt {
+  readonly outcome: RewriteOutcome
+  readonly restoresUndone?: boolean
+  readonly crowding?: ToolResultView | undefined
+}
+
+/**
+ * Plans with every restore, then gives up the one `plan` names as leaving the request crowded and
+ * plans again, until none does: at most one plan more per restore the agent asked for.
+ */
+export function withoutCrowdingRestores(plan: (givenUp: ReadonlySet<string>) => PlanAttempt): RewriteOutcome {
+  const givenUp = new Set<string>()
+  for (;;) {
+    const attempt = plan(givenUp)
+    if (attempt.crowding === undefined) return attempt.outcome
+    givenUp.add(attempt.crowding.id)
+  }
 }

@@ -1,22 +1,20 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
-import { crowdedByRestores, reachBehindMarker, restoreToGiveUp } from './crowded.ts'
+import {
+  crowdedByRestores,
+  reachBehindMarker,
+  restoreToGiveUp,
+  withoutCrowdingRestores,
+  type PlanAttempt,
+} from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
-import { clearedNote, clearedNoteFor, dropNote, foldSummaryOf } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropEdit, dropNote, foldSummaryOf } from './notes.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
 import { viewFacts } from './view-facts.ts'
-import type {
-  DropMessages,
-  Edit,
-  FrozenDecisions,
-  FrozenResult,
-  RewriteOutcome,
-  RewriteReport,
-  ToolResultView,
-} from './types.ts'
+import type { Edit, FrozenDecisions, FrozenResult, RewriteOutcome, RewriteReport, ToolResultView } from './types.ts'
 
 export type { PlanInput } from './plan-input.ts'
 
@@ -27,25 +25,14 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
-  const givenUp = new Set<string>()
-  for (;;) {
+  return withoutCrowdingRestores((givenUp) => {
     const attempt = planOnce(input, true, givenUp)
     // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
-    if (attempt.restoresUndone) return planOnce(input, false, givenUp).outcome
-    // A restore that leaves the request crowded even cut with is cut again within a few requests (crowded.ts): plan without it.
-    if (attempt.crowding === undefined) return attempt.outcome
-    givenUp.add(attempt.crowding.id)
-  }
+    return attempt.restoresUndone ? { outcome: planOnce(input, false, givenUp).outcome } : attempt
+  })
 }
 
-interface Attempt {
-  readonly outcome: RewriteOutcome
-  readonly restoresUndone: boolean
-  /** The least needed of the restores made on this request when they leave it crowded; undefined when they do not. */
-  readonly crowding: ToolResultView | undefined
-}
-
-function planOnce(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>): Attempt {
+function planOnce(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>): PlanAttempt {
   const state = new PlanState(input, restoreOnUse, givenUp)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
@@ -256,7 +243,7 @@ class PlanState {
 
   edits(): Edit[] {
     const edits: Edit[] = [...this.#replacements.values()].map((entry) => entry.edit)
-    if (this.#dropTo > 1) edits.push(this.#dropEdit())
+    if (this.#dropTo > 1) edits.push(dropEdit(this.#dropScope, this.#dropTo))
     return edits
   }
 
@@ -350,15 +337,5 @@ class PlanState {
     this.#dropTo = cut
     this.#dropScope = scope
     this.#dropFresh ||= fresh
-  }
-
-  #dropEdit(): DropMessages {
-    return {
-      kind: 'drop-messages',
-      from: 1,
-      to: this.#dropTo,
-      scope: this.#dropScope,
-      note: dropNote(this.#dropScope, this.#dropTo - 1),
-    }
   }
 }
