@@ -1,5 +1,6 @@
 import { linesToKeep } from './fold-lines.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
+import type { DropMessages } from './types.ts'
 
 /**
  * Every text ctxgate puts into a conversation. Each is a pure function of what it replaces, so the
@@ -50,6 +51,11 @@ export function dropNote(scope: 'turns' | 'rounds', dropped: number): string {
   return scope === 'turns'
     ? `[ctxgate: ${dropped} earlier messages of this conversation were removed to keep it within the model’s context window. The task above still stands; the newest turns follow.]`
     : `[ctxgate: ${dropped} earlier messages (older tool calls and their results) were removed to keep this task within the model’s context window. Keep working on the task above; run a tool again if you need its output.]`
+}
+
+/** The edit that drops messages 1 up to (not including) `keepFrom`, its note in their place. */
+export function dropEdit(scope: 'turns' | 'rounds', keepFrom: number): DropMessages {
+  return { kind: 'drop-messages', from: 1, to: keepFrom, scope, note: dropNote(scope, keepFrom - 1) }
 }
 
 /** Fold summaries by content hash: a frozen fold is written again on every request, and its summary never changes. */

@@ -1,22 +1,20 @@
 import { callsOfView, type ToolCall } from './clear-order.ts'
-import { reachBehindMarker } from './crowded.ts'
+import {
+  crowdedByRestores,
+  reachBehindMarker,
+  restoreToGiveUp,
+  withoutCrowdingRestores,
+  type PlanAttempt,
+} from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
-import { clearedNote, clearedNoteFor, dropNote, foldSummaryOf } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropEdit, dropNote, foldSummaryOf } from './notes.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
 import { viewFacts } from './view-facts.ts'
-import type {
-  DropMessages,
-  Edit,
-  FrozenDecisions,
-  FrozenResult,
-  RewriteOutcome,
-  RewriteReport,
-  ToolResultView,
-} from './types.ts'
+import type { Edit, FrozenDecisions, FrozenResult, RewriteOutcome, RewriteReport, ToolResultView } from './types.ts'
 
 export type { PlanInput } from './plan-input.ts'
 
@@ -27,19 +25,22 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
-  const outcome = planOnce(input, true)
-  // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
-  return outcome.restoresUndone ? planOnce(input, false).outcome : outcome.outcome
+  return withoutCrowdingRestores((givenUp) => {
+    const attempt = planOnce(input, true, givenUp)
+    // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.
+    return attempt.restoresUndone ? { outcome: planOnce(input, false, givenUp).outcome } : attempt
+  })
 }
 
-function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOutcome; restoresUndone: boolean } {
-  const state = new PlanState(input, restoreOnUse)
+function planOnce(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>): PlanAttempt {
+  const state = new PlanState(input, restoreOnUse, givenUp)
   state.reapplyFrozen()
   const estimatedBefore = state.originalEstimate()
   if (input.batch) state.clearIds(input.batch)
   state.rideOnRestore()
   if (input.policy.strategy === 'eager-fold') state.foldOld()
-  if (state.estimate() > input.budget) {
+  // A restore rewrites the cache from where it sits: one that leaves the request crowded is cut with, as a forced cut would.
+  if (state.estimate() > input.budget || crowdedByRestores(state.estimate(), state.restores.madeNow(), input)) {
     const target = input.budget * input.policy.lowWater
     state.editByRisk(target, input.policy.strategy === 'batched-fold')
     if (state.estimate() > input.budget) state.dropTurns(target)
@@ -50,7 +51,9 @@ function planOnce(input: PlanInput, restoreOnUse: boolean): { outcome: RewriteOu
     state.estimate() > input.budget
       ? { kind: 'too-long', report, message: tooLongMessage(state.estimate(), input.budget) }
       : { kind: 'rewritten', edits: state.edits(), decisions: state.decisions(), report }
-  return { outcome, restoresUndone: state.restores.allUndone() }
+  const crowding =
+    outcome.kind === 'rewritten' ? restoreToGiveUp(state.estimate(), state.restores.madeNow(), input) : undefined
+  return { outcome, restoresUndone: state.restores.allUndone(), crowding }
 }
 
 class PlanState {
@@ -74,7 +77,7 @@ class PlanState {
   readonly #kept: Map<string, FrozenResult>
   readonly restores: Restores
 
-  constructor(input: PlanInput, restoreOnUse: boolean) {
+  constructor(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>) {
     this.#input = input
     const { messages } = input.view
     this.#messageTokens = messages.map((message) => message.tokens)
@@ -85,7 +88,7 @@ class PlanState {
     this.#originalTotal = this.#total
     this.#frozen = frozenResults(input.decisions)
     this.#kept = new Map(this.#frozen)
-    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget)
+    this.restores = new Restores(input, this.#results, restoreOnUse, this.originalEstimate() > input.budget, givenUp)
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
     this.#rounds = facts.rounds
     this.#minCallNeeded = facts.minCallNeeded
@@ -240,7 +243,7 @@ class PlanState {
 
   edits(): Edit[] {
     const edits: Edit[] = [...this.#replacements.values()].map((entry) => entry.edit)
-    if (this.#dropTo > 1) edits.push(this.#dropEdit())
+    if (this.#dropTo > 1) edits.push(dropEdit(this.#dropScope, this.#dropTo))
     return edits
   }
 
@@ -334,15 +337,5 @@ class PlanState {
     this.#dropTo = cut
     this.#dropScope = scope
     this.#dropFresh ||= fresh
-  }
-
-  #dropEdit(): DropMessages {
-    return {
-      kind: 'drop-messages',
-      from: 1,
-      to: this.#dropTo,
-      scope: this.#dropScope,
-      note: dropNote(this.#dropScope, this.#dropTo - 1),
-    }
   }
 }

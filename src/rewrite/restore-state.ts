@@ -23,7 +23,17 @@ export class Restores {
   /** What the newest message needs: kept whole when a cut is forced, unless nothing else makes room. */
   #wanted: ReadonlySet<string>
 
-  constructor(input: PlanInput, results: readonly ToolResultView[], enabled: boolean, overBudget: boolean) {
+  /**
+   * `enabled` false: nothing is wanted (no restore, nothing kept whole for the newest message).
+   * `givenUp`: wanted results whose restore an earlier plan of this request gave up (plan.ts): they stay as frozen.
+   */
+  constructor(
+    input: PlanInput,
+    results: readonly ToolResultView[],
+    enabled: boolean,
+    overBudget: boolean,
+    givenUp: ReadonlySet<string> = new Set(),
+  ) {
     this.#request = input.request
     this.#reach = overBudget ? 0 : (input.restoreBelowBudgetFrom ?? 0)
     this.#restored = restoredResults(input.decisions)
@@ -31,7 +41,9 @@ export class Restores {
     for (const result of results)
       if (this.#restored.has(result.id) && this.#restored.get(result.id)?.hash !== result.hash)
         this.#restored.delete(result.id)
-    this.#wanted = enabled ? wantedOutsideDrop(input, results, overBudget) : new Set()
+    const wanted = enabled ? wantedOutsideDrop(input, results, overBudget) : new Set<string>()
+    for (const id of givenUp) wanted.delete(id)
+    this.#wanted = wanted
   }
 
   isWanted(id: string): boolean {
@@ -76,6 +88,11 @@ export class Restores {
 
   messages(): number[] {
     return [...this.#now.values()].map((result) => result.message)
+  }
+
+  /** The results restored on this request (sent whole again, a new edit where each sits). */
+  madeNow(): ToolResultView[] {
+    return [...this.#now.values()]
   }
 
   /**

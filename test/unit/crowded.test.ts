@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { crowdedAbove, crowdedShare, reachBehindMarker } from '../../src/rewrite/crowded.ts'
+import {
+  crowdedAbove,
+  crowdedByRestores,
+  crowdedShare,
+  reachBehindMarker,
+  restoreToGiveUp,
+} from '../../src/rewrite/crowded.ts'
 import type { ToolResultView } from '../../src/rewrite/types.ts'
-import { testPolicy } from '../helpers/chat-view.ts'
+import { testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
 
 const limits = { budget: 10_000, policy: { ...testPolicy, lowWater: 0.6 }, factor: 1 }
 const results = (...tokens: number[]): ToolResultView[] =>
@@ -28,5 +34,23 @@ describe('a crowded request', () => {
   it('not crowded, or nothing held: the marker holds', () => {
     expect(reachBehindMarker(8_000, results(5_000), 10, limits)).toBe(false)
     expect(reachBehindMarker(9_900, [], 10, limits)).toBe(false)
+  })
+})
+
+describe('restores in a crowded request', () => {
+  const restored = results(1_000, 600)
+  // Two rounds: r0 in message 2, r1 in message 4; neither quoted since, so the older goes first.
+  const view = viewOf([viewRound(1_000, 'r0'), viewRound(600, 'r1')])
+
+  it('leave it crowded only when one was made and the estimate is past the line', () => {
+    expect(crowdedByRestores(8_001, restored, limits)).toBe(true)
+    expect(crowdedByRestores(8_000, restored, limits)).toBe(false)
+    expect(crowdedByRestores(9_000, [], limits)).toBe(false)
+  })
+
+  it('are given up one at a time, the least needed first (a forced cut’s order), and none when out of crowded', () => {
+    expect(restoreToGiveUp(8_500, restored, { ...limits, view })?.id).toBe('r0')
+    expect(restoreToGiveUp(8_500, restored.slice(1), { ...limits, view })?.id).toBe('r1')
+    expect(restoreToGiveUp(7_900, restored, { ...limits, view })).toBeUndefined()
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import type { ConversationMemory } from '../../src/rewrite/pipeline.ts'
+import { crowdedAbove } from '../../src/rewrite/crowded.ts'
 import { planRewrite } from '../../src/rewrite/plan.ts'
 import { wantedBack } from '../../src/rewrite/restore.ts'
 import { noDecisions, type ChatView, type FrozenDecisions, type RewriteOutcome } from '../../src/rewrite/types.ts'
@@ -164,6 +165,49 @@ describe('restore on use in the planner', () => {
     // The same plan as a request whose newest message asked for nothing.
     const quiet = viewWithCalls([...calls.slice(0, 4), bash('e', 'ls')])
     expect(editedIds(outcome)).toEqual(editedIds(plan(quiet, cleared('a', 'b'), tight)))
+  })
+
+  it('a restore that would leave the request crowded is made with the cut that takes it out, as a forced cut would be', () => {
+    const reads = [read('a', 'src/a.ts', fileA), read('c', 'src/c.ts', fileB), read('d', 'src/d.ts', fileB)]
+    const view = viewWithCalls([...reads, edit('e', 'src/a.ts')])
+    const whole = rewritten(plan(view, cleared('a'), 20_000)).report.estimatedAfter
+    // With a whole the request is at 90% of this budget: under it, past the crowded line (80% at low water 0.6).
+    const budget = Math.ceil(whole / 0.9)
+    const outcome = rewritten(plan(view, cleared('a'), budget))
+    expect(outcome.report.restored).toBe(1)
+    expect(editedIds(outcome)).not.toContain('a')
+    // The reads after it go in the restore's own rewrite (no rider takes a read), down to the low-water mark.
+    expect(editedIds(outcome)).toEqual(expect.arrayContaining(['c', 'd']))
+    expect(outcome.report.estimatedAfter).toBeLessThanOrEqual(crowdedAbove({ budget, policy: testPolicy, factor: 1 }))
+  })
+
+  it('a restore that leaves the request crowded whatever else is cleared is not made: the read stays as frozen', () => {
+    const view = viewWithCalls([read('a', 'src/a.ts', fileA), edit('e', 'src/a.ts')])
+    const whole = rewritten(plan(view, cleared('a'), 20_000)).report.estimatedAfter
+    const budget = Math.ceil(whole / 0.9)
+    const outcome = rewritten(plan(view, cleared('a'), budget))
+    expect(outcome.report.restored).toBeUndefined()
+    expect(outcome.decisions.restored).toBeUndefined()
+    expect(editedIds(outcome)).toEqual(['a'])
+    expect(outcome.report.newBatch).toBe(false)
+  })
+
+  it('restores that leave the request crowded together are given up one at a time: one that fits below the line alone is made', () => {
+    const patch =
+      '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** Update File: src/b.ts\n@@\n-x\n+y\n*** End Patch'
+    const view = viewWithCalls([
+      read('a', 'src/a.ts', fileA),
+      read('b', 'src/b.ts', fileB),
+      ['p', 'apply_patch', { input: patch }, 'Done.'],
+    ])
+    const both = rewritten(plan(view, cleared('a', 'b'), 20_000))
+    expect(both.report.restored).toBe(2)
+    // Both whole: at 93% of this budget, past the crowded line; one whole: about 64%, below it.
+    const budget = Math.ceil(both.report.estimatedAfter / 0.93)
+    const outcome = rewritten(plan(view, cleared('a', 'b'), budget))
+    expect(outcome.report.restored).toBe(1)
+    expect(editedIds(outcome)).toHaveLength(1)
+    expect(outcome.report.estimatedAfter).toBeLessThanOrEqual(crowdedAbove({ budget, policy: testPolicy, factor: 1 }))
   })
 
   it('a forced cut clears what the newest message uses after everything else', () => {
