@@ -269,6 +269,16 @@ export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequ
 }
 
 /**
+ * The conversation's newest actual ÷ estimate ratio, without the margins `factorFrom` adds: the
+ * start point is a floor on how long a conversation is, not a limit, so it is judged on the count
+ * the upstream would give (an estimate kept above it started a long Codex run's first batch five
+ * requests before the upstream's count passed 100k; docs/economy.md). Undefined before its first answer.
+ */
+export function countFactorFrom(inputs: FactorInputs): number | undefined {
+  return inputs.own?.ratios.at(-1)
+}
+
+/**
  * Tokens per estimated token for what the client added since the newest answer, by the reference
  * vocabulary: its count of the added content × the conversation's highest actual ÷ reference ratio ×
  * the margin. Undefined without both counts, or when the counts say nothing sensible.
