@@ -168,8 +168,7 @@ export function callsOfView(messages: readonly MessageView[]): ToolCall[] {
 const hazardTable: Readonly<Record<ClearRisk, readonly [number, number, number]>> = {
   superseded: [0.0099, 0.0047, 0.0025],
   output: [0.0063, 0.0016, 0.0011],
-  // Measured 2.46% / 0.99% / 0.51%; priced as output: pricing it puts cx-awa119-05 3.2% above its best schedule.
-  test: [0.0063, 0.0016, 0.0011],
+  test: [0.0246, 0.0099, 0.0051],
   read: [0.0485, 0.0292, 0.0084],
   editing: [0.0817, 0.0897, 0.0842],
 }
