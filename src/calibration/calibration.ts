@@ -268,15 +268,8 @@ export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequ
   return known * (1 - added) + fresh * added
 }
 
-/**
- * The conversation's newest actual ÷ estimate ratio, without the margins `factorFrom` adds: the
- * start point is a floor on how long a conversation is, not a limit, so it is judged on the count
- * the upstream would give (an estimate kept above it started a long Codex run's first batch five
- * requests before the upstream's count passed 100k; docs/economy.md). Undefined before its first answer.
- */
-export function countFactorFrom(inputs: FactorInputs): number | undefined {
-  return inputs.own?.ratios.at(-1)
-}
+/** The newest actual ÷ estimate ratio, no margin: the start point (a floor, not a limit) is judged on the count. */
+export const countFactorFrom = (inputs: FactorInputs): number | undefined => inputs.own?.ratios.at(-1)
 
 /**
  * Tokens per estimated token for what the client added since the newest answer, by the reference

@@ -261,11 +261,8 @@ function economyDecision(
   sentByClient: number,
 ): EconomyDecision | undefined {
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
-  const floor = belowFloor(
-    requestsSoFar,
-    (sentByClient / input.factor) * (input.countFactor ?? input.factor),
-    settings.policy,
-  )
+  const counted = (sentByClient / input.factor) * (input.countFactor ?? input.factor)
+  const floor = belowFloor(requestsSoFar, counted, settings.policy)
   if (floor) return floor
   if (promiseSpent(input, sizes.gapMs)) return { kind: 'none', reason: 'marker_moving' }
   return decideForRequest({
