@@ -268,6 +268,9 @@ export function factorFrom(inputs: FactorInputs, conversation?: ConversationRequ
   return known * (1 - added) + fresh * added
 }
 
+/** The newest actual ÷ estimate ratio, no margin: the start point (a floor, not a limit) is judged on the count. */
+export const countFactorFrom = (inputs: FactorInputs): number | undefined => inputs.own?.ratios.at(-1)
+
 /**
  * Tokens per estimated token for what the client added since the newest answer, by the reference
  * vocabulary: its count of the added content × the conversation's highest actual ÷ reference ratio ×

@@ -3,9 +3,9 @@
  * order clearing takes them in (docs/quality.md): superseded results first (a file read later read
  * again or rewritten, a command later run again), then command, test and search output, then file
  * reads nothing superseded, last reads of files the agent has edited since (it is still working on
- * them, and quotes them back in its edits). The newest run of each test (`test`) is ordered and
- * priced as output: it is needed again more often while young (agents report from it), but keeping
- * it whole below budget still puts one long run 3.2% above its best schedule (BENCHMARKS.md, round 8).
+ * them, and quotes them back in its edits). The newest run of each test (`test`) is ordered with
+ * output but priced at its own measured hazard: agents report from it while it is young, so a
+ * below-budget batch keeps it whole for 10 rounds (issue #23's point A; BENCHMARKS.md, round 9).
  */
 import { stepRound, type RoundWalk } from './rounds.ts'
 import type { MessageView } from './types.ts'
@@ -168,8 +168,8 @@ export function callsOfView(messages: readonly MessageView[]): ToolCall[] {
 const hazardTable: Readonly<Record<ClearRisk, readonly [number, number, number]>> = {
   superseded: [0.0099, 0.0047, 0.0025],
   output: [0.0063, 0.0016, 0.0011],
-  // Measured 2.46% / 0.99% / 0.51%; priced as output: pricing it puts cx-awa119-05 3.2% above its best schedule.
-  test: [0.0063, 0.0016, 0.0011],
+  // Measured (round 7): above the below-budget cap while 10 rounds old or younger, so kept whole then.
+  test: [0.0246, 0.0099, 0.0051],
   read: [0.0485, 0.0292, 0.0084],
   editing: [0.0817, 0.0897, 0.0842],
 }

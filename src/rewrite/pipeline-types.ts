@@ -67,6 +67,11 @@ export interface PipelineInput {
   readonly policy: RewritePolicy
   /** Calibration: estimates times this are an upper bound on the real count. */
   readonly factor: number
+  /**
+   * The conversation's newest actual ÷ estimate ratio (calibration.ts `countFactorFrom`): the start
+   * point is judged on the estimate times this, the count the upstream gives. Absent: `factor`.
+   */
+  readonly countFactor?: number
   readonly estimator: TokenEstimator
   /** Undefined when the note is turned off. */
   readonly note: SystemNoteCost | undefined

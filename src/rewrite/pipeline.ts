@@ -261,7 +261,8 @@ function economyDecision(
   sentByClient: number,
 ): EconomyDecision | undefined {
   const requestsSoFar = (input.memory?.requests ?? 0) + 1
-  const floor = belowFloor(requestsSoFar, sentByClient, settings.policy)
+  const counted = (sentByClient / input.factor) * (input.countFactor ?? input.factor)
+  const floor = belowFloor(requestsSoFar, counted, settings.policy)
   if (floor) return floor
   if (promiseSpent(input, sizes.gapMs)) return { kind: 'none', reason: 'marker_moving' }
   return decideForRequest({
@@ -274,6 +275,7 @@ function economyDecision(
     msSinceLastRequest: sizes.gapMs,
     budget: sizes.budget,
     factor: input.factor,
+    ...(input.countFactor !== undefined ? { countFactor: input.countFactor } : {}),
     estimator: input.estimator,
     extraHeadTokens: sizes.noteTokens,
     noteSwitchesOn: noteJoinsHeadNow(input.note, input.memory),

@@ -2,6 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   Calibration,
+  conversationMargin,
+  countFactorFrom,
   defaultFactor,
   maxRatio,
   minRatio,
@@ -257,5 +259,19 @@ describe('calibration per conversation across replicas', () => {
     memories.set(`c\n${model}`, { ratios: [50], unedited: 10_000, sent: 10_000 })
     await calibration.refresh(model, 'scope', 'c')
     expect(calibration.factor(model, sized('c', 10_000), 'scope')).toBeCloseTo(maxRatio * 1.03)
+  })
+})
+
+describe("the start point's count (countFactorFrom)", () => {
+  it('is the conversation’s newest ratio without the margin, and nothing before its first answer', async () => {
+    const calibration = new Calibration()
+    expect(countFactorFrom(calibration.factorInputs('claude-sonnet-4-5', 'c', 'scope'))).toBeUndefined()
+    await calibration.record('claude-sonnet-4-5', 10_000, 9_000, 'scope', { key: 'c', unedited: 10_000 })
+    await calibration.record('claude-sonnet-4-5', 12_000, 11_400, 'scope', { key: 'c', unedited: 12_000 })
+    const inputs = calibration.factorInputs('claude-sonnet-4-5', 'c', 'scope')
+    expect(countFactorFrom(inputs)).toBeCloseTo(0.95, 10)
+    // The budget's factor keeps its margin above the same count.
+    const planning = calibration.factor('claude-sonnet-4-5', { key: 'c', unedited: 12_000 }, 'scope')
+    expect(planning).toBeCloseTo(0.95 * conversationMargin, 10)
   })
 })

@@ -4,7 +4,15 @@ import { defaultEconomyPolicy, type EconomyPolicy } from '../../src/rewrite/econ
 import { promiseWritten } from '../../src/rewrite/marker-promise.ts'
 import type { ConversationMemory, PipelineInput } from '../../src/rewrite/pipeline.ts'
 import type { ChatView } from '../../src/rewrite/types.ts'
-import { runRewritten, viewOf, viewRound, viewTokens, type ViewStep } from '../helpers/chat-view.ts'
+import {
+  runRewritten,
+  viewOf,
+  viewRound,
+  viewTokens,
+  viewWithCalls,
+  type NamedCall,
+  type ViewStep,
+} from '../helpers/chat-view.ts'
 
 const minute = 60_000
 const policy: EconomyPolicy = { ...defaultEconomyPolicy, startTokens: 20_000 }
@@ -204,6 +212,36 @@ describe('the cache-priced economy through the pipeline', () => {
   it('does not edit below the start point', () => {
     const outcome = run(viewOf(rounds(7, 2_400)), session(40))
     expect(outcome).toMatchObject({ batch: undefined, waited: 'under_start' })
+  })
+
+  it('keeps the newest run of each test whole below budget while it is young, and clears it once old (point A)', () => {
+    // 40 rounds of shell output; round 5 runs b.test.ts (34 rounds old), round 30 runs a.test.ts (9 rounds old).
+    const calls: NamedCall[] = Array.from({ length: 40 }, (_, index): NamedCall => {
+      const command = index === 5 ? 'npx jest b.test.ts' : index === 30 ? 'npx jest a.test.ts' : `ls dir${index}`
+      return [`r${index}`, 'bash', { command }, `output ${index}`]
+    })
+    const outcome = run(viewWithCalls(calls, 2_400), session(40))
+    expect(outcome.batch).toMatchObject({ reason: 'pays_back' })
+    const cleared = outcome.edits.flatMap((edit) => (edit.kind === 'replace-tool-result' ? [edit.id] : []))
+    expect(cleared).toContain('r5')
+    expect(cleared).toContain('r29')
+    expect(cleared).toContain('r31')
+    expect(cleared).not.toContain('r30')
+  })
+
+  it("judges the start point on the upstream's count, not on the budget's upper bound of it", () => {
+    // 97,000 estimated tokens; the budget's factor (with its margin) puts them past a 100k start point,
+    // the conversation's own ratio (what the upstream counted) does not: no batch until it really is.
+    const atStart = { economy: { prices: defaultMultipliers, policy: { ...policy, startTokens: 100_000 } } }
+    const counted = run(long, session(40), { ...atStart, factor: 1.06, countFactor: 1.02 })
+    expect(counted).toMatchObject({ batch: undefined, waited: 'under_start' })
+    expect(counted.edits).toHaveLength(0)
+    // Without a count (before the conversation's first answer) the factor sizes it, as before.
+    expect(run(long, session(40), { ...atStart, factor: 1.06 }).batch).toMatchObject({ reason: 'pays_back' })
+    // Past the start point by the count, the batch comes.
+    expect(run(long, session(40), { ...atStart, factor: 1.06, countFactor: 1.04 }).batch).toMatchObject({
+      reason: 'pays_back',
+    })
   })
 
   it('waits when too few requests are ahead for the batch to pay back', () => {

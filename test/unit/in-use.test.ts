@@ -139,7 +139,9 @@ describe('the planner with results in use', () => {
   it('over budget, restores a cleared result the newest message quotes strongly, clearing others in its place', () => {
     const outcome = plan(4_600, frozenD)
     expect(cleared(outcome)).not.toContain('d')
-    expect(cleared(outcome)).toContain('t1')
+    // The lint output makes the room; the newest run of the tests, young, is kept whole (point A).
+    expect(cleared(outcome)).toContain('t2')
+    expect(cleared(outcome)).not.toContain('t1')
     expect(outcome.report.restored).toBe(1)
     expect(outcome.decisions.restored?.['d']).toBeDefined()
   })

@@ -148,10 +148,12 @@ describe('restore on use in the planner', () => {
   })
 
   it('makes room for it by clearing other results first when that fits the budget', () => {
-    // With a whole the request is 245 tokens over: the command outputs are cleared in its place.
+    // With a whole the request is 245 tokens over: the lint output is cleared in its place (the
+    // newest run of the tests, young, is kept whole: point A).
     const outcome = rewritten(plan(viewWithCalls(calls), cleared('a', 'b'), 4_000))
     expect(outcome.report.restored).toBe(1)
-    expect(editedIds(outcome)).toContain('t1')
+    expect(editedIds(outcome)).toContain('t2')
+    expect(editedIds(outcome)).not.toContain('t1')
     expect(editedIds(outcome)).not.toContain('a')
   })
 
@@ -218,7 +220,7 @@ describe('restore on use in the planner', () => {
   })
 
   it('clears, in the restore’s own rewrite, the later results a below-budget batch could take', () => {
-    const outputs = [1, 2, 3, 4, 5, 6].map((n) => bash(`t${n}`, `npm test -- part ${n}`))
+    const outputs = [1, 2, 3, 4, 5, 6].map((n) => bash(`t${n}`, `npm run build -- part ${n}`))
     const view = viewWithCalls([read('a', 'src/a.ts', fileA), ...outputs, edit('e', 'src/a.ts')])
     const outcome = rewritten(plan(view, cleared('a'), 9_000))
     expect(outcome.report.restored).toBe(1)

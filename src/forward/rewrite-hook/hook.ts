@@ -1,3 +1,4 @@
+import { countFactorFrom } from '../../calibration/calibration.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import type { PrepareBody, PrepareResult } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
@@ -64,8 +65,9 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
   const { deps, format } = request
   const { scope, state, now, finishedLengths, sized } = inputs
   const input = pipelineInput(request, chat, scope)
+  const countFactor = countFactorFrom(deps.calibration.factorInputs(chat.view.model, sized.key, scope))
   const plan = (factor: number): PipelineOutcome =>
-    runPipeline({ ...input, memory: state, factor, now, finishedLengths })
+    runPipeline({ ...input, memory: state, factor, ...(countFactor ? { countFactor } : {}), now, finishedLengths })
   const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
     deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )

@@ -1,4 +1,4 @@
-import { Calibration, factorFrom, type FactorInputs } from '../../calibration/calibration.ts'
+import { Calibration, countFactorFrom, factorFrom, type FactorInputs } from '../../calibration/calibration.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import { chatFormat } from '../../providers/registry.ts'
 import { runPipeline } from '../../rewrite/pipeline.ts'
@@ -57,8 +57,17 @@ export function planPhase(held: HeldChat, job: PlanJob): PlanReply {
   const { chat } = held
   const input = pipelineInput(request, chat, job.scope)
   const { state, now, finishedLengths, sized } = job
+  const countFactor = countFactorFrom(job.factorInputs)
   const { outcome, factor } = planCalibrated(
-    (tried) => runPipeline({ ...input, memory: state, factor: tried, now, finishedLengths }),
+    (tried) =>
+      runPipeline({
+        ...input,
+        memory: state,
+        factor: tried,
+        ...(countFactor ? { countFactor } : {}),
+        now,
+        finishedLengths,
+      }),
     (after) => factorFrom(job.factorInputs, { ...sized, ...after }),
   )
   const compaction = compactionRequestOf(chat.json)

@@ -16,6 +16,8 @@ export interface DescribeInput {
   readonly decisions: FrozenDecisions
   /** Calibration: estimates times this are an upper bound on the real count. */
   readonly factor: number
+  /** The upstream's count per estimated token: `clientTokens` (the start point's measure) is sized with it. Absent: `factor`. */
+  readonly countFactor?: number
   readonly estimator: TokenEstimator
   /** Tokens the head carries besides the view's (the system note's room). */
   readonly extraHeadTokens: number
@@ -68,7 +70,9 @@ export function describeView(input: DescribeInput): ConversationCost {
   return {
     headTokens,
     messages,
-    clientTokens: view.messages.reduce((sum, message) => sum + message.tokens * factor, headTokens),
+    clientTokens:
+      view.messages.reduce((sum, message) => sum + message.tokens, view.headTokens + input.extraHeadTokens) *
+      (input.countFactor ?? factor),
     ...(input.editableFrom !== undefined ? { editableFrom: input.editableFrom } : {}),
     rounds: rounds.count,
     budget: input.budget,

@@ -30,6 +30,8 @@ export interface RequestDecisionInput {
   readonly msSinceLastRequest: number | undefined
   readonly budget: number
   readonly factor: number
+  /** The upstream's count per estimated token, for the start point (PipelineInput.countFactor). */
+  readonly countFactor?: number
   readonly estimator: TokenEstimator
   readonly extraHeadTokens: number
   /** The conversation's first edit also switches the system note on (it joins the head). */
@@ -52,6 +54,7 @@ export function decideForRequest(input: RequestDecisionInput): EconomyDecision |
     view: input.view,
     decisions: input.decisions,
     factor: input.factor,
+    ...(input.countFactor !== undefined ? { countFactor: input.countFactor } : {}),
     estimator: input.estimator,
     extraHeadTokens: input.extraHeadTokens,
     budget: input.budget,
