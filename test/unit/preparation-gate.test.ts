@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GatePlace, PreparationGate } from '../../src/websocket/preparation-gate.ts'
+import { GatePlace, PreparationGate, preparationCopies } from '../../src/websocket/preparation-gate.ts'
 
 describe('the WebSocket preparation allowance', () => {
   it('prevents unbounded preparation: a place that does not fit beside those held waits, in order, until they go', async () => {
@@ -19,6 +19,21 @@ describe('the WebSocket preparation allowance', () => {
     expect(gate.pending).toBe(60)
     held.leave()
     held.leave()
+    expect(gate.pending).toBe(0)
+  })
+
+  it('prevents counting a large message at its bytes alone: its place is charged its working set, so fewer run at once', async () => {
+    const gate = new PreparationGate(100, preparationCopies)
+    const place = await gate.enter(10)
+    expect(gate.pending).toBe(10 * preparationCopies)
+    expect(place.bytes).toBe(10)
+    // At its bytes, a second message of 10 would fit beside the first; at its working set it waits.
+    expect(gate.waits(10)).toBe(true)
+    expect(gate.waits(Math.floor((100 - 10 * preparationCopies) / preparationCopies))).toBe(false)
+    expect(place.grow(100 / preparationCopies + 1)).toBe(false)
+    expect(place.grow(12)).toBe(true)
+    expect(gate.pending).toBe(12 * preparationCopies)
+    place.leave()
     expect(gate.pending).toBe(0)
   })
 
