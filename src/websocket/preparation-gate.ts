@@ -71,7 +71,9 @@ export class PreparationGate {
       },
       grow: (larger) => {
         const more = this.#charge(larger) - charged
-        if (left || more <= 0 || this.#inFlight + more > this.max) return left ? false : more <= 0
+        // Alone, a place grows past the allowance: given up, its message (already read) would queue behind unread ones.
+        const alone = this.#inFlight === charged
+        if (left || more <= 0 || (!alone && this.#inFlight + more > this.max)) return left ? false : more <= 0
         this.#inFlight += more
         this.#pending += more
         bytes = larger
@@ -105,7 +107,7 @@ export class PreparationGate {
 export interface HeldPlace {
   /** The message's bytes (the place is charged its working set). */
   readonly bytes: number
-  /** Makes the place `larger` when that still fits in the allowance; false when it does not (nothing changes). */
+  /** Makes the place `larger` when that still fits in the allowance, or when it is the only place held; false when not (nothing changes). */
   grow(larger: number): boolean
   leave(): void
 }
