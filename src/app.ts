@@ -30,11 +30,7 @@ import { registerOwnRoutes, registerRoutes, type RouteDeps } from './app/routes.
 import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { HistoryBudget } from './websocket/history-budget.ts'
-import {
-  registerHistoryMetrics,
-  registerPreparationMetrics,
-  registerSocketMemoryBudget,
-} from './websocket/history-metrics.ts'
+import { registerHistoryMetrics, registerPreparationMetrics } from './websocket/history-metrics.ts'
 import { socketMemoryBudget } from './websocket/memory-budget.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
@@ -123,8 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)
   const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor(socketFormat.name), historyBudget })
-  registerPreparationMetrics(registry, sockets.preparation)
-  registerSocketMemoryBudget(registry, socketMemoryBudget(config))
+  registerPreparationMetrics(registry, sockets.preparation, socketMemoryBudget(config))
   const routes: RouteDeps = {
     config,
     registry,

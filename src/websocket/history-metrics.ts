@@ -38,8 +38,17 @@ export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget
   )
 }
 
-/** The large client messages being received or prepared: their places (held or waiting), the allowance, and how often a socket stopped reading to wait for one. */
-export function registerPreparationMetrics(registry: Registry, gate: PreparationGate): void {
+/**
+ * The large client messages being received or prepared: their places (held or waiting), the
+ * allowance, how often a socket stopped reading to wait for one; and the sockets' whole memory
+ * budget, of which the preparations are one part.
+ */
+export function registerPreparationMetrics(
+  registry: Registry,
+  gate: PreparationGate,
+  budget: SocketMemoryBudget,
+): void {
+  registerSocketMemoryBudget(registry, budget)
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_preparing_bytes',
@@ -74,7 +83,7 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
 }
 
 /** The sockets' whole memory budget (memory-budget.ts): the sum, and each part that makes it up. */
-export function registerSocketMemoryBudget(registry: Registry, budget: SocketMemoryBudget): void {
+function registerSocketMemoryBudget(registry: Registry, budget: SocketMemoryBudget): void {
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_memory_budget_bytes',
