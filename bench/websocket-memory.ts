@@ -75,6 +75,10 @@ async function memoryBudget(url: string): Promise<{ parts: string; total: number
 
 const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0)
 
+/** RSS growth (MiB) against a ceiling. */
+const against = (growth: number, ceiling: number): string =>
+  `+${growth.toFixed(0)} ${growth <= ceiling ? 'within' : '**over**'}`
+
 /** A build to run: this one, or another checkout's dist/cli.js. */
 interface Build {
   readonly label: string
@@ -143,8 +147,6 @@ async function measure(build: Build, setup: Setup): Promise<string> {
       ? `${whole.parts} = ${total.toFixed(0)} MiB`
       : `${mb(budget)} + ${mb(preparing)} = ${total.toFixed(0)} MiB (workers unbounded)`
     const ends = [...outcomes].map(([type, count]) => `${count} ${type}`).join(', ')
-    const against = (growth: number, ceiling: number): string =>
-      `+${growth.toFixed(0)} ${growth <= ceiling ? 'within' : '**over**'}`
     return (
       `| ${build.label} | ${label} | ${stated} | ${idle.toFixed(0)} ` +
       `| ${against(peak - idle, total)} | ${against(open - idle, total)} ` +
