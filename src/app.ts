@@ -31,6 +31,7 @@ import { OpenStreams } from './stream/open-streams.ts'
 import { attachWebSockets } from './websocket/attach.ts'
 import { HistoryBudget } from './websocket/history-budget.ts'
 import { registerHistoryMetrics, registerPreparationMetrics } from './websocket/history-metrics.ts'
+import { socketMemoryBudget } from './websocket/memory-budget.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 import type { Telemetry } from './telemetry/telemetry.ts'
@@ -118,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const historyBudget = new HistoryBudget(config.websocket.maxHistoryBytes)
   registerHistoryMetrics(registry, historyBudget)
   const sockets = attachWebSockets(server, { ...forwardDeps, prepare: prepareFor(socketFormat.name), historyBudget })
-  registerPreparationMetrics(registry, sockets.preparation)
+  registerPreparationMetrics(registry, sockets.preparation, socketMemoryBudget(config))
   const routes: RouteDeps = {
     config,
     registry,

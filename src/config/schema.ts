@@ -197,6 +197,8 @@ export const configSchema = z.strictObject({
     timeoutMs: z.number().int().min(100),
     /** A worker idle this long is ended, so the heap it grew to goes back to the system; the next large body starts one. */
     idleMs: z.number().int().min(100),
+    /** Each worker's V8 heap; a worker that needs more is ended and its body goes on as sent (docs/memory-budgets.md). */
+    maxHeapBytes: z.number().int().min(33_554_432),
   }),
   auth: z.strictObject({
     /** When non-empty, every proxied request needs `x-ctxgate-auth: <one of these>` (never forwarded). */

@@ -26,7 +26,7 @@ import {
 import { GarbageAfterLargeTurns } from './garbage-after-large-turns.ts'
 import type { HistoryBudget } from './history-budget.ts'
 import { AnnouncedMessages } from './announced-messages.ts'
-import { PreparationGate } from './preparation-gate.ts'
+import { PreparationGate, preparationCopies } from './preparation-gate.ts'
 import { ResponsesSocket } from './responses-socket.ts'
 import { traceContextOf, type TraceContextHeaders } from '../telemetry/telemetry.ts'
 
@@ -85,7 +85,7 @@ export function attachWebSockets(app: FastifyInstance, deps: WebSocketDeps): Att
   })
   server.on('headers', (headers, request) => headers.push(...(accepted.get(request)?.lines ?? [])))
   const open = new Set<OpenSocket>()
-  const preparationGate = new PreparationGate(deps.config.websocket.maxPreparingBytes)
+  const preparationGate = new PreparationGate(deps.config.websocket.maxPreparingBytes, preparationCopies)
   const garbage = new GarbageAfterLargeTurns(collectWhenQuietMs)
   let closing = false
   let sockets = 0

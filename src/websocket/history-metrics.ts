@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { HistoryBudget } from './history-budget.ts'
+import type { SocketMemoryBudget } from './memory-budget.ts'
 import type { PreparationGate } from './preparation-gate.ts'
 
 /** The WebSocket histories' memory in Prometheus: held, the ceiling, and histories given up at it. */
@@ -37,12 +38,21 @@ export function registerHistoryMetrics(registry: Registry, budget: HistoryBudget
   )
 }
 
-/** The large client messages being received or prepared: their places (held or waiting), the allowance, and how often a socket stopped reading to wait for one. */
-export function registerPreparationMetrics(registry: Registry, gate: PreparationGate): void {
+/**
+ * The large client messages being received or prepared: their places (held or waiting), the
+ * allowance, how often a socket stopped reading to wait for one; and the sockets' whole memory
+ * budget, of which the preparations are one part.
+ */
+export function registerPreparationMetrics(
+  registry: Registry,
+  gate: PreparationGate,
+  budget: SocketMemoryBudget,
+): void {
+  registerSocketMemoryBudget(registry, budget)
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_preparing_bytes',
-      help: "Bytes of the places held by large WebSocket client messages, from their first frame header to their preparation's end (being received, or parsed and rewritten); a message waiting for its place is not read and not counted.",
+      help: "The working sets of the places held by large WebSocket client messages (6 times their bytes), from their first frame header to their preparation's end (being received, or parsed and rewritten); a message waiting for its place is not read and not counted.",
       registers: [],
       collect() {
         this.set(gate.held)
@@ -52,7 +62,7 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
   registry.registerMetric(
     new Gauge({
       name: 'ctxgate_websocket_preparing_bytes_budget',
-      help: 'The configured allowance for ctxgate_websocket_preparing_bytes (websocket.maxPreparingBytes).',
+      help: 'The configured allowance for ctxgate_websocket_preparing_bytes (websocket.maxPreparingBytes); a message larger than it runs alone.',
       registers: [],
       collect() {
         this.set(gate.max)
@@ -67,6 +77,33 @@ export function registerPreparationMetrics(registry: Registry, gate: Preparation
       collect() {
         this.reset()
         this.inc(gate.pauses)
+      },
+    }),
+  )
+}
+
+/** The sockets' whole memory budget (memory-budget.ts): the sum, and each part that makes it up. */
+function registerSocketMemoryBudget(registry: Registry, budget: SocketMemoryBudget): void {
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_websocket_memory_budget_bytes',
+      help: 'The memory all WebSockets may hold together, as enforced by the settings: websocket.maxHistoryBytes + the preparation working sets (websocket.maxPreparingBytes, or one message at server.bodyLimitBytes alone) + rewriteWorkers.threads x rewriteWorkers.maxHeapBytes.',
+      registers: [],
+      collect() {
+        this.set(budget.total)
+      },
+    }),
+  )
+  registry.registerMetric(
+    new Gauge({
+      name: 'ctxgate_websocket_memory_budget_part_bytes',
+      help: "One part of ctxgate_websocket_memory_budget_bytes: history (kept conversations), preparing (messages received and prepared, at their working set), workers (the rewrite workers' heaps).",
+      labelNames: ['part'],
+      registers: [],
+      collect() {
+        this.set({ part: 'history' }, budget.history)
+        this.set({ part: 'preparing' }, budget.preparing)
+        this.set({ part: 'workers' }, budget.workers)
       },
     }),
   )

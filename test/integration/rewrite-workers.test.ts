@@ -19,7 +19,13 @@ import { agentLoop } from '../helpers/hook-on-clock.ts'
 
 /** Budget small enough that the generated conversations get cleared, folded and dropped. */
 const models = [{ match: '*', window: 24_000, budget: 1, minCacheableTokens: 1024, thinkingBoundToPrefix: false }]
-const settings = { threads: 1, maxQueuedBytes: 64 * 1024 * 1024, timeoutMs: 30_000, idleMs: 30_000 }
+const settings = {
+  threads: 1,
+  maxQueuedBytes: 64 * 1024 * 1024,
+  timeoutMs: 30_000,
+  idleMs: 30_000,
+  maxHeapBytes: 192 * 1024 * 1024,
+}
 const pools: RewriteWorkers[] = []
 
 function poolFor(config: Config, overrides: Partial<typeof settings> = {}): RewriteWorkers {
@@ -242,6 +248,24 @@ describe('large bodies rewritten in a worker thread', () => {
     slow = false
     const next = await there.hook(body, {})
     expect(next.kind).toBe('forward')
+  })
+
+  it('prevents a worker from growing past rewriteWorkers.maxHeapBytes: V8 ends it, the body goes on as sent, and a new worker rewrites the next', async () => {
+    const config = configOf()
+    const workers = poolFor(config, { maxHeapBytes: 48 * 1024 * 1024 })
+    const there = hookOf(config, workers)
+    // About 12 MB of tool results: its parse tree alone is larger than the worker's 48 MiB heap.
+    const large = Buffer.from(JSON.stringify(agentLoop(6_000, 'Too large for the heap.')))
+    expect(large.length).toBeGreaterThan(10_000_000)
+    await expect(there.hook(large, {})).rejects.toThrow(WorkerFailed)
+    expect(there.warnings.join('\n')).toMatch(
+      /rewrite worker failed; the request goes on as the client sent it.*reaching memory limit/,
+    )
+    expect(workers.failed).toBe(1)
+    const small = Buffer.from(JSON.stringify(agentLoop(40, 'Fits.')))
+    const next = await there.hook(small, {})
+    expect(next.kind === 'forward' && !next.prepared.body.equals(small)).toBe(true)
+    expect(workers.threads).toBe(1)
   })
 
   it('prevents unbounded memory: past rewriteWorkers.maxQueuedBytes a body gets a 503 in the provider’s shape', async () => {

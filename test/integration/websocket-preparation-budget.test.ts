@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { WebSocket } from 'ws'
 import { openSocket, turn } from '../helpers/sockets.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
+import { socketMemoryBudget } from '../../src/websocket/memory-budget.ts'
 
 const auth = { authorization: 'Bearer sk-openai-test-key-0003', 'openai-beta': 'responses_websockets=2026-02-06' }
 
@@ -59,6 +60,7 @@ describe('large WebSocket messages held for preparation', () => {
 
   it('prevents unbounded memory: sockets stop reading at websocket.maxPreparingBytes, and every turn still completes', async () => {
     expect(await metric(stack, 'ctxgate_websocket_preparing_bytes_budget')).toBe(1_048_576)
+    expect(await metric(stack, 'ctxgate_websocket_memory_budget_bytes')).toBe(socketMemoryBudget(stack.config).total)
     const url = `${stack.proxyUrl.replace('http', 'ws')}/v1/responses`
     const sockets = await Promise.all(Array.from({ length: 4 }, () => openSocket(url, auth)))
     const answers = await Promise.all(sockets.map((socket, index) => turn(socket, largeCreate(index, 700_000))))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GatePlace, PreparationGate } from '../../src/websocket/preparation-gate.ts'
+import { GatePlace, PreparationGate, preparationCopies } from '../../src/websocket/preparation-gate.ts'
 
 describe('the WebSocket preparation allowance', () => {
   it('prevents unbounded preparation: a place that does not fit beside those held waits, in order, until they go', async () => {
@@ -22,6 +22,20 @@ describe('the WebSocket preparation allowance', () => {
     expect(gate.pending).toBe(0)
   })
 
+  it('prevents counting a large message at its bytes alone: its place is charged its working set, so fewer run at once', async () => {
+    const gate = new PreparationGate(100, preparationCopies)
+    const place = await gate.enter(10)
+    expect(gate.pending).toBe(10 * preparationCopies)
+    expect(place.bytes).toBe(10)
+    // At its bytes, a second message of 10 would fit beside the first; at its working set it waits.
+    expect(gate.waits(10)).toBe(true)
+    expect(gate.waits(Math.floor((100 - 10 * preparationCopies) / preparationCopies))).toBe(false)
+    expect(place.grow(12)).toBe(true)
+    expect(gate.pending).toBe(12 * preparationCopies)
+    place.leave()
+    expect(gate.pending).toBe(0)
+  })
+
   it('prevents a stall: a place larger than the whole allowance still runs, alone', async () => {
     const gate = new PreparationGate(100)
     const place = await gate.enter(500)
@@ -30,16 +44,32 @@ describe('the WebSocket preparation allowance', () => {
     expect(gate.waits(1)).toBe(false)
   })
 
-  it('grows a held place only within the allowance, and never once it was left', async () => {
+  it('grows a held place only within the allowance beside others, and never once it was left', async () => {
     const gate = new PreparationGate(100)
+    const other = await gate.enter(10)
     const place = await gate.enter(60)
     expect(place.grow(50)).toBe(true)
     expect(place.grow(90)).toBe(true)
-    expect(gate.pending).toBe(90)
-    expect(place.grow(101)).toBe(false)
+    expect(gate.pending).toBe(100)
+    expect(place.grow(91)).toBe(false)
     expect(place.bytes).toBe(90)
+    other.leave()
     place.leave()
     expect(place.grow(70)).toBe(false)
+    expect(gate.pending).toBe(0)
+  })
+
+  it('prevents a message already read from queueing again behind unread ones: a place held alone grows past the allowance', async () => {
+    const gate = new PreparationGate(100, preparationCopies)
+    const place = await gate.enter(20)
+    let waiterStarted = false
+    const waiter = gate.enter(5).then((held) => ((waiterStarted = true), held))
+    expect(place.grow(21)).toBe(true)
+    expect(gate.held).toBe(21 * preparationCopies)
+    await Promise.resolve()
+    expect(waiterStarted).toBe(false)
+    place.leave()
+    ;(await waiter).leave()
     expect(gate.pending).toBe(0)
   })
 

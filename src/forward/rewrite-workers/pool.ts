@@ -1,5 +1,5 @@
 import { startModuleWorker } from '../../util/start-worker.ts'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
 import type { Config } from '../../config/schema.ts'
 import type {
   FromRewriteWorker,
@@ -20,6 +20,8 @@ export interface PoolSettings {
   readonly timeoutMs: number
   /** A worker idle this long is ended: its heap, grown to the largest body it rewrote, goes back to the system. */
   readonly idleMs: number
+  /** Each worker's V8 heap, young generation included; a worker that needs more ends, and its body goes on as sent. */
+  readonly maxHeapBytes: number
 }
 
 /**
@@ -28,7 +30,16 @@ export interface PoolSettings {
  * job ran. 8 MiB took the peak of 16 sockets of 10 MB down by 20-35 MB, with jobs no slower
  * (BENCHMARKS.md, WebSocket memory round 7).
  */
-const workerLimits = { maxYoungGenerationSizeMb: 8 }
+const youngGenerationMb = 8
+
+/**
+ * V8's limits for a worker: its heap, young and old generation together, within `maxHeapBytes`.
+ * V8 ends a worker that cannot fit (ERR_WORKER_OUT_OF_MEMORY), which fails its job open.
+ */
+export function workerLimits(maxHeapBytes: number): ResourceLimits {
+  const heapMb = Math.floor(maxHeapBytes / (1024 * 1024))
+  return { maxYoungGenerationSizeMb: youngGenerationMb, maxOldGenerationSizeMb: heapMb - youngGenerationMb }
+}
 
 /** The pool's queue is at its byte budget: the request gets a provider-shaped "overloaded" error. */
 export class WorkersBusy extends Error {}
@@ -193,7 +204,12 @@ export class RewriteWorkers {
   }
 
   #spawn(): Slot {
-    const worker = startModuleWorker(import.meta.url, 'rewrite-worker', this.#data, workerLimits)
+    const worker = startModuleWorker(
+      import.meta.url,
+      'rewrite-worker',
+      this.#data,
+      workerLimits(this.#settings.maxHeapBytes),
+    )
     const ready = new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve())
       worker.once('exit', (code) => reject(new WorkerFailed(`rewrite worker exited with code ${code} while starting`)))
