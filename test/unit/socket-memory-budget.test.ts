@@ -10,7 +10,7 @@ describe("the WebSockets' memory budget", () => {
     const budget = socketMemoryBudget(loadConfig({}))
     expect(budget).toEqual({
       history: 256 * mib,
-      // One message at server.bodyLimitBytes (32 MiB) runs alone, past the 16 MiB allowance: its working set is the ceiling.
+      // One message at server.bodyLimitBytes (32 MiB) runs alone, past the 96 MiB allowance: its working set is the ceiling.
       preparing: preparationCopies * 32 * mib,
       workers: 2 * 192 * mib,
       total: 256 * mib + preparationCopies * 32 * mib + 2 * 192 * mib,
