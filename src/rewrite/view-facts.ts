@@ -31,10 +31,10 @@ interface Carried {
   /** Per message, the earliest call its own results answer (safe-cuts.ts); the safe cuts are their running minimum from the end. */
   readonly ownNeeded: readonly number[]
   /**
-   * Every result id of these messages, and maybe of others read before them in the same chain of
-   * requests (never fewer): whether a call that moved could change a carried message's own need.
+   * Per result id, the first message holding it here or in a request read before in the same chain
+   * (never later than here): whether a call that moved could change a carried message's own need.
    */
-  readonly resultIds: Set<string>
+  readonly resultAt: Map<string, number>
 }
 
 /** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
@@ -97,7 +97,7 @@ function fromScratch(messages: readonly MessageView[]): Carried {
     resultsBefore: [],
     calledAfter: [],
   }
-  return extendFrom({ ...empty, ownNeeded: [], resultIds: new Set() }, 0, messages, 0, false, [])
+  return extendFrom({ ...empty, ownNeeded: [], resultAt: new Map() }, 0, messages, 0, false, [])
 }
 
 /** The first `shared` messages' facts taken from `kept`, the calls of the messages it had after them forgotten. */
@@ -112,11 +112,11 @@ function extend(kept: Carried, shared: number, messages: readonly MessageView[])
       callOf.delete(id)
       moved.push(id)
     }
-  // Ids kept grows past twice the results it needs are dropped: read anew from these messages' results.
-  const resultIds =
-    kept.resultIds.size <= 2 * (kept.resultsBefore[shared] as number)
-      ? kept.resultIds
-      : new Set(facts.results.slice(0, kept.resultsBefore[shared]).map((result) => result.id))
+  // Once the chain's ids outgrow twice the results these messages share, they are read anew from those.
+  const resultAt =
+    kept.resultAt.size <= 2 * (kept.resultsBefore[shared] as number)
+      ? kept.resultAt
+      : firstResultAt(kept.messages.slice(0, shared))
   const base = {
     results: facts.results.slice(0, kept.resultsBefore[shared]),
     callMessage,
@@ -125,7 +125,7 @@ function extend(kept: Carried, shared: number, messages: readonly MessageView[])
     resultsBefore: kept.resultsBefore.slice(0, shared),
     calledAfter: kept.calledAfter.slice(0, shared),
     ownNeeded: kept.ownNeeded.slice(0, shared),
-    resultIds,
+    resultAt,
   }
   const count = shared === 0 ? 0 : (facts.rounds.roundAt[shared - 1] as number) + 1
   return extendFrom(base, shared, messages, count, shared > 0 && (kept.calledAfter[shared - 1] as boolean), moved)
@@ -139,7 +139,7 @@ interface Growing {
   readonly resultsBefore: number[]
   readonly calledAfter: boolean[]
   readonly ownNeeded: number[]
-  readonly resultIds: Set<string>
+  readonly resultAt: Map<string, number>
 }
 
 /** Reads the messages from `from` on into `facts`, the rounds going on from `count` (roundsOf's walk, resumed). */
@@ -153,7 +153,7 @@ function extendFrom(
 ): Carried {
   // A carried message's own need changes only when a call its results answer moved (forgotten, or called again here).
   const callsHere = messages.slice(from).flatMap((message) => message.toolCallIds)
-  const ownCarried = ![...moved, ...callsHere].some((id) => facts.resultIds.has(id))
+  const ownCarried = ![...moved, ...callsHere].some((id) => (facts.resultAt.get(id) ?? from) < from)
   const walk: RoundWalk = { count, called }
   let repeatedCall = false
   for (let index = from; index < messages.length; index++) {
@@ -161,7 +161,7 @@ function extendFrom(
     facts.resultsBefore.push(facts.results.length)
     for (const result of message.toolResults) {
       facts.results.push(result)
-      facts.resultIds.add(result.id)
+      if (!((facts.resultAt.get(result.id) ?? index) < index)) facts.resultAt.set(result.id, index)
     }
     stepRound(walk, message)
     message.toolCallIds.forEach((id, position) => {
@@ -173,7 +173,7 @@ function extendFrom(
     facts.calledAfter.push(walk.called)
   }
   facts.resultsBefore.push(facts.results.length)
-  const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter, resultIds } = facts
+  const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter, resultAt } = facts
   const ownNeeded = ownCarried ? facts.ownNeeded : []
   for (let index = ownNeeded.length; index < messages.length; index++)
     ownNeeded.push(ownNeed(messages[index] as MessageView, index, callMessage))
@@ -183,7 +183,16 @@ function extendFrom(
     rounds: { count: walk.count, callOf, roundAt },
     minCallNeeded: runningMinimumFromEnd(ownNeeded),
   }
-  return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall, ownNeeded, resultIds }
+  return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall, ownNeeded, resultAt }
+}
+
+/** Each result id's first message. */
+function firstResultAt(messages: readonly MessageView[]): Map<string, number> {
+  const at = new Map<string, number>()
+  messages.forEach((message, index) => {
+    for (const result of message.toolResults) if (!at.has(result.id)) at.set(result.id, index)
+  })
+  return at
 }
 
 /** The earliest call a message's results answer (the message before it for a result with no call), as earliestCallsNeeded reads it. */
