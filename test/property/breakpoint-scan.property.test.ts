@@ -133,20 +133,20 @@ describe('the breakpoint scan over messages', () => {
 /** Writing the chosen markers as it was done before the scan's positions were used: every message walked. */
 function markAsBefore(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {
   let position = 0
-  const mark = (block: Json): Json => {
+  const mark = (item: Json): Json => {
     const at = position++
-    if (!positions.has(at)) return block
+    if (!positions.has(at)) return item
     const ttl = positions.get(at)
-    return { ...block, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } }
+    return { ...item, cache_control: ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' } }
   }
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
-  body['messages'] = (body['messages'] as Json[]).map((message) => {
+  body['messages'] = (body['messages'] as Json[]).map((sent) => {
     const before = position
-    position += blocksOf(message).length
-    if (![...positions.keys()].some((target) => target >= before && target < position)) return message
+    position += blocksOf(sent).length
+    if (![...positions.keys()].some((target) => target >= before && target < position)) return sent
     position = before
-    return { ...message, content: blocksOf(message).map(mark) }
+    return { ...sent, content: blocksOf(sent).map(mark) }
   })
 }
 
@@ -155,7 +155,7 @@ function markersInOrder(body: Json): unknown[] {
   const blocks = [
     ...((body['tools'] as Json[] | undefined) ?? []),
     ...((body['system'] as Json[] | undefined) ?? []),
-    ...(body['messages'] as Json[]).flatMap((message) => [...blocksOf(message)]),
+    ...(body['messages'] as Json[]).flatMap((sent) => [...blocksOf(sent)]),
   ]
   return blocks.map((item) => item['cache_control'])
 }

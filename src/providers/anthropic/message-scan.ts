@@ -137,7 +137,6 @@ function sameFacts(before: BlockFacts, facts: BlockFacts): boolean {
 
 /** The first `shared` messages' walk taken from `from`, the rest read block fact by block fact. */
 function walkFrom(from: Walked | undefined, shared: number, messages: readonly Json[], start: number): Walked {
-  const upTo = <T>(list: readonly T[] | undefined, count: number): T[] => (list ?? []).slice(0, count)
   const facts = upTo(from?.facts, shared)
   const frozen = upTo(from?.frozen, shared)
   const lastMarkable = upTo(from?.lastMarkable, shared)
@@ -189,4 +188,9 @@ function walkFrom(from: Walked | undefined, shared: number, messages: readonly J
     markersBefore,
     resultsBefore,
   }
+}
+
+/** The first `count` entries of a kept walk's list, as a new list to extend. */
+function upTo<T>(list: readonly T[] | undefined, count: number): T[] {
+  return (list ?? []).slice(0, count)
 }
