@@ -43,6 +43,8 @@ export function nextEditResult(input: NextEditInput): string | undefined {
   const excluded = new Set(input.excludeTools)
   const results = decisions.results as Readonly<Record<string, { readonly hash?: unknown } | undefined>>
   const firstSent = frozenDropKeepFrom(decisions, view) ?? 0
+  // No result left to replace (a short request, a chat with no tools): none of the reading below can find one.
+  if (!view.messages.some((message, index) => index >= firstSent && message.toolResults.length > 0)) return undefined
   const restored = restoredResults(decisions)
   const toolOf = excluded.size > 0 ? callTools(view) : undefined
   // A batch below budget passes over results the agent is likely to need again (clear-order.ts).

@@ -1,5 +1,4 @@
 import { stepRound, type RoundWalk, type Rounds } from './rounds.ts'
-import { earliestCallsNeeded } from './safe-cuts.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 
 /**
@@ -29,6 +28,13 @@ interface Carried {
   readonly calledAfter: readonly boolean[]
   /** An id was a call more than once: a carried map cannot tell which message to forget it from. */
   readonly repeatedCall: boolean
+  /** Per message, the earliest call its own results answer (safe-cuts.ts); the safe cuts are their running minimum from the end. */
+  readonly ownNeeded: readonly number[]
+  /**
+   * Per result id, the first message holding it here or in a request read before in the same chain
+   * (never later than here): whether a call that moved could change a carried message's own need.
+   */
+  readonly resultAt: Map<string, number>
 }
 
 /** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
@@ -83,13 +89,15 @@ function sameList(before: readonly string[], list: readonly string[]): boolean {
 }
 
 function fromScratch(messages: readonly MessageView[]): Carried {
-  return extendFrom(
-    { results: [], callMessage: new Map(), callOf: new Map(), roundAt: [], resultsBefore: [], calledAfter: [] },
-    0,
-    messages,
-    0,
-    false,
-  )
+  const empty = {
+    results: [],
+    callMessage: new Map(),
+    callOf: new Map(),
+    roundAt: [],
+    resultsBefore: [],
+    calledAfter: [],
+  }
+  return extendFrom({ ...empty, ownNeeded: [], resultAt: new Map() }, 0, messages, 0, false, [])
 }
 
 /** The first `shared` messages' facts taken from `kept`, the calls of the messages it had after them forgotten. */
@@ -97,11 +105,18 @@ function extend(kept: Carried, shared: number, messages: readonly MessageView[])
   const { facts } = kept
   const callMessage = new Map(facts.callMessage)
   const callOf = new Map(facts.rounds.callOf)
+  const moved: string[] = []
   for (let index = shared; index < kept.messages.length; index++)
     for (const id of kept.messages[index]?.toolCallIds ?? []) {
       callMessage.delete(id)
       callOf.delete(id)
+      moved.push(id)
     }
+  // Once the chain's ids outgrow twice the results these messages share, they are read anew from those.
+  const resultAt =
+    kept.resultAt.size <= 2 * (kept.resultsBefore[shared] as number)
+      ? kept.resultAt
+      : firstResultAt(kept.messages.slice(0, shared))
   const base = {
     results: facts.results.slice(0, kept.resultsBefore[shared]),
     callMessage,
@@ -109,9 +124,11 @@ function extend(kept: Carried, shared: number, messages: readonly MessageView[])
     roundAt: facts.rounds.roundAt.slice(0, shared),
     resultsBefore: kept.resultsBefore.slice(0, shared),
     calledAfter: kept.calledAfter.slice(0, shared),
+    ownNeeded: kept.ownNeeded.slice(0, shared),
+    resultAt,
   }
   const count = shared === 0 ? 0 : (facts.rounds.roundAt[shared - 1] as number) + 1
-  return extendFrom(base, shared, messages, count, shared > 0 && (kept.calledAfter[shared - 1] as boolean))
+  return extendFrom(base, shared, messages, count, shared > 0 && (kept.calledAfter[shared - 1] as boolean), moved)
 }
 
 interface Growing {
@@ -121,6 +138,8 @@ interface Growing {
   readonly roundAt: number[]
   readonly resultsBefore: number[]
   readonly calledAfter: boolean[]
+  readonly ownNeeded: number[]
+  readonly resultAt: Map<string, number>
 }
 
 /** Reads the messages from `from` on into `facts`, the rounds going on from `count` (roundsOf's walk, resumed). */
@@ -130,13 +149,20 @@ function extendFrom(
   messages: readonly MessageView[],
   count: number,
   called: boolean,
+  moved: readonly string[],
 ): Carried {
+  // A carried message's own need changes only when a call its results answer moved (forgotten, or called again here).
+  const callsHere = messages.slice(from).flatMap((message) => message.toolCallIds)
+  const ownCarried = ![...moved, ...callsHere].some((id) => (facts.resultAt.get(id) ?? from) < from)
   const walk: RoundWalk = { count, called }
   let repeatedCall = false
   for (let index = from; index < messages.length; index++) {
     const message = messages[index] as MessageView
     facts.resultsBefore.push(facts.results.length)
-    for (const result of message.toolResults) facts.results.push(result)
+    for (const result of message.toolResults) {
+      facts.results.push(result)
+      if (!((facts.resultAt.get(result.id) ?? index) < index)) facts.resultAt.set(result.id, index)
+    }
     stepRound(walk, message)
     message.toolCallIds.forEach((id, position) => {
       if (facts.callMessage.has(id)) repeatedCall = true
@@ -147,12 +173,43 @@ function extendFrom(
     facts.calledAfter.push(walk.called)
   }
   facts.resultsBefore.push(facts.results.length)
-  const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter } = facts
+  const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter, resultAt } = facts
+  const ownNeeded = ownCarried ? facts.ownNeeded : []
+  for (let index = ownNeeded.length; index < messages.length; index++)
+    ownNeeded.push(ownNeed(messages[index] as MessageView, index, callMessage))
   const viewFacts = {
     results,
     callMessage,
     rounds: { count: walk.count, callOf, roundAt },
-    minCallNeeded: earliestCallsNeeded(messages, callMessage),
+    minCallNeeded: runningMinimumFromEnd(ownNeeded),
   }
-  return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall }
+  return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall, ownNeeded, resultAt }
+}
+
+/** Each result id's first message. */
+function firstResultAt(messages: readonly MessageView[]): Map<string, number> {
+  const at = new Map<string, number>()
+  messages.forEach((message, index) => {
+    for (const result of message.toolResults) if (!at.has(result.id)) at.set(result.id, index)
+  })
+  return at
+}
+
+/** The earliest call a message's results answer (the message before it for a result with no call), as earliestCallsNeeded reads it. */
+function ownNeed(message: MessageView, index: number, callMessage: ReadonlyMap<string, number>): number {
+  let earliest = Number.POSITIVE_INFINITY
+  for (const result of message.toolResults) earliest = Math.min(earliest, callMessage.get(result.id) ?? index - 1)
+  return earliest
+}
+
+/** earliestCallsNeeded from each message's own need: the minimum of it and every later one's. */
+function runningMinimumFromEnd(own: readonly number[]): number[] {
+  const needed = own.slice()
+  let earliest = Number.POSITIVE_INFINITY
+  needed.push(earliest)
+  for (let index = own.length - 1; index >= 0; index--) {
+    earliest = Math.min(earliest, own[index] as number)
+    needed[index] = earliest
+  }
+  return needed
 }

@@ -7,9 +7,11 @@ import {
 } from './breakpoint-rules.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import type { ApplyOptions } from '../adapter-contract.ts'
-import { blockFactsOf } from './block-facts.ts'
 import { blocksOf, markable } from './blocks.ts'
-import { bridgeMark, oneMarker, type ResultMark } from './next-edit-bridge.ts'
+import { bridgeMark, oneMarker } from './next-edit-bridge.ts'
+import { scanMessages } from './message-scan.ts'
+
+export { scanMessages } from './message-scan.ts'
 
 /** How the adapter sizes the request's head and each message, for the prefix a marker would cache. */
 export interface PrefixSizes {
@@ -117,7 +119,8 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
       if (one.promisedResult !== undefined) promisedResult = one.promisedResult
     }
   }
-  if (chosen.length > 0) markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])))
+  if (chosen.length > 0)
+    markPositions(body, new Map(chosen.map((candidate) => [candidate.position, candidate.ttl])), scan.positions)
   // Every slot is the client's: no marker of ctxgate's can read an entry ahead of the next batch, now or then.
   const asked = options.followingEditResult ?? options.nextEditResult
   if (asked !== undefined && existing.length + (automatic ? 1 : 0) >= maxBreakpoints)
@@ -125,64 +128,12 @@ export function placeBreakpoints(body: Json, options: ApplyOptions, sizes: Prefi
   return { count: chosen.length, ...(promisedResult !== undefined ? { promisedResult } : {}) }
 }
 
-export interface MessageScan {
-  /** Per message, the position of its last block that may carry a marker (-1: none). */
-  readonly lastMarkable: number[]
-  /** Markers the client put on message blocks (and inside tool results), with their positions. */
-  readonly markers: { readonly marked: unknown; readonly position: number }[]
-  /** The last markable block before the result the next batch starts at, and the message holding that block. */
-  readonly nextEdit?: { readonly position: number; readonly message: number }
-  /** The same before the result the batch after this request's will start at. */
-  readonly followingEdit?: { readonly position: number; readonly message: number }
-  /** With a following edit asked for: the same for every result, in order (where a bridge may go). */
-  readonly resultMarks?: readonly ResultMark[]
-  /** Position after the last block. */
-  readonly end: number
-}
-
-/** One walk over the messages, in the cache's order, from `start` (the blocks of tools and system come first). */
-export function scanMessages(
-  messages: readonly Json[],
-  start: number,
-  nextEditResult: string | undefined,
-  followingEditResult: string | undefined,
-): MessageScan {
-  const lastMarkable: number[] = []
-  const markers: { marked: unknown; position: number }[] = []
-  let nextEdit: MessageScan['nextEdit']
-  let followingEdit: MessageScan['followingEdit']
-  const resultMarks: ResultMark[] | undefined = followingEditResult === undefined ? undefined : []
-  let markableBefore: { position: number; message: number } | undefined
-  let position = start
-  messages.forEach((message, index) => {
-    const facts = blockFactsOf(message)
-    for (const marker of facts.markers) markers.push({ marked: marker.marked, position: position + marker.offset })
-    // The last markable block before the result, in this message or an earlier one.
-    const before = (offset: number): MessageScan['nextEdit'] =>
-      offset >= 0 ? { position: position + offset, message: index } : markableBefore
-    for (const result of facts.results) {
-      if (nextEdit === undefined && result.id === nextEditResult) nextEdit = before(result.markableBefore)
-      if (followingEdit === undefined && result.id === followingEditResult)
-        followingEdit = before(result.markableBefore)
-      const at = resultMarks && typeof result.id === 'string' ? before(result.markableBefore) : undefined
-      if (at) resultMarks?.push({ id: result.id as string, ...at })
-    }
-    const last = facts.lastMarkable >= 0 ? position + facts.lastMarkable : -1
-    if (last >= 0) markableBefore = { position: last, message: index }
-    lastMarkable.push(last)
-    position += facts.count
-  })
-  return {
-    lastMarkable,
-    markers,
-    ...(nextEdit ? { nextEdit } : {}),
-    ...(followingEdit ? { followingEdit } : {}),
-    ...(resultMarks ? { resultMarks } : {}),
-    end: position,
-  }
-}
-
-function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefined>): void {
+/** Writes the chosen markers; `messageStarts` is the scan's first position of each message (and the end). */
+function markPositions(
+  body: Json,
+  positions: ReadonlyMap<number, '1h' | undefined>,
+  messageStarts: readonly number[],
+): void {
   let position = 0
   const mark = (block: Json): Json => {
     const at = position++
@@ -192,14 +143,32 @@ function markPositions(body: Json, positions: ReadonlyMap<number, '1h' | undefin
   }
   if (Array.isArray(body['tools'])) body['tools'] = (body['tools'] as Json[]).map(mark)
   if (Array.isArray(body['system'])) body['system'] = (body['system'] as Json[]).map(mark)
-  body['messages'] = (body['messages'] as Json[]).map((message) => {
-    const before = position
-    position += blockFactsOf(message).count
-    // Most messages hold no new marker: counted past without copying their blocks.
-    let touched = false
-    for (const target of positions.keys()) if (target >= before && target < position) touched = true
-    if (!touched) return message
-    position = before
-    return { ...message, content: blocksOf(message).map(mark) }
-  })
+  // Most messages hold no new marker: only those that do are found (by the scan's positions) and copied.
+  const messages = (body['messages'] as Json[]).slice()
+  const touched = new Set<number>()
+  for (const target of positions.keys()) {
+    const index = messageAt(messageStarts, target)
+    if (index >= 0 && index < messages.length) touched.add(index)
+  }
+  for (const index of touched) {
+    const message = messages[index] as Json
+    position = messageStarts[index] as number
+    messages[index] = { ...message, content: blocksOf(message).map(mark) }
+  }
+  body['messages'] = messages
+}
+
+/** The message whose blocks hold `position`: the last start at or before it (-1 before the first message). */
+function messageAt(starts: readonly number[], position: number): number {
+  let low = 0
+  let high = starts.length - 2
+  let found = -1
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    if ((starts[middle] as number) <= position) {
+      found = middle
+      low = middle + 1
+    } else high = middle - 1
+  }
+  return found >= 0 && position < (starts[found + 1] as number) ? found : -1
 }

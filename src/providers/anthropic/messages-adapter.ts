@@ -62,7 +62,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
     const { count: breakpoints, promisedResult } = placeBreakpoints(out, options, {
       head: (request) => headTokensOf(request, options.estimator),
-      message: (message, index) => messageView(message, index, options.estimator).tokens,
+      message: (message, index) => messageTokens(message, index, options.estimator),
     })
     const headers: Record<string, string> = {}
     let changed = options.edits.length > 0 || out['system'] !== body['system'] || breakpoints > 0
@@ -105,6 +105,15 @@ function viewOnce(message: unknown, index: number, estimator: TokenEstimator): M
   const view = messageView(message, index, estimator)
   views.set(message, { index, view })
   return view
+}
+
+/** A message's tokens: a shared message's from its view (tokens do not depend on where it is), else counted. */
+function messageTokens(message: unknown, index: number, estimator: TokenEstimator): number {
+  const known =
+    typeof message === 'object' && message !== null && Object.isFrozen(message)
+      ? sharedViews.get(estimator)?.get(message)
+      : undefined
+  return known?.view.tokens ?? messageView(message, index, estimator).tokens
 }
 
 function messageView(message: unknown, index: number, estimator: TokenEstimator): MessageView {
