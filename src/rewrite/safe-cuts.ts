@@ -8,11 +8,23 @@ export function earliestCallsNeeded(
   messages: readonly MessageView[],
   callMessage: ReadonlyMap<string, number>,
 ): readonly number[] {
-  const needed = Array.from({ length: messages.length + 1 }, () => Number.POSITIVE_INFINITY)
-  for (let index = messages.length - 1; index >= 0; index--) {
-    let earliest = needed[index + 1] as number
-    for (const result of messages[index]?.toolResults ?? [])
-      earliest = Math.min(earliest, callMessage.get(result.id) ?? index - 1)
+  return earliestFromOwnNeeds(messages.map((message, index) => ownCallNeeded(message, index, callMessage)))
+}
+
+/** The earliest call one message's results answer (the message before it for a result with no call). */
+export function ownCallNeeded(message: MessageView, index: number, callMessage: ReadonlyMap<string, number>): number {
+  let earliest = Number.POSITIVE_INFINITY
+  for (const result of message.toolResults) earliest = Math.min(earliest, callMessage.get(result.id) ?? index - 1)
+  return earliest
+}
+
+/** earliestCallsNeeded from each message's own need: the minimum of it and every later one's, and one more entry for the end. */
+export function earliestFromOwnNeeds(own: readonly number[]): number[] {
+  const needed = own.slice()
+  let earliest = Number.POSITIVE_INFINITY
+  needed.push(earliest)
+  for (let index = own.length - 1; index >= 0; index--) {
+    earliest = Math.min(earliest, own[index] as number)
     needed[index] = earliest
   }
   return needed

@@ -1,4 +1,5 @@
 import { stepRound, type RoundWalk, type Rounds } from './rounds.ts'
+import { earliestFromOwnNeeds, ownCallNeeded } from './safe-cuts.ts'
 import type { MessageView, ToolResultView } from './types.ts'
 
 /**
@@ -176,12 +177,12 @@ function extendFrom(
   const { results, callMessage, callOf, roundAt, resultsBefore, calledAfter, resultAt } = facts
   const ownNeeded = ownCarried ? facts.ownNeeded : []
   for (let index = ownNeeded.length; index < messages.length; index++)
-    ownNeeded.push(ownNeed(messages[index] as MessageView, index, callMessage))
+    ownNeeded.push(ownCallNeeded(messages[index] as MessageView, index, callMessage))
   const viewFacts = {
     results,
     callMessage,
     rounds: { count: walk.count, callOf, roundAt },
-    minCallNeeded: runningMinimumFromEnd(ownNeeded),
+    minCallNeeded: earliestFromOwnNeeds(ownNeeded),
   }
   return { messages, facts: viewFacts, resultsBefore, calledAfter, repeatedCall, ownNeeded, resultAt }
 }
@@ -193,23 +194,4 @@ function firstResultAt(messages: readonly MessageView[]): Map<string, number> {
     for (const result of message.toolResults) if (!at.has(result.id)) at.set(result.id, index)
   })
   return at
-}
-
-/** The earliest call a message's results answer (the message before it for a result with no call), as earliestCallsNeeded reads it. */
-function ownNeed(message: MessageView, index: number, callMessage: ReadonlyMap<string, number>): number {
-  let earliest = Number.POSITIVE_INFINITY
-  for (const result of message.toolResults) earliest = Math.min(earliest, callMessage.get(result.id) ?? index - 1)
-  return earliest
-}
-
-/** earliestCallsNeeded from each message's own need: the minimum of it and every later one's. */
-function runningMinimumFromEnd(own: readonly number[]): number[] {
-  const needed = own.slice()
-  let earliest = Number.POSITIVE_INFINITY
-  needed.push(earliest)
-  for (let index = own.length - 1; index >= 0; index--) {
-    earliest = Math.min(earliest, own[index] as number)
-    needed[index] = earliest
-  }
-  return needed
 }
