@@ -1,4 +1,4 @@
-import { countFactorFrom, factorFrom } from '../../calibration/calibration.ts'
+import { countFactorFrom } from '../../calibration/calibration.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import type { PrepareBody, PrepareResult } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
@@ -65,13 +65,11 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
   const { deps, format } = request
   const { scope, state, now, finishedLengths, sized } = inputs
   const input = pipelineInput(request, chat, scope)
-  // One read of the calibration for both factors, as the rewrite worker does (worker-phases.ts).
-  const factorInputs = deps.calibration.factorInputs(chat.view.model, sized.key, scope)
-  const countFactor = countFactorFrom(factorInputs)
+  const countFactor = countFactorFrom(deps.calibration.factorInputs(chat.view.model, sized.key, scope))
   const plan = (factor: number): PipelineOutcome =>
     runPipeline({ ...input, memory: state, factor, ...(countFactor ? { countFactor } : {}), now, finishedLengths })
   const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
-    factorFrom(factorInputs, { ...sized, ...sentAfterEdits }),
+    deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )
   const compaction = compactionRequestOf(chat.json)
   const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0, compaction }
