@@ -2,8 +2,9 @@
  * Billed input against needed-but-hidden events (docs/quality.md) for start points, rounds kept and
  * the below-budget need-hazard cap (`economy.maxNeedHazard`):
  * one --strategy file per point, every run of the given recordings, at one window, rolling client
- * cache marks. Prints a Markdown table; the default settings are marked.
- * Usage: tsx bench/quality-curve.ts --window 200000 FILE...
+ * cache marks. Prints a Markdown table; the default settings are marked. `--fitting-rounds N` holds
+ * what over-budget fitting keeps (`rewrite.keepRecentRounds`) at N; without it, it follows rounds kept.
+ * Usage: tsx bench/quality-curve.ts --window 200000 [--fitting-rounds 3] FILE...
  */
 import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +20,7 @@ const { values, positionals } = parseArgs({
     starts: { type: 'string', default: '20000,40000,60000,100000' },
     rounds: { type: 'string', default: '3,10' },
     hazards: { type: 'string', default: '0.01' },
+    'fitting-rounds': { type: 'string' },
   },
 })
 if (positionals.length === 0) {
@@ -26,6 +28,7 @@ if (positionals.length === 0) {
   process.exit(2)
 }
 const defaults = { start: 100_000, rounds: 3, hazard: 0.01 }
+const fittingRounds = values['fitting-rounds'] === undefined ? undefined : Number(values['fitting-rounds'])
 const list = (text: string): number[] => text.split(',').map(Number)
 const points = list(values.starts).flatMap((start) =>
   list(values.rounds).flatMap((rounds) => list(values.hazards).map((hazard) => ({ start, rounds, hazard }))),
@@ -36,7 +39,7 @@ const files = points.map((point) => {
   const file = join(tmpdir(), `${nameOf(point)}.yaml`)
   writeFileSync(
     file,
-    `rewrite:\n  economy: cache-priced\n  keepRecentRounds: ${point.rounds}\neconomy:\n  startTokens: ${point.start}\n  keepRecentRounds: ${point.rounds}\n  maxNeedHazard: ${point.hazard}\n`,
+    `rewrite:\n  economy: cache-priced\n  keepRecentRounds: ${fittingRounds ?? point.rounds}\neconomy:\n  startTokens: ${point.start}\n  keepRecentRounds: ${point.rounds}\n  maxNeedHazard: ${point.hazard}\n`,
   )
   return file
 })
