@@ -9,14 +9,17 @@ import type { PrepareResult } from '../../src/request/prepared.ts'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { nothingToPlan } from '../../src/rewrite/nothing-to-plan.ts'
 import { planEveryStep, planRewrite, type PlanInput } from '../../src/rewrite/plan.ts'
-import type { FrozenDecisions } from '../../src/rewrite/types.ts'
+import type { ChatView, FrozenDecisions } from '../../src/rewrite/types.ts'
+import type { ApplyOptions } from '../../src/providers/adapter-contract.ts'
+import { anthropicMessagesAdapter } from '../../src/providers/anthropic/messages-adapter.ts'
+import { anthropicBody, buildMessages, type Json } from '../helpers/conversations.ts'
 import { MemorySessionStore } from '../../src/session/memory-store.ts'
 import type { ConversationState } from '../../src/session/session-store.ts'
 import { testDropNoteFraming, testPolicy, viewOf, viewRound, viewTokens, viewTurn } from '../helpers/chat-view.ts'
 import { requestsIn, stepsArbitrary, wireFixtures } from '../helpers/wire-formats.ts'
 
-// The shortcut can be switched off here, so the hook's two ways are compared in one process.
-const shortcut = vi.hoisted(() => ({ on: true, taken: 0 }))
+// The two shortcuts a small request takes can be switched off here, so each is compared with the full path in one process.
+const shortcut = vi.hoisted(() => ({ on: true, taken: 0, marked: 0 }))
 vi.mock('../../src/rewrite/nothing-to-plan.ts', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/rewrite/nothing-to-plan.ts')>()
   return {
@@ -25,6 +28,17 @@ vi.mock('../../src/rewrite/nothing-to-plan.ts', async (importOriginal) => {
       const outcome = real.nothingToPlan(input)
       if (outcome) shortcut.taken++
       return outcome
+    },
+  }
+})
+vi.mock('../../src/providers/anthropic/too-short-to-mark.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/providers/anthropic/too-short-to-mark.ts')>()
+  return {
+    tooShortToMark: (view: ChatView, options: ApplyOptions) => {
+      if (!shortcut.on) return false
+      const short = real.tooShortToMark(view, options)
+      if (short) shortcut.marked++
+      return short
     },
   }
 })
@@ -116,12 +130,12 @@ function recordingHook(format: (typeof wireFixtures)[number]['format'], window: 
     } as DeepPartial<Config>,
   })
   const saved: [string, ConversationState][] = []
-  const store = new MemorySessionStore({ ...config.sessions, now: () => 1_000_000 })
-  const set = store.set.bind(store)
-  store.set = (key, state, before) => {
-    saved.push([key, structuredClone(state)])
-    return set(key, state, before)
-  }
+  const store = new (class extends MemorySessionStore {
+    override set(key: string, state: ConversationState): Promise<void> {
+      saved.push([key, structuredClone(state)])
+      return super.set(key, state)
+    }
+  })({ ...config.sessions, now: () => 1_000_000 })
   const hook = createRewriteHook({
     config,
     store,
@@ -141,7 +155,73 @@ function handedOn(result: PrepareResult): unknown {
   return { body: body.toString('latin1'), headers, log, accounting, hideUsageChunk }
 }
 
-describe.each(wireFixtures)('the hook with and without the shortcut, $format', (fixture) => {
+/** A client's own markers, somewhere in its head or its newest message. */
+const clientMarkers = fc.constantFrom('none', 'system', 'tools', 'newest', 'top-level', 'every slot')
+
+function marked(body: Json, where: string): Json {
+  const marker = { type: 'ephemeral' }
+  if (where === 'system')
+    return { ...body, system: [{ type: 'text', text: String(body['system']), cache_control: marker }] }
+  if (where === 'tools')
+    return { ...body, tools: (body['tools'] as Json[]).map((tool) => ({ ...tool, cache_control: marker })) }
+  if (where === 'top-level') return { ...body, cache_control: marker }
+  if (where === 'every slot')
+    return marked(marked(marked({ ...body, cache_control: marker }, 'system'), 'tools'), 'newest')
+  if (where !== 'newest') return body
+  const messages = body['messages'] as Json[]
+  const newest = messages.at(-1) as Json
+  const text = typeof newest['content'] === 'string' ? newest['content'] : 'next'
+  return {
+    ...body,
+    messages: [...messages.slice(0, -1), { ...newest, content: [{ type: 'text', text, cache_control: marker }] }],
+  }
+}
+
+describe('breakpoints on a request too short to cache', () => {
+  it('are what placing them would give: none, and the body unchanged', () => {
+    shortcut.marked = 0
+    fc.assert(
+      fc.property(
+        stepsArbitrary(0, 3),
+        clientMarkers,
+        // Mostly within a note's size of the request's own length, where a wrong sum would show.
+        fc.integer({ min: -40, max: 40 }),
+        fc.integer({ min: -1, max: 8 }),
+        fc.constantFrom(undefined, 'toolu_0_0'),
+        fc.constantFrom(undefined, '1h' as const),
+        fc.constantFrom(undefined, 'A note from the proxy.'),
+        (steps, where, offset, tail, nextEditResult, stableTtl, systemNote) => {
+          const body = marked(anthropicBody(buildMessages(steps)), where)
+          const view = anthropicMessagesAdapter.view(body, estimator)
+          const minCacheableTokens = Math.max(0, viewTokens(view) + offset)
+          const options: ApplyOptions = {
+            edits: [],
+            sessionId: 's',
+            minCacheableTokens,
+            thinkingBound: true,
+            firstEditedMessage: -1,
+            estimator,
+            ...(tail >= 0 ? { previousTail: tail } : {}),
+            ...(nextEditResult ? { nextEditResult } : {}),
+            ...(stableTtl ? { stableTtl } : {}),
+            ...(systemNote ? { systemNote } : {}),
+          }
+          const apply = (on: boolean) => {
+            shortcut.on = on
+            const applied = anthropicMessagesAdapter.apply(body, view, options)
+            shortcut.on = true
+            return { ...applied, body: JSON.stringify(applied.body) }
+          }
+          expect(apply(true)).toEqual(apply(false))
+        },
+      ),
+      { numRuns: 300 },
+    )
+    expect(shortcut.marked).toBeGreaterThan(30)
+  })
+})
+
+describe.each(wireFixtures)('the hook with and without the shortcuts, $format', (fixture) => {
   it('sends the same bytes and logs, saves the same state, on small conversations around their budget', async () => {
     shortcut.taken = 0
     await fc.assert(
