@@ -7,6 +7,8 @@ const memoMinLength = 256
 const exactMemoMinLength = 32
 /** The memo keeps the strings it keys on: cap their total length, not just their number. */
 const memoMaxChars = 16 * 1024 * 1024
+/** Model names `isReady` remembers (a deployment serves a handful; the set only spares an await). */
+const readyModelsKept = 256
 
 /** Exact text counters by model, for the models whose vocabulary is public (OpenAI's); loaded on demand. */
 export interface ExactCounters {
@@ -45,6 +47,7 @@ export class TokenEstimator {
    */
   #reference: { readonly counter: (text: string) => number; readonly estimator: TokenEstimator } | undefined
   #chars = 0
+  readonly #readyModels = new Set<string>()
   /** The count is the tokenizer's own, not an estimate. */
   readonly exact: boolean
 
@@ -90,6 +93,14 @@ export class TokenEstimator {
   /** Resolves when `forModel(model)` will give the exact counter if the model has one, and `reference()` its reference if not. */
   async ready(model: string): Promise<void> {
     await Promise.all([this.#exact?.ready(model), this.#exact?.loadReference?.(model)])
+    // Model names are the clients' to choose: a bounded set, emptied when full, costs at most an await again.
+    if (this.#readyModels.size >= readyModelsKept) this.#readyModels.clear()
+    this.#readyModels.add(model)
+  }
+
+  /** `ready(model)` has resolved before (a vocabulary once loaded stays loaded): a request need not wait for it again. */
+  isReady(model: string): boolean {
+    return this.#readyModels.has(model)
   }
 
   text(text: string): number {

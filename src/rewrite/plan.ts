@@ -8,6 +8,7 @@ import {
 } from './crowded.ts'
 import { frozenResults } from './frozen.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
+import { nothingToPlan } from './nothing-to-plan.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
 import { clearedNote, clearedNoteFor, dropEdit, dropNote, foldSummaryOf } from './notes.ts'
@@ -25,6 +26,12 @@ export type { PlanInput } from './plan-input.ts'
  * that even one round cannot fit.
  */
 export function planRewrite(input: PlanInput): RewriteOutcome {
+  // A request the planner can only leave as it is skips its reading of the messages (nothing-to-plan.ts).
+  return nothingToPlan(input) ?? planEveryStep(input)
+}
+
+/** Every step of the planner, whatever the request: what `nothingToPlan` is checked against. */
+export function planEveryStep(input: PlanInput): RewriteOutcome {
   return withoutCrowdingRestores((givenUp) => {
     const attempt = planOnce(input, true, givenUp)
     // Nothing made room for what the agent uses: plan as if it had asked for nothing, so the attempt costs no edits.

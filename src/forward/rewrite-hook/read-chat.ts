@@ -43,8 +43,8 @@ export async function readChat(
   if (!deps.config.rewrite.enabled) return untouched('disabled')
   if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
   // The first request for a model with a public tokenizer waits for it to load, once per process
-  // (for any other model, the reference vocabulary: docs/estimates.md).
-  await deps.estimator.ready(model)
+  // (for any other model, the reference vocabulary: docs/estimates.md); later ones go on in the same turn.
+  if (!deps.estimator.isReady(model)) await deps.estimator.ready(model)
   const estimator = deps.estimator.forModel(model)
   let view: ChatView
   try {

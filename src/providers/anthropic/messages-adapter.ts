@@ -14,6 +14,7 @@ import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
+import { tooShortToMark } from './too-short-to-mark.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3
@@ -51,7 +52,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     return userId ? { explicit: userIdDigest(userId), fingerprint, agent } : { fingerprint, agent }
   },
 
-  apply(body, _view, options): Applied {
+  apply(body, view, options): Applied {
     const original = body['messages'] as Json[]
     let messages: Json[] = applyReplacements(original, options.edits)
     const drop = options.edits.find(
@@ -60,10 +61,13 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     if (drop) messages = [withNote(messages[0] as Json, drop.note), ...messages.slice(drop.to)]
     const out: Json = { ...body, messages }
     if (options.systemNote) out['system'] = withSystemNote(body['system'], options.systemNote)
-    const { count: breakpoints, promisedResult } = placeBreakpoints(out, options, {
-      head: (request) => headTokensOf(request, options.estimator),
-      message: (message, index) => messageTokens(message, index, options.estimator),
-    })
+    // A request too short to cache skips the walk that would place nothing (too-short-to-mark.ts).
+    const { count: breakpoints, promisedResult } = tooShortToMark(view, options)
+      ? { count: 0 }
+      : placeBreakpoints(out, options, {
+          head: (request) => headTokensOf(request, options.estimator),
+          message: (message, index) => messageTokens(message, index, options.estimator),
+        })
     const headers: Record<string, string> = {}
     let changed = options.edits.length > 0 || out['system'] !== body['system'] || breakpoints > 0
     if (
