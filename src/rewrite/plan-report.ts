@@ -1,3 +1,4 @@
+import type { InputReplacement } from './input-plan.ts'
 import type { ReplaceToolResult, RewriteReport, ToolResultView } from './types.ts'
 
 /** One tool result the plan folds or clears, and what that saves. */
@@ -21,6 +22,8 @@ export interface PlanFacts {
   readonly messageTokens: readonly number[]
   readonly dropNoteTokens: number
   readonly clientEdited: boolean
+  /** Old tool inputs cleared (input-plan.ts), re-applied and new. */
+  readonly inputs?: Iterable<InputReplacement>
   readonly clearedBehindMarker: boolean
   /** Messages of the results restored on this request (each a new edit where it sits). */
   readonly restoredMessages: readonly number[]
@@ -53,6 +56,17 @@ export function planReport(facts: PlanFacts): RewriteReport {
     firstEdited = Math.min(firstEdited, result.message)
     if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
   }
+  const inputs = { cleared: 0, fresh: 0, tokens: 0 }
+  for (const replacement of facts.inputs ?? []) {
+    if (facts.isDropped(replacement.message)) continue
+    inputs.cleared++
+    inputs.tokens += replacement.saved
+    firstEdited = Math.min(firstEdited, replacement.message)
+    if (!replacement.fresh) continue
+    inputs.fresh++
+    newBatch = true
+    firstNew = Math.min(firstNew, replacement.message)
+  }
   const dropped = dropTo - 1
   const dropTokens =
     dropped > 0
@@ -68,7 +82,13 @@ export function planReport(facts: PlanFacts): RewriteReport {
     newCleared: fresh.cleared,
     ...(restored.length > 0 ? { restored: restored.length } : {}),
     droppedMessages: dropped,
-    tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
+    tokensRemoved: {
+      fold,
+      clear,
+      drop: Math.max(0, dropTokens),
+      ...(inputs.cleared > 0 ? { input: inputs.tokens } : {}),
+    },
+    ...(inputs.cleared > 0 ? { clearedInputs: inputs.cleared, newClearedInputs: inputs.fresh } : {}),
     newBatch,
     clientEdited: facts.clientEdited,
     firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
