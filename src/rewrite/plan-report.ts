@@ -56,17 +56,10 @@ export function planReport(facts: PlanFacts): RewriteReport {
     firstEdited = Math.min(firstEdited, result.message)
     if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
   }
-  const inputs = { cleared: 0, fresh: 0, tokens: 0 }
-  for (const replacement of facts.inputs ?? []) {
-    if (facts.isDropped(replacement.message)) continue
-    inputs.cleared++
-    inputs.tokens += replacement.saved
-    firstEdited = Math.min(firstEdited, replacement.message)
-    if (!replacement.fresh) continue
-    inputs.fresh++
-    newBatch = true
-    firstNew = Math.min(firstNew, replacement.message)
-  }
+  const inputs = inputTally(facts)
+  newBatch ||= inputs.fresh > 0
+  firstEdited = Math.min(firstEdited, inputs.firstEdited)
+  firstNew = Math.min(firstNew, inputs.firstNew)
   const dropped = dropTo - 1
   const dropTokens =
     dropped > 0
@@ -95,6 +88,27 @@ export function planReport(facts: PlanFacts): RewriteReport {
     firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
     ...(facts.clearedBehindMarker ? { clearedBehindMarker: true } : {}),
   }
+}
+
+/** The old tool inputs cleared outside a dropped range: how many (new ones too), the tokens saved, the first messages. */
+function inputTally(facts: PlanFacts): {
+  cleared: number
+  fresh: number
+  tokens: number
+  firstEdited: number
+  firstNew: number
+} {
+  const tally = { cleared: 0, fresh: 0, tokens: 0, firstEdited: Infinity, firstNew: Infinity }
+  for (const replacement of facts.inputs ?? []) {
+    if (facts.isDropped(replacement.message)) continue
+    tally.cleared++
+    tally.tokens += replacement.saved
+    tally.firstEdited = Math.min(tally.firstEdited, replacement.message)
+    if (!replacement.fresh) continue
+    tally.fresh++
+    tally.firstNew = Math.min(tally.firstNew, replacement.message)
+  }
+  return tally
 }
 
 /** Why a request was not sent: even its newest round with the first message does not fit. */
