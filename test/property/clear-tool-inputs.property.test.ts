@@ -51,7 +51,7 @@ const totalOf = (format: Format, body: Json): number => {
 
 describe.each(formats)('old tool inputs cleared when fitting, properties, %s', (_, format) => {
   it('keeps ids and pairing, keeps unknown fields and the shape, and JSON arguments stay valid JSON', () => {
-    let cleared = 0
+    let clearedRuns = 0
     fc.assert(
       fc.property(conversationArbitrary, ({ inputs, share }) => {
         const body = format.body(inputs.length, (round) => inputs[round] as Record<string, unknown>)
@@ -63,7 +63,7 @@ describe.each(formats)('old tool inputs cleared when fitting, properties, %s', (
         }
         const before = callsOf(format, body)
         const after = callsOf(format, sent)
-        if ([...after].some(([id, input]) => input !== before.get(id))) cleared++
+        if ([...after].some(([id, input]) => input !== before.get(id))) clearedRuns++
         // Every call sent is one the client made, under its own id; a dropped prefix takes whole rounds.
         for (const [id, input] of after) {
           expect(before.has(id)).toBe(true)
@@ -95,7 +95,7 @@ describe.each(formats)('old tool inputs cleared when fitting, properties, %s', (
       { numRuns: 60, endOnFailure: true },
     )
     // The generated conversations do reach the clearing (a property that never clears proves nothing).
-    expect(cleared).toBeGreaterThan(0)
+    expect(clearedRuns).toBeGreaterThan(0)
   })
 
   it('sends an input once cleared identically on every later request of the conversation', () => {
