@@ -48,8 +48,34 @@ export function clearedInput(name: string, input: ClearableInput): unknown {
   const parsed = parsedJson(input.value)
   // Arguments that are not a JSON object or array stay as sent: what replaces them must stay valid JSON.
   if (typeof parsed !== 'object' || parsed === null) return undefined
-  const cleared = clearedValue(parsed, pathOf(name, parsed))
-  return cleared === undefined ? undefined : JSON.stringify(cleared)
+  return clearedJsonText(input.value, pathOf(name, parsed))
+}
+
+/**
+ * The JSON text with each long string value replaced by its note, every other byte as sent: parsing
+ * and writing it out again would round numbers past 2^53 and change the client's spacing.
+ */
+function clearedJsonText(text: string, path: string | undefined): string | undefined {
+  let out = ''
+  let from = 0
+  for (let at = text.indexOf('"'); at >= 0; at = text.indexOf('"', at)) {
+    const end = stringEnd(text, at)
+    const next = text.slice(end).trimStart()[0]
+    const value = next === ':' ? '' : (parsedJson(text.slice(at, end)) as string)
+    if (value.length >= minClearedChars) {
+      out += text.slice(from, at) + JSON.stringify(clearedInputNote(value.length, path))
+      from = end
+    }
+    at = end
+  }
+  return from === 0 ? undefined : out + text.slice(from)
+}
+
+/** Index just past the closing quote of the JSON string starting at `start` (the text is valid JSON). */
+function stringEnd(text: string, start: number): number {
+  let at = start + 1
+  while (at < text.length && text[at] !== '"') at += text[at] === '\\' ? 2 : 1
+  return at + 1
 }
 
 /** The value with its long strings replaced, keys in their order; undefined when none is long enough. */

@@ -34,6 +34,15 @@ describe('clearedInput (pure)', () => {
     ).toBeUndefined()
   })
 
+  it('keeps every other byte of JSON arguments: numbers past 2^53, spacing, escapes, keys', () => {
+    const long = code(4, 'text')
+    const args = `{ "path": "a\\"b.md",  "id": 12345678901234567890, "content": ${JSON.stringify(long)}, "n": 1.0 }`
+    const cleared = clearedInput('write_file', { form: 'json', value: args })
+    expect(cleared).toBe(
+      `{ "path": "a\\"b.md",  "id": 12345678901234567890, "content": ${JSON.stringify(clearedInputNote(long.length, 'a"b.md'))}, "n": 1.0 }`,
+    )
+  })
+
   it('turns a long free-text input (a patch) into a note naming the patched file, and leaves short inputs alone', () => {
     const patch = `*** Begin Patch\n*** Update File: src/b.ts\n@@\n${code(3, 'p')}\n*** End Patch`
     expect(clearedInput('apply_patch', { form: 'text', value: patch })).toBe(clearedInputNote(patch.length, 'src/b.ts'))
