@@ -147,13 +147,19 @@ describe('hindsight bound with ctxgate’s edits', () => {
       fc.property(
         fc.array(fc.tuple(text, fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 8 }),
         text,
-        fc.integer({ min: 20, max: 400 }),
+        fc.integer({ min: 20, max: 2_000 }),
         (rounds, quoted, room) => {
           const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'Go.' }] }]
           rounds.forEach(([output, pad], index) => {
             messages.push(read(`t${index}`, `dir/f${index}.txt`))
             messages.push(result(`t${index}`, `${output}${' pad'.repeat(pad * 5)}`))
           })
+          // A long Write as the newest round: its input is the free bound's too (a call the newest results answer).
+          messages.push({
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'w', name: 'Write', input: { file_path: 'dir/w.txt', content: filler } }],
+          })
+          messages.push(result('w', 'written'))
           messages.push(edit('final', 'dir/f0.txt', quoted))
           const free = hindsightBound(conversationOf(messages), room)
           const shaped = shapedBound(conversationOf(messages), room)

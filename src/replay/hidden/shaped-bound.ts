@@ -58,7 +58,8 @@ function fewestOverCuts(
   // Message 0 and the newest stay whole; every other message keeps its text and calls.
   const base = upstreamCount(conversation, always)
   const fixedTokens = history.map((message, at) =>
-    at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message, clearInputs),
+    // The newest round's calls stay whole too: ctxgate keeps at least that round, and the free bound holds them mandatory.
+    at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message, clearInputs && at < newest - 1),
   )
   const alwaysText = allText(always.map((message) => message.content))
   // For each needed string, the newest kept-for-sure message (text or calls) showing it: a cut past it hides it.
