@@ -54,6 +54,8 @@ interface Row {
   /** The same with ctxgate's edits only (shaped-bound.ts): results go, a prefix of messages goes, the agent's own calls stay. */
   readonly shapedEvents: number
   readonly shapedRefused: number
+  /** The same bound with the agent's tool inputs kept whole (before round 10's input clearing). */
+  readonly inputsKeptEvents: number
 }
 
 /** ctxgate's default budget, as a share of the window (config/default.yaml). */
@@ -72,6 +74,7 @@ for (const file of positionals) {
     const forced = await replayConversation(conversation, { ...base, window: Number(values.window), variants })
     const bound = hindsightBound(conversation, Number(values.window) * budgetShare)
     const shaped = shapedBound(conversation, Number(values.window) * budgetShare)
+    const inputsKept = shapedBound(conversation, Number(values.window) * budgetShare, { clearInputs: false })
     for (const variant of variants) {
       const summary = forced.summaries[variant.label]
       const tally = forced.hidden?.[variant.label]
@@ -88,6 +91,7 @@ for (const file of positionals) {
         boundRefused: bound.refused,
         shapedEvents: shaped.events,
         shapedRefused: shaped.refused,
+        inputsKeptEvents: inputsKept.events,
       })
     }
   }
@@ -109,6 +113,7 @@ const cells = (row: Row): string[] => [
   eventsPer100(row.tally).toFixed(1),
   `${row.boundEvents} (${row.boundRefused} refused)`,
   `${row.shapedEvents} (${row.shapedRefused} refused)`,
+  String(row.inputsKeptEvents),
   `${(shareWithEvents(row.tally) * 100).toFixed(1)}%`,
   share(row.tally.byRisk, row.tally.events),
   share(row.tally.byFate, row.tally.events),
@@ -148,6 +153,7 @@ const total = (variant: string, sentWhole = false): Row => {
     boundRefused: sum((row) => row.boundRefused),
     shapedEvents: sum((row) => row.shapedEvents),
     shapedRefused: sum((row) => row.shapedRefused),
+    inputsKeptEvents: sum((row) => row.inputsKeptEvents),
   }
 }
 
@@ -155,8 +161,8 @@ console.log(
   `${positionals.length} recordings, window ${values.window}, careful direct at ${values['careful-window']}, rolling marks, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
 )
 console.log(
-  '| run | variant | sent | refused | hidden events | hidden / 100 sent | bound: fewest events (requests it cannot send) | bound with ctxgate’s edits | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
+  '| run | variant | sent | refused | hidden events | hidden / 100 sent | bound: fewest events (requests it cannot send) | bound with ctxgate’s edits | the same, tool inputs kept whole | req with one | class of the output | what became of it | billed-eq input | careful direct | ÷ careful direct |',
 )
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|')
 for (const row of [...rows, ...variants.flatMap((variant) => [total(variant.label), total(variant.label, true)])])
   console.log(`| ${cells(row).join(' | ')} |`)

@@ -46,7 +46,7 @@ export function initialiseKnownSeries(metrics: ProxyMetrics): void {
     metrics.failOpen.inc({ provider, stage: 'prepare' }, 0)
     for (const phase of ['client_before_response', 'client_mid_stream', 'upstream_mid_stream'])
       metrics.streamAborts.inc({ provider, phase }, 0)
-    for (const edit of ['fold', 'clear', 'drop']) metrics.edits.inc({ provider, edit }, 0)
+    for (const edit of ['fold', 'clear', 'drop', 'input']) metrics.edits.inc({ provider, edit }, 0)
     for (const edit of serverEditKinds.get(provider) ?? []) metrics.serverEdits.inc({ provider, edit }, 0)
     for (const cause of prefixBreakCauses) metrics.prefixBreaks.inc({ provider, cause }, 0)
     for (const reason of batchReasons) metrics.batches.inc({ provider, reason }, 0)

@@ -81,6 +81,7 @@ export function recordRequest(deps: RecordDeps, record: RequestRecord): VirtualB
     if (report.folded > 0) metrics.edits.inc({ provider, edit: 'fold' }, report.folded)
     if (report.cleared > 0) metrics.edits.inc({ provider, edit: 'clear' }, report.cleared)
     if (report.droppedMessages > 0) metrics.edits.inc({ provider, edit: 'drop' }, report.droppedMessages)
+    if ((report.clearedInputs ?? 0) > 0) metrics.edits.inc({ provider, edit: 'input' }, report.clearedInputs)
   }
   if (record.outcome === 'rejected' && report) metrics.contextTooLong.inc({ provider })
   if (report?.newBatch && report.droppedMessages > 0 && accounting?.sessionId)

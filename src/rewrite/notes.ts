@@ -53,6 +53,15 @@ export function dropNote(scope: 'turns' | 'rounds', dropped: number): string {
     : `[ctxgate: ${dropped} earlier messages (older tool calls and their results) were removed to keep this task within the model’s context window. Keep working on the task above; run a tool again if you need its output.]`
 }
 
+/** The drop note in the first message, as the adapter's view counts it once written (its framing included). */
+export function dropNoteTokens(
+  sizing: { readonly estimator: { text(text: string): number }; readonly dropNoteFraming: number },
+  scope: 'turns' | 'rounds',
+  dropped: number,
+): number {
+  return sizing.estimator.text(dropNote(scope, dropped)) + sizing.dropNoteFraming
+}
+
 /** The edit that drops messages 1 up to (not including) `keepFrom`, its note in their place. */
 export function dropEdit(scope: 'turns' | 'rounds', keepFrom: number): DropMessages {
   return { kind: 'drop-messages', from: 1, to: keepFrom, scope, note: dropNote(scope, keepFrom - 1) }

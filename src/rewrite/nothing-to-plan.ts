@@ -4,7 +4,7 @@ import type { FrozenDecisions, RewriteOutcome } from './types.ts'
 
 /**
  * The plan of a request the planner can only leave as it is, found without the planner's reading of
- * the messages (tool results, rounds, restores): nothing frozen to apply again, no batch asked for,
+ * the messages (tool results, inputs, rounds, restores): nothing frozen to apply again, no batch asked for,
  * no eager folding, and the whole request within the budget. Then no step of `planRewrite` edits
  * anything, and this is the outcome it returns, field for field (test/property/nothing-to-plan).
  * Undefined whenever the planner could do anything: it plans as before.
@@ -33,9 +33,14 @@ export function nothingToPlan(input: PlanInput): RewriteOutcome | undefined {
   return { kind: 'rewritten', edits: [], decisions: { results: {} }, report }
 }
 
-/** No frozen result, drop or restore: the conversation's memory asks nothing of the planner (a malformed entry counts as none, as there). */
+/** No frozen result, input, drop or restore: the conversation's memory asks nothing of the planner (a malformed entry counts as none, as there). */
 function holdsNoDecision(decisions: FrozenDecisions): boolean {
-  return !decisions.drop && ownKeys(decisions.results) === 0 && ownKeys(decisions.restored) === 0
+  return (
+    !decisions.drop &&
+    ownKeys(decisions.results) === 0 &&
+    ownKeys(decisions.inputs) === 0 &&
+    ownKeys(decisions.restored) === 0
+  )
 }
 
 function ownKeys(record: unknown): number {

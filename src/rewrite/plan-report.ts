@@ -1,3 +1,4 @@
+import type { InputReplacement } from './input-plan.ts'
 import type { ReplaceToolResult, RewriteReport, ToolResultView } from './types.ts'
 
 /** One tool result the plan folds or clears, and what that saves. */
@@ -21,6 +22,8 @@ export interface PlanFacts {
   readonly messageTokens: readonly number[]
   readonly dropNoteTokens: number
   readonly clientEdited: boolean
+  /** Old tool inputs cleared (input-plan.ts), re-applied and new. */
+  readonly inputs?: Iterable<InputReplacement>
   readonly clearedBehindMarker: boolean
   /** Messages of the results restored on this request (each a new edit where it sits). */
   readonly restoredMessages: readonly number[]
@@ -53,6 +56,10 @@ export function planReport(facts: PlanFacts): RewriteReport {
     firstEdited = Math.min(firstEdited, result.message)
     if (replacement.fresh) firstNew = Math.min(firstNew, result.message)
   }
+  const inputs = inputTally(facts)
+  newBatch ||= inputs.fresh > 0
+  firstEdited = Math.min(firstEdited, inputs.firstEdited)
+  firstNew = Math.min(firstNew, inputs.firstNew)
   const dropped = dropTo - 1
   const dropTokens =
     dropped > 0
@@ -68,13 +75,40 @@ export function planReport(facts: PlanFacts): RewriteReport {
     newCleared: fresh.cleared,
     ...(restored.length > 0 ? { restored: restored.length } : {}),
     droppedMessages: dropped,
-    tokensRemoved: { fold, clear, drop: Math.max(0, dropTokens) },
+    tokensRemoved: {
+      fold,
+      clear,
+      drop: Math.max(0, dropTokens),
+      ...(inputs.cleared > 0 ? { input: inputs.tokens } : {}),
+    },
+    ...(inputs.cleared > 0 ? { clearedInputs: inputs.cleared, newClearedInputs: inputs.fresh } : {}),
     newBatch,
     clientEdited: facts.clientEdited,
     firstEditedMessage: Number.isFinite(firstEdited) ? firstEdited : -1,
     firstNewEdit: Number.isFinite(firstNew) ? firstNew : -1,
     ...(facts.clearedBehindMarker ? { clearedBehindMarker: true } : {}),
   }
+}
+
+/** The old tool inputs cleared outside a dropped range: how many (new ones too), the tokens saved, the first messages. */
+function inputTally(facts: PlanFacts): {
+  cleared: number
+  fresh: number
+  tokens: number
+  firstEdited: number
+  firstNew: number
+} {
+  const tally = { cleared: 0, fresh: 0, tokens: 0, firstEdited: Infinity, firstNew: Infinity }
+  for (const replacement of facts.inputs ?? []) {
+    if (facts.isDropped(replacement.message)) continue
+    tally.cleared++
+    tally.tokens += replacement.saved
+    tally.firstEdited = Math.min(tally.firstEdited, replacement.message)
+    if (!replacement.fresh) continue
+    tally.fresh++
+    tally.firstNew = Math.min(tally.firstNew, replacement.message)
+  }
+  return tally
 }
 
 /** Why a request was not sent: even its newest round with the first message does not fit. */

@@ -7,11 +7,12 @@ import {
   type PlanAttempt,
 } from './crowded.ts'
 import { frozenResults } from './frozen.ts'
+import { inputClearRank, InputClearing } from './input-plan.ts'
 import { forcedOrder, inUseRank } from './quoted.ts'
 import { nothingToPlan } from './nothing-to-plan.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
-import { clearedNote, clearedNoteFor, dropEdit, dropNote, foldSummaryOf } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropEdit, dropNoteTokens, foldSummaryOf } from './notes.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
 import { viewFacts } from './view-facts.ts'
@@ -83,6 +84,7 @@ class PlanState {
   readonly #frozen: ReadonlyMap<string, FrozenResult>
   readonly #kept: Map<string, FrozenResult>
   readonly restores: Restores
+  readonly #inputs: InputClearing
 
   constructor(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<string>) {
     this.#input = input
@@ -99,6 +101,7 @@ class PlanState {
     // Folding leaves the newest N rounds alone, counted as the economy counts them.
     this.#rounds = facts.rounds
     this.#minCallNeeded = facts.minCallNeeded
+    this.#inputs = new InputClearing(input, facts.rounds, (message, delta) => this.#adjust(message, delta))
   }
 
   estimate(): number {
@@ -110,6 +113,7 @@ class PlanState {
   }
 
   reapplyFrozen(): void {
+    this.#inputs.reapply()
     for (const result of this.#results) {
       const frozen = this.#frozen.get(result.id)
       if (!frozen) continue
@@ -176,11 +180,9 @@ class PlanState {
   }
 
   /**
-   * Fold (under batched folding) and clear results, least likely to be needed again first
-   * (clear-order.ts): one class at a time, oldest first within it, until under target. Results the
-   * agent has quoted since (quoted.ts) go last, one at a time, the least recently quoted first, and
-   * are never folded (a summary keeps none of the lines it quotes). The newest results that fit in
-   * a quarter of the budget stay whole.
+   * Fold (batched folding) and clear results, least likely needed first (clear-order.ts), a class at a
+   * time, oldest first, until under target; old tool inputs go before `inputClearRank` (input-plan.ts).
+   * Results quoted since (quoted.ts) go last, one at a time, never folded. The newest quarter stays.
    */
   editByRisk(target: number, fold: boolean): void {
     const protectedIds = newestWithin(this.#results, this.#input.budget / 4, (message) => this.#isDropped(message))
@@ -194,6 +196,11 @@ class PlanState {
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
     for (let level = 0; level <= inUseRank && this.estimate() > target; level++) {
+      if (level === inputClearRank)
+        this.#inputs.clearOld(
+          () => this.estimate() > target,
+          (at) => this.#isDropped(at),
+        )
       const inUse = level === inUseRank
       if (fold && !inUse) this.foldOld((result) => rankOf(result) === level)
       const candidates = this.#results.filter(
@@ -222,9 +229,7 @@ class PlanState {
     return clearedNoteFor(this.#calls.get(result.id))
   }
 
-  #held(result: ToolResultView): boolean {
-    return this.#input.editableFrom !== undefined && result.message < this.#input.editableFrom
-  }
+  #held = (result: ToolResultView): boolean => result.message < (this.#input.editableFrom ?? 0)
 
   #clearInBatches(candidates: readonly ToolResultView[], target: number, batch: number): void {
     for (let start = 0; start < candidates.length && this.estimate() > target; start += batch) {
@@ -250,6 +255,7 @@ class PlanState {
 
   edits(): Edit[] {
     const edits: Edit[] = [...this.#replacements.values()].map((entry) => entry.edit)
+    edits.push(...this.#inputs.edits())
     if (this.#dropTo > 1) edits.push(dropEdit(this.#dropScope, this.#dropTo))
     return edits
   }
@@ -263,6 +269,7 @@ class PlanState {
       restores: this.restores,
       drop: this.#dropTo > 1 ? { keepFrom: this.#dropTo, scope: this.#dropScope } : undefined,
       messages: this.#input.view.messages,
+      inputs: this.#inputs.decisions(),
     })
   }
 
@@ -277,18 +284,24 @@ class PlanState {
       dropFresh: this.#dropFresh,
       messageTokens: this.#messageTokens,
       dropNoteTokens: this.#dropNoteTokens,
-      clientEdited: this.#clientEdited,
+      clientEdited: this.#clientEdited || this.#inputs.clientEdited,
+      inputs: this.#inputs.replacements(),
       clearedBehindMarker: this.#clearedBehindMarker,
       restoredMessages: this.restores.messages(),
     })
+  }
+
+  /** `delta` tokens more in one message (and in the total, unless it is dropped). */
+  #adjust(message: number, delta: number): void {
+    this.#messageTokens[message] = (this.#messageTokens[message] as number) + delta
+    if (!this.#isDropped(message)) this.#total += delta
   }
 
   #replace(result: ToolResultView, action: 'fold' | 'clear', text: string, fresh: boolean): void {
     const previous = this.#replacements.get(result.id)
     const before = previous ? this.#input.estimator.text(previous.edit.text) : result.tokens
     const after = this.#input.estimator.text(text)
-    this.#messageTokens[result.message] = (this.#messageTokens[result.message] as number) + after - before
-    if (!this.#isDropped(result.message)) this.#total += after - before
+    this.#adjust(result.message, after - before)
     this.#replacements.set(result.id, {
       edit: { kind: 'replace-tool-result', id: result.id, action, text },
       result,
@@ -321,7 +334,7 @@ class PlanState {
     for (const cut of cuts) {
       if (cut < summedTo) continue
       for (; summedTo < cut; summedTo++) removed += this.#messageTokens[summedTo] as number
-      const total = this.#total - removed + this.#noteTokensFor(scope, cut - 1) - this.#dropNoteTokens
+      const total = this.#total - removed + dropNoteTokens(this.#input, scope, cut - 1) - this.#dropNoteTokens
       if (total * this.#input.factor <= target) {
         this.#dropUntil(cut, scope, true)
         return
@@ -330,15 +343,10 @@ class PlanState {
     this.#dropUntil(cuts[cuts.length - 1] as number, scope, true)
   }
 
-  #noteTokensFor(scope: 'turns' | 'rounds', dropped: number): number {
-    // The note in the first message, as the adapter's view counts it once written.
-    return this.#input.estimator.text(dropNote(scope, dropped)) + this.#input.dropNoteFraming
-  }
-
   #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {
     let removed = 0
     for (let index = this.#dropTo; index < cut; index++) removed += this.#messageTokens[index] as number
-    const noteTokens = this.#noteTokensFor(scope, cut - 1)
+    const noteTokens = dropNoteTokens(this.#input, scope, cut - 1)
     this.#total += noteTokens - this.#dropNoteTokens - removed
     this.#dropNoteTokens = noteTokens
     this.#dropTo = cut

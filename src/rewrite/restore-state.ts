@@ -151,6 +151,8 @@ export interface DecisionsAfter {
   readonly restores: Restores
   readonly drop: Omit<FrozenDrop, 'hash'> | undefined
   readonly messages: readonly MessageView[]
+  /** Old tool inputs cleared (input-plan.ts). */
+  readonly inputs?: Pick<FrozenDecisions, 'inputs'>
 }
 
 /** What the session stores after this request: frozen edits (each with the request that made it), the drop, the restores. */
@@ -164,7 +166,8 @@ export function decisionsAfter(plan: DecisionsAfter): FrozenDecisions {
   const results: Record<string, FrozenResult> = Object.fromEntries(kept)
   const restored = plan.restores.decisions(kept)
   const keep = plan.drop ? plan.messages[plan.drop.keepFrom] : undefined
+  const inputs = plan.inputs ?? {}
   return plan.drop && keep
-    ? { results, drop: { ...plan.drop, hash: keep.hash }, ...restored }
-    : { results, ...restored }
+    ? { results, ...inputs, drop: { ...plan.drop, hash: keep.hash }, ...restored }
+    : { results, ...inputs, ...restored }
 }

@@ -1,3 +1,5 @@
+import type { ClearableInput } from './cleared-input.ts'
+
 /**
  * The provider-neutral view of a chat request that the rewrite core works on, the edits it
  * decides, and the per-session state that keeps those edits frozen. Adapters (src/providers)
@@ -28,6 +30,8 @@ export interface MessageView {
   readonly toolCallNames?: readonly string[]
   /** Inputs of those calls as the client sent them (an object, or OpenAI's JSON string): what a result can be fetched again with. */
   readonly toolCallInputs?: readonly unknown[]
+  /** Those inputs in the form they are written back in when cleared (cleared-input.ts); undefined where the adapter never clears one. */
+  readonly toolCallClearable?: readonly (ClearableInput | undefined)[]
   readonly toolResults: readonly ToolResultView[]
   readonly hasThinking: boolean
 }
@@ -64,7 +68,16 @@ export interface DropMessages {
   readonly note: string
 }
 
-export type Edit = ReplaceToolResult | DropMessages
+/** Replace an old call's input (its long strings cleared, cleared-input.ts): call id, name and pairing stay. */
+export interface ClearToolInput {
+  readonly kind: 'clear-tool-input'
+  /** tool_use id / tool_call id / call_id */
+  readonly id: string
+  /** The input in the call's own form: an object, or a string (JSON arguments or free text). */
+  readonly input: unknown
+}
+
+export type Edit = ReplaceToolResult | DropMessages | ClearToolInput
 
 /**
  * A decision taken on an earlier request of the session, re-applied byte for byte. Its text is not
@@ -92,8 +105,16 @@ export interface RestoredResult {
   readonly at?: number
 }
 
+/** An old call's input ctxgate cleared, by call id: re-applied while the client sends the same input. */
+export interface FrozenInput {
+  readonly hash: string
+  readonly at?: number
+}
+
 export interface FrozenDecisions {
   readonly results: Readonly<Record<string, FrozenResult>>
+  /** Old tool inputs cleared (cleared-input.ts), by call id; absent in stores written before they were. */
+  readonly inputs?: Readonly<Record<string, FrozenInput>>
   readonly drop?: FrozenDrop
   /** Results restored on use: sent whole, and left out of below-budget batches from then on. */
   readonly restored?: Readonly<Record<string, RestoredResult>>
@@ -113,6 +134,8 @@ export interface RewritePolicy {
   readonly clearBatch: number
   /** When over budget, cut down to this fraction of it in one go, so the prefix breaks once per batch. */
   readonly lowWater: number
+  /** When over budget, old tool calls' long input strings may be cleared too (cleared-input.ts). Absent: on. */
+  readonly clearToolInputs?: boolean
 }
 
 export interface RewriteReport {
@@ -127,7 +150,15 @@ export interface RewriteReport {
   /** Results sent whole again on this request because the agent showed it needs them (restore.ts); a new edit too. */
   readonly restored?: number
   readonly droppedMessages: number
-  readonly tokensRemoved: { readonly fold: number; readonly clear: number; readonly drop: number }
+  readonly tokensRemoved: {
+    readonly fold: number
+    readonly clear: number
+    readonly drop: number
+    readonly input?: number
+  }
+  /** Old tool inputs cleared (re-applied and new), and of those decided on this request; absent when none. */
+  readonly clearedInputs?: number
+  readonly newClearedInputs?: number
   /** Edits decided on this request (not re-applied ones): each batch breaks the cache prefix once. */
   readonly newBatch: boolean
   /** The client's history no longer matched a frozen decision, which was discarded. */

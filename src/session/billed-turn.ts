@@ -71,7 +71,9 @@ export function billedTurn(
 
 /** Tokens ctxgate's folds, clears and drops took out of one request. */
 export function tokensRemovedOf(report: Pick<RewriteReport, 'tokensRemoved'> | undefined): number {
-  return report ? report.tokensRemoved.fold + report.tokensRemoved.clear + report.tokensRemoved.drop : 0
+  if (!report) return 0
+  const removed = report.tokensRemoved
+  return removed.fold + removed.clear + removed.drop + (removed.input ?? 0)
 }
 
 /** How much larger the prompt was as the client sent it than as ctxgate sent it, by ctxgate's estimates. */

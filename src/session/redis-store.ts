@@ -324,7 +324,7 @@ export class RedisSessionStore implements SessionStore {
   #bounded(state: ConversationState): string {
     let json = JSON.stringify(state)
     if (json.length <= this.#options.maxStateBytes) return json
-    let keep = Object.keys(state.decisions.results).length
+    let keep = Object.keys(state.decisions.results).length + Object.keys(state.decisions.inputs ?? {}).length
     while (json.length > this.#options.maxStateBytes && keep > 0) {
       keep = Math.floor(keep / 2)
       json = JSON.stringify(keepNewestDecisions(state, keep))

@@ -8,18 +8,36 @@ const baseBytes = 256
 /** An estimate of the bytes one conversation's state holds, from its decisions' ids and hashes. */
 export function estimateStateBytes(state: ConversationState): number {
   let bytes = baseBytes + (state.prefixSignature?.length ?? 0)
-  for (const [id, result] of Object.entries(state.decisions.results))
-    bytes += id.length + result.hash.length + perDecisionOverhead
+  for (const [id, result] of decisionEntries(state)) bytes += id.length + result.hash.length + perDecisionOverhead
   return bytes
+}
+
+/** Frozen result decisions, then cleared inputs (input-plan.ts): both are kept, or forgotten, newest last. */
+function decisionEntries(state: ConversationState): [string, { readonly hash: string }][] {
+  const inputs = state.decisions.inputs
+  const results = Object.entries(state.decisions.results)
+  return typeof inputs === 'object' && inputs !== null ? [...results, ...Object.entries(inputs)] : results
+}
+
+/** The decisions with only the last `keep` of `decisionEntries` (cleared inputs count as the newest). */
+function newestDecisions(decisions: ConversationState['decisions'], keep: number): ConversationState['decisions'] {
+  const inputs =
+    typeof decisions.inputs === 'object' && decisions.inputs !== null ? Object.entries(decisions.inputs) : []
+  const keptInputs = Math.min(keep, inputs.length)
+  const results = Object.entries(decisions.results)
+  const keptResults = keep - keptInputs
+  return {
+    ...decisions,
+    results: Object.fromEntries(keptResults > 0 ? results.slice(-keptResults) : []),
+    ...(decisions.inputs !== undefined
+      ? { inputs: Object.fromEntries(keptInputs > 0 ? inputs.slice(-keptInputs) : []) }
+      : {}),
+  }
 }
 
 /** The same state with only its newest `keep` frozen decisions (insertion order: oldest first). */
 export function keepNewestDecisions(state: ConversationState, keep: number): ConversationState {
-  const entries = Object.entries(state.decisions.results)
-  return {
-    ...state,
-    decisions: { ...state.decisions, results: Object.fromEntries(keep > 0 ? entries.slice(-keep) : []) },
-  }
+  return { ...state, decisions: newestDecisions(state.decisions, keep) }
 }
 
 /**
@@ -32,7 +50,7 @@ export function newestWithin(
   state: ConversationState,
   limit: number,
 ): { readonly state: ConversationState; readonly bytes: number; readonly kept: number; readonly total: number } {
-  const entries = Object.entries(state.decisions.results)
+  const entries = decisionEntries(state)
   const base = baseBytes + (state.prefixSignature?.length ?? 0)
   // newestBytes[k]: what the newest k decisions add.
   const newestBytes = new Float64Array(entries.length + 1)
@@ -47,6 +65,10 @@ export function newestWithin(
     keep = Math.floor(keep / 2)
     bytes = base + (newestBytes[keep] ?? 0)
   }
-  const results = Object.fromEntries(keep > 0 ? entries.slice(-keep) : [])
-  return { state: { ...state, decisions: { ...state.decisions, results } }, bytes, kept: keep, total: entries.length }
+  return {
+    state: { ...state, decisions: newestDecisions(state.decisions, keep) },
+    bytes,
+    kept: keep,
+    total: entries.length,
+  }
 }

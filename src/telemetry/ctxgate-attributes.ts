@@ -25,6 +25,8 @@ export function ctxgateAttributes(record: CallFacts): Attributes {
     attributes['ctxgate.rewrite.tokens_removed.fold'] = report.tokensRemoved.fold
     attributes['ctxgate.rewrite.tokens_removed.clear'] = report.tokensRemoved.clear
     attributes['ctxgate.rewrite.tokens_removed.drop'] = report.tokensRemoved.drop
+    if (report.tokensRemoved.input !== undefined)
+      attributes['ctxgate.rewrite.tokens_removed.input'] = report.tokensRemoved.input
     attributes['ctxgate.rewrite.new_batch'] = report.newBatch
     if (report.firstNewEdit >= 0) attributes['ctxgate.rewrite.edit_point'] = report.firstNewEdit
     if (report.firstEditedMessage >= 0) attributes['ctxgate.rewrite.first_edited_message'] = report.firstEditedMessage

@@ -115,8 +115,29 @@ describe('hindsight bound with ctxgate’s edits', () => {
     // Room for the mandatory part and the small read, not for the long Write call as well.
     const room = last.mandatoryTokens + countTextTokens('const alpha_needed = 1') + 5
     expect(hindsightBound(conversationOf(messages), room).perRequest.at(-1)).toBe(0)
-    expect(shapedBound(conversationOf(messages), room).perRequest.at(-1)).toBe(1)
+    expect(shapedBound(conversationOf(messages), room, { clearInputs: false }).perRequest.at(-1)).toBe(1)
     expect(shapedBound(conversationOf(messages), 1_000_000)).toMatchObject({ events: 0, refused: free.refused })
+  })
+
+  it('lets the long strings of old tool inputs go (round 10): the long Write no longer crowds out the read', () => {
+    const longCall: Message = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'notes.md', content: filler } }],
+    }
+    const messages: Message[] = [
+      ...history.slice(0, 3),
+      longCall,
+      result('w1', 'written'),
+      read('r2', 'src/b.ts'),
+      result('r2', 'short'),
+      edit('e1', 'src/a.ts', 'alpha_needed + 1'),
+    ]
+    const requests = boundRequests(conversationOf(messages))
+    const last = requests.at(-1) as NonNullable<(typeof requests)[number]>
+    // Room for the calls' short fields, not for the Write's 3,600-character content.
+    const room = last.mandatoryTokens + countTextTokens('const alpha_needed = 1') + 100
+    expect(shapedBound(conversationOf(messages), room, { clearInputs: false }).perRequest.at(-1)).toBe(1)
+    expect(shapedBound(conversationOf(messages), room).perRequest.at(-1)).toBe(0)
   })
 
   it('is never below the free bound, and never refuses less (property)', () => {
@@ -126,13 +147,19 @@ describe('hindsight bound with ctxgate’s edits', () => {
       fc.property(
         fc.array(fc.tuple(text, fc.integer({ min: 0, max: 3 })), { minLength: 1, maxLength: 8 }),
         text,
-        fc.integer({ min: 20, max: 400 }),
+        fc.integer({ min: 20, max: 2_000 }),
         (rounds, quoted, room) => {
           const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'Go.' }] }]
           rounds.forEach(([output, pad], index) => {
             messages.push(read(`t${index}`, `dir/f${index}.txt`))
             messages.push(result(`t${index}`, `${output}${' pad'.repeat(pad * 5)}`))
           })
+          // A long Write as the newest round: its input is the free bound's too (a call the newest results answer).
+          messages.push({
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'w', name: 'Write', input: { file_path: 'dir/w.txt', content: filler } }],
+          })
+          messages.push(result('w', 'written'))
           messages.push(edit('final', 'dir/f0.txt', quoted))
           const free = hindsightBound(conversationOf(messages), room)
           const shaped = shapedBound(conversationOf(messages), room)

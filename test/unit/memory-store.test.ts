@@ -39,6 +39,29 @@ describe('the memory store’s byte caps', () => {
     )
   })
 
+  it('counts cleared tool inputs in a state’s size, and cuts them with its results, inputs kept as the newest', async () => {
+    const inputs = Object.fromEntries(
+      Array.from({ length: 300 }, (_, index) => [
+        `call_${String(index).padStart(20, '0')}`,
+        { hash: `i${index}`, at: 2 },
+      ]),
+    )
+    const base = stateWith(3_000)
+    const state: ConversationState = { ...base, decisions: { ...base.decisions, inputs } }
+    expect(estimateStateBytes(state)).toBeGreaterThan(estimateStateBytes(base))
+    const limit = estimateStateBytes(state) / 3
+    const cut = newestWithin(state, limit)
+    expect(cut.bytes).toBeLessThanOrEqual(limit)
+    expect(cut.bytes).toBe(estimateStateBytes(cut.state))
+    const keptInputs = Object.keys(cut.state.decisions.inputs ?? {})
+    expect(keptInputs).toEqual(Object.keys(inputs))
+    expect(cut.kept).toBe(keptInputs.length + Object.keys(cut.state.decisions.results).length)
+    expect(cut.state).toEqual(keepNewestDecisions(state, cut.kept))
+    const store = new MemorySessionStore({ ...options, maxStateBytes: 10_000_000 })
+    await store.set('with-inputs', state)
+    expect((await store.get('with-inputs'))?.decisions.inputs).toEqual(inputs)
+  })
+
   it('prevents one huge conversation (20,000 cleared results) from holding more than maxStateBytes, newest kept', async () => {
     const trims: number[] = []
     const store = new MemorySessionStore({ ...options, maxStateBytes: 262_144, onTrim: (kept) => trims.push(kept) })

@@ -15,6 +15,7 @@ import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
 import { tooShortToMark } from './too-short-to-mark.ts'
+import { withClearedInputs } from './clear-inputs.ts'
 
 const perMessageTokens = 4
 const perBlockTokens = 3
@@ -54,7 +55,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
 
   apply(body, view, options): Applied {
     const original = body['messages'] as Json[]
-    let messages: Json[] = applyReplacements(original, options.edits)
+    let messages: Json[] = withClearedInputs(applyReplacements(original, options.edits), options.edits)
     const drop = options.edits.find(
       (edit): edit is Extract<Edit, { kind: 'drop-messages' }> => edit.kind === 'drop-messages',
     )
@@ -133,6 +134,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
   const toolCallIds: string[] = []
   const toolCallNames: string[] = []
   const toolCallInputs: unknown[] = []
+  const toolCallClearable: ({ form: 'object'; value: unknown } | undefined)[] = []
   const toolResults: ToolResultView[] = []
   let hasText = false
   let hasThinking = false
@@ -144,6 +146,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
       toolCallIds.push(String(block['id']))
       toolCallNames.push(String(block['name'] ?? ''))
       toolCallInputs.push(block['input'])
+      toolCallClearable.push(isJsonObject(block['input']) ? { form: 'object', value: block['input'] } : undefined)
     } else if (block.type === 'thinking' || block.type === 'redacted_thinking') hasThinking = true
     else if (block.type === 'tool_result' && role === 'user')
       toolResults.push(resultView(block, index, blockTokens - perBlockTokens))
@@ -156,6 +159,7 @@ function messageView(message: unknown, index: number, estimator: TokenEstimator)
       toolCallIds,
       toolCallNames,
       toolCallInputs,
+      toolCallClearable,
       toolResults,
       hasThinking,
     },
@@ -222,6 +226,7 @@ function lazyMessage(fields: Omit<MessageView, 'hash'>, message: Json): MessageV
     toolCallIds: fields.toolCallIds,
     toolCallNames: fields.toolCallNames,
     toolCallInputs: fields.toolCallInputs,
+    toolCallClearable: fields.toolCallClearable,
     toolResults: fields.toolResults,
     hasThinking: fields.hasThinking,
     get hash() {

@@ -1,6 +1,7 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { ChatView, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
+import { chatClearable, chatWithClearedInputs } from './clear-inputs.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 import { carriesNote, withNoteAtEditPoint } from './note-placement.ts'
 import {
@@ -62,7 +63,7 @@ export const openaiChatAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const all = body['messages'] as Json[]
     const lead = leadingSystemCount(all)
-    const edited = editList(all.slice(lead), options.edits, replaceResult, 'text')
+    const edited = editList(chatWithClearedInputs(all.slice(lead), options.edits), options.edits, replaceResult, 'text')
     const head = all.slice(0, lead)
     const note = options.systemNote && !carriesNote(all, options.systemNote) ? options.systemNote : undefined
     const noteMessage = note && { role: head[0]?.['role'] === 'developer' ? 'developer' : 'system', content: note }
@@ -142,6 +143,7 @@ function messageView(message: Json, index: number, estimator: TokenEstimator): M
     toolCallIds: calls.map((call) => String(call['id'])),
     toolCallNames: calls.map((call) => (isJsonObject(call['function']) ? String(call['function']['name'] ?? '') : '')),
     toolCallInputs: calls.map((call) => (isJsonObject(call['function']) ? call['function']['arguments'] : undefined)),
+    toolCallClearable: calls.map(chatClearable),
     toolResults,
     hasThinking: false,
     get hash() {

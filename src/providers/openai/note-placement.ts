@@ -18,10 +18,14 @@ export function withNoteAtEditPoint(input: {
   readonly edits: readonly Edit[]
   readonly note: Json
   readonly isToolResult: (entry: Json) => boolean
+  /** A call item of its own (Responses): an edited call's input is followed by the rest of its round before the note. */
+  readonly isToolCall?: (entry: Json) => boolean
 }): Json[] {
-  const { rewritten, firstEdited } = input
+  const { rewritten, firstEdited, isToolCall } = input
   if (firstEdited < 0 || rewritten.length === 0) return [...rewritten]
   let anchor = Math.min(rewrittenIndex(firstEdited, input.edits), rewritten.length - 1)
+  if (isToolCall?.(rewritten[anchor] as Json) === true)
+    while (anchor + 1 < rewritten.length && isToolCall(rewritten[anchor + 1] as Json)) anchor++
   while (anchor + 1 < rewritten.length && input.isToolResult(rewritten[anchor + 1] as Json)) anchor++
   return [...rewritten.slice(0, anchor + 1), input.note, ...rewritten.slice(anchor + 1)]
 }

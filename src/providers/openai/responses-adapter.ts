@@ -1,5 +1,6 @@
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
+import type { ClearableInput } from '../../rewrite/cleared-input.ts'
 import type { MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
 import {
   NotAChatRequest,
@@ -10,6 +11,7 @@ import {
 } from '../adapter-contract.ts'
 import type { Json } from '../../util/json.ts'
 import { openaiSessionHints, partsText, partsTokens } from './chat-adapter.ts'
+import { responsesClearable, responsesWithClearedInputs } from './clear-inputs.ts'
 import { editList, leadingSystemCount, withCacheKey } from './list-edits.ts'
 import { carriesNote, withNoteAtEditPoint } from './note-placement.ts'
 
@@ -68,7 +70,12 @@ export const openaiResponsesAdapter: ChatAdapter = {
   apply(body, _view, options): Applied {
     const items = inputItems(body)
     const lead = leadingSystemCount(items)
-    const edited = editList(items.slice(lead), options.edits, replaceOutput, 'input_text')
+    const edited = editList(
+      responsesWithClearedInputs(items.slice(lead), options.edits),
+      options.edits,
+      replaceOutput,
+      'input_text',
+    )
     const note = options.systemNote
     const atEditPoint = options.systemNoteAt === 'edit-point'
     const rest =
@@ -79,6 +86,7 @@ export const openaiResponsesAdapter: ChatAdapter = {
             edits: options.edits,
             note: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: note }] },
             isToolResult: (item) => outputTypes.has(String(item['type'])),
+            isToolCall: (item) => callTypes.has(String(item['type'])),
           })
         : edited
     const listChanged = options.edits.length > 0 || rest.length !== edited.length
@@ -103,12 +111,14 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
   const toolCallIds: string[] = []
   const toolCallNames: string[] = []
   const toolCallInputs: unknown[] = []
+  const toolCallClearable: (ClearableInput | undefined)[] = []
   const toolResults: ToolResultView[] = []
   let tokens = perItemTokens
   if (callTypes.has(type)) {
     toolCallIds.push(String(item['call_id']))
     toolCallNames.push(String(item['name'] ?? item['type']))
     toolCallInputs.push(item['arguments'] ?? item['input'] ?? item['action'])
+    toolCallClearable.push(responsesClearable(item))
     tokens +=
       estimator.value(item['arguments'] ?? item['input'] ?? item['action'] ?? '') +
       estimator.text(String(item['name'] ?? ''))
@@ -138,6 +148,7 @@ function itemView(item: Json, index: number, estimator: TokenEstimator): Message
     toolCallIds,
     toolCallNames,
     toolCallInputs,
+    toolCallClearable,
     toolResults,
     hasThinking: type === 'reasoning',
     get hash() {

@@ -2,18 +2,27 @@
  * The hindsight bound of bound.ts, held to the edits ctxgate can make (docs/quality.md, "The bound
  * with ctxgate's edits"): a tool result may go (its note counted as nothing), and so may the
  * messages from the second up to some message (a dropped prefix), but the agent's own text and
- * tool calls of every message kept stay: ctxgate never removes them. For each request, the fewest
+ * tool calls of every message kept stay: ctxgate never removes them. Since round 10 ctxgate clears
+ * the long strings of old tool inputs (cleared-input.ts), so with `clearInputs` (the default) those
+ * strings of every call but the newest message's count as nothing too. For each request, the fewest
  * events over every prefix cut, with the oracle choosing the results to keep. Still a lower bound
  * on what any ctxgate policy can give (notes cost nothing here, any cut point is allowed), and
  * never below bound.ts's, which may remove any block.
  */
 import { countTextTokens } from '../../mock/token-count.ts'
+import { minClearedChars } from '../../rewrite/cleared-input.ts'
 import type { Conversation, Message } from '../conversation.ts'
 import { neededStrings } from './at-risk.ts'
 import { fewestHidden, upstreamCount, type Carrier, type HindsightBound } from './bound.ts'
 import { allText, resultText } from './message-strings.ts'
 
-export function shapedBound(conversation: Conversation, room: number): HindsightBound {
+export interface ShapedOptions {
+  /** Old tool inputs' long strings may go (round 10's edit); false: the bound as it was before it. Default true. */
+  readonly clearInputs?: boolean
+}
+
+export function shapedBound(conversation: Conversation, room: number, options: ShapedOptions = {}): HindsightBound {
+  const clearInputs = options.clearInputs !== false
   const needs = neededStrings(conversation)
   let sent = 0
   let refused = 0
@@ -25,7 +34,7 @@ export function shapedBound(conversation: Conversation, room: number): Hindsight
       if (message.role !== 'assistant' || position === 0) return
       const needed = needs[index]?.needed.map((entry) => entry.text) ?? []
       index++
-      const fewest = fewestOverCuts(conversation, messages.slice(0, position), needed, room)
+      const fewest = fewestOverCuts(conversation, messages.slice(0, position), needed, room, clearInputs)
       perRequest.push(fewest)
       if (fewest === undefined) refused++
       else {
@@ -42,13 +51,15 @@ function fewestOverCuts(
   history: readonly Message[],
   needed: readonly string[],
   room: number,
+  clearInputs: boolean,
 ): number | undefined {
   const newest = history.length - 1
   const always = [history[0] as Message, ...(newest > 0 ? [history[newest] as Message] : [])]
   // Message 0 and the newest stay whole; every other message keeps its text and calls.
   const base = upstreamCount(conversation, always)
   const fixedTokens = history.map((message, at) =>
-    at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message),
+    // The newest round's calls stay whole too: ctxgate keeps at least that round, and the free bound holds them mandatory.
+    at === 0 || at === newest ? 0 : fixedTokensOf(conversation, message, clearInputs && at < newest - 1),
   )
   const alwaysText = allText(always.map((message) => message.content))
   // For each needed string, the newest kept-for-sure message (text or calls) showing it: a cut past it hides it.
@@ -96,19 +107,36 @@ function fewestOverCuts(
 }
 
 /** A message's text and calls, which a policy must keep with it (its tool results may go, to a note counted as nothing). */
-function withoutResults(message: Message): Message {
-  return { role: message.role, content: message.content.filter((block) => block.type !== 'tool_result') }
+function withoutResults(message: Message, clearInputs = false): Message {
+  const content = message.content.filter((block) => block.type !== 'tool_result')
+  return {
+    role: message.role,
+    content: clearInputs
+      ? content.map((block) =>
+          block.type === 'tool_use' ? { ...block, input: withoutLongStrings(block.input) } : block,
+        )
+      : content,
+  }
 }
 
-const fixedTokensByMessage = new WeakMap<Message, number>()
+/** The input with the strings ctxgate clears emptied (their note counted as nothing, as a cleared result's is). */
+function withoutLongStrings(value: unknown): unknown {
+  if (typeof value === 'string') return value.length >= minClearedChars ? '' : value
+  if (Array.isArray(value)) return value.map(withoutLongStrings)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withoutLongStrings(item)]))
+}
+
+const fixedTokensByMessage = [new WeakMap<Message, number>(), new WeakMap<Message, number>()]
 const fixedTextByMessage = new WeakMap<Message, string>()
 
-/** What the message adds to a request without its tool results, as the fake upstream counts it. */
-function fixedTokensOf(conversation: Conversation, message: Message): number {
-  let tokens = fixedTokensByMessage.get(message)
+/** What the message adds to a request without its tool results (and, with `clearInputs`, its long input strings), as the fake upstream counts it. */
+function fixedTokensOf(conversation: Conversation, message: Message, clearInputs: boolean): number {
+  const known = fixedTokensByMessage[clearInputs ? 1 : 0] as WeakMap<Message, number>
+  let tokens = known.get(message)
   if (tokens === undefined) {
-    tokens = upstreamCount(conversation, [withoutResults(message)]) - upstreamCount(conversation, [])
-    fixedTokensByMessage.set(message, tokens)
+    tokens = upstreamCount(conversation, [withoutResults(message, clearInputs)]) - upstreamCount(conversation, [])
+    known.set(message, tokens)
   }
   return tokens
 }

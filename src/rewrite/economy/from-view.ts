@@ -7,6 +7,7 @@ import { callsOfView, hazardOf, resultRiskAges } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
 import { clearedNoteFor, foldSummaryOf } from '../notes.ts'
 import { frozenDropKeepFrom, frozenResults, restoredResults } from '../frozen.ts'
+import { frozenInputSavings } from '../input-plan.ts'
 import { roundsOf } from '../rounds.ts'
 import type { ChatView, FrozenDecisions } from '../types.ts'
 import type { ConversationCost, MessageCost, ResultCost } from './types.ts'
@@ -38,10 +39,12 @@ export function describeView(input: DescribeInput): ConversationCost {
   const clearedTokens = (id: string): number => estimator.text(clearedNoteFor(calls.get(id)))
   const droppedUntil = frozenDropKeepFrom(input.decisions, view) ?? 1
   const riskAges = resultRiskAges(view.messages)
+  // Old inputs cleared on an earlier request stay cleared (input-plan.ts): their messages are sent smaller.
+  const inputSavings = frozenInputSavings(view, input.decisions, estimator)
   const messages: MessageCost[] = view.messages.map((message, index) => {
     // A frozen drop stays: those messages are not sent, so they neither cost nor can be cleared.
     if (index >= 1 && index < droppedUntil) return { tokens: 0, results: [] }
-    let tokens = message.tokens
+    let tokens = message.tokens - (inputSavings.get(index) ?? 0)
     const results: ResultCost[] = []
     for (const result of message.toolResults) {
       const decision = frozen.get(result.id)

@@ -1,0 +1,82 @@
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../helpers/stack.ts'
+
+let stack: Stack
+let client: Anthropic
+
+beforeAll(async () => {
+  stack = await startStack()
+  client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
+})
+afterAll(() => stack.close())
+
+const tools: Anthropic.Tool[] = [
+  {
+    name: 'Edit',
+    description: 'Edit a file',
+    input_schema: {
+      type: 'object',
+      properties: { file_path: { type: 'string' }, old_string: { type: 'string' }, new_string: { type: 'string' } },
+    },
+  },
+]
+
+const code = (round: number, side: string): string =>
+  Array.from({ length: 40 }, (_, line) => `  const ${side}_${round}_${line} = compute(${line}, "${side}")`).join('\n')
+
+/** The task, then `rounds` Edit calls with long old and new strings, each answered "ok". */
+function conversation(rounds: number): Anthropic.MessageParam[] {
+  return [
+    { role: 'user', content: 'Edit the files as planned.' },
+    ...Array.from({ length: rounds }, (_, round): Anthropic.MessageParam[] => [
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id: `toolu_${round}`,
+            name: 'Edit',
+            input: { file_path: `src/f${round}.ts`, old_string: code(round, 'old'), new_string: code(round, 'new') },
+          },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${round}`, content: 'ok' }] },
+    ]).flat(),
+  ]
+}
+
+/** The tool_use block of `id` as the upstream received it, written out as it sits in the body. */
+function sentBlock(body: string, id: string): string {
+  const messages = (JSON.parse(body) as { messages: { content: unknown }[] }).messages
+  for (const message of messages)
+    if (Array.isArray(message.content))
+      for (const block of message.content as { type: string; id?: string }[])
+        if (block.type === 'tool_use' && block.id === id) return JSON.stringify(block)
+  throw new Error(`no tool_use ${id} sent`)
+}
+
+describe('old tool inputs cleared through the proxy (Anthropic SDK)', () => {
+  it('sends the upstream a cleared old input, and the identical block on the next request', async () => {
+    const budget = { headers: { 'x-ctxgate-budget': '8000' } }
+    const base = { model: 'claude-sonnet-5', max_tokens: 64, tools }
+    await client.messages.create({ ...base, messages: conversation(10) }, budget)
+    await client.messages.create({ ...base, messages: conversation(11) }, budget)
+    const [first, second] = stack.mock.requests
+    const oldBlock = sentBlock(first?.body ?? '', 'toolu_0')
+    expect(JSON.parse(oldBlock)).toMatchObject({
+      id: 'toolu_0',
+      name: 'Edit',
+      input: {
+        file_path: 'src/f0.ts',
+        old_string: expect.stringMatching(/^\[ctxgate: [\d,]+ characters of this old tool input cleared/),
+        new_string: expect.stringContaining('read src/f0.ts to see the file as it is now'),
+      },
+    })
+    // The newest rounds go as the client sent them.
+    expect(JSON.parse(sentBlock(first?.body ?? '', 'toolu_9')).input.old_string).toBe(code(9, 'old'))
+    // Frozen: the next request carries the same bytes for that block.
+    expect(sentBlock(second?.body ?? '', 'toolu_0')).toBe(oldBlock)
+    expect(second?.body).toContain(oldBlock)
+  })
+})
