@@ -59,8 +59,6 @@ export interface ReadChat {
   readonly estimator: TokenEstimator
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
-  /** The body as the client wrote it, decoded, for the splice of an adapter that `copiesOnWrite`; else empty. */
-  readonly text: string
-  /** Where the parse found top-level values and their arrays' elements to end in `text`, by start (for the splice). */
+  /** Where the parse found top-level values and their arrays' elements to end in the body, by start, in bytes (for the splice). */
   readonly valueEnds?: ReadonlyMap<number, number> | undefined
 }
