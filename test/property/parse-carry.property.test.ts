@@ -121,4 +121,18 @@ describe('where two bodies first differ', () => {
       { numRuns: 500 },
     )
   })
+
+  it('finds one changed byte at any offset of a body (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 65, maxLength: 700 }), (body) => {
+        const bytes = Buffer.from(body)
+        for (let at = 0; at < bytes.length; at++) {
+          const changed = Buffer.from(bytes)
+          changed[at] = (bytes[at] as number) ^ 0x01
+          expect(firstDifference(changed, bytes)).toBe(at)
+        }
+      }),
+      { numRuns: 100 },
+    )
+  })
 })
