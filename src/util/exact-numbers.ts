@@ -10,12 +10,13 @@ export interface ParsedKeepingNumbers {
   readonly kept: boolean
   /** Puts the original literals back into a serialization of `value` (or of something built from it). */
   readonly restore: (serialized: string) => string
-  /** Where values of the top level (and elements of its arrays) end in the body, by start (byte offsets); when the scan found them. */
-  readonly valueEnds?: ReadonlyMap<number, number>
+  /** Where the top-level members (and the elements of their arrays) are in the body, in bytes; when the scan found them. */
+  readonly members?: readonly MemberSpan[]
 }
 
 import { isAscii } from 'node:buffer'
 import { exactAsDouble } from './double-literal.ts'
+import type { MemberSpan } from './json-members.ts'
 import { endOfJsonString } from './json-scan.ts'
 import { parseReusingElements } from './reuse-parsed-elements.ts'
 
@@ -30,7 +31,7 @@ const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d
 export function parseKeepingNumbers(bytes: Buffer): ParsedKeepingNumbers {
   // The common case, an object with no literal to keep aside: unchanged history is reused as parsed before.
   const reused = parseReusingElements(bytes)
-  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, valueEnds: reused.valueEnds }
+  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, members: reused.members }
   // ASCII reads the same as latin1, which V8 copies without decoding.
   const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
   if (!maybeRisky.test(text)) return { value: JSON.parse(text), kept: false, restore: unchanged }

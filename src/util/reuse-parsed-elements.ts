@@ -53,7 +53,6 @@ export function parseReusingElements(bytes: Buffer): ReusedParse | undefined {
   const members = carried?.members ?? topLevelMembers(bytes)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}
-  const valueEnds = new Map<number, number>()
   const keys: string[] = []
   const values: unknown[] = []
   for (const [index, member] of members.entries()) {
@@ -63,13 +62,13 @@ export function parseReusingElements(bytes: Buffer): ReusedParse | undefined {
         : (JSON.parse(bytes.toString('utf8', member.keyStart, member.keyEnd)) as string)
     // An own `__proto__` key would set the prototype when assigned: JSON.parse makes it a plain property.
     if (key === '__proto__') return undefined
-    const value = memberValue(bytes, member, valueEnds, lentBy(carried, index))
+    const value = memberValue(bytes, member, lentBy(carried, index))
     out[key] = value
     keys.push(key)
     values.push(value)
   }
   keepParse({ bytes, members, keys, values })
-  return { value: out, valueEnds }
+  return { value: out, members }
 }
 
 /** What a previous parse lends member `index`: its whole value, or its first elements' values; nothing past the shared prefix. */
@@ -95,20 +94,14 @@ function shareable(value: unknown): boolean {
 export interface ReusedParse {
   readonly value: Record<string, unknown>
   /**
-   * Where each member's value and each element of an array member ends, by where it starts (byte
-   * offsets): a writer splicing edits into the same bytes skips unchanged parts without scanning them again.
+   * Where each member and each element of an array member starts and ends (byte offsets): a writer
+   * splicing edits into the same bytes skips unchanged parts without scanning them again.
    */
-  readonly valueEnds: ReadonlyMap<number, number>
+  readonly members: readonly MemberSpan[]
 }
 
-function memberValue(
-  bytes: Buffer,
-  member: MemberSpan,
-  valueEnds: Map<number, number>,
-  lent: Lent | undefined,
-): unknown {
+function memberValue(bytes: Buffer, member: MemberSpan, lent: Lent | undefined): unknown {
   const { valueStart: start, valueEnd: end, elements } = member
-  valueEnds.set(start, end)
   // A whole member lent is a scalar or a frozen value (an array member's value is its own new array).
   if (lent !== undefined && lent.elements === Number.POSITIVE_INFINITY && shareable(lent.value)) return lent.value
   if (end - start < reuseMinBytes) return JSON.parse(bytes.toString('utf8', start, end))
@@ -118,7 +111,6 @@ function memberValue(
   for (let index = 0; index < elements.length; index += 2) {
     const from = elements[index] as number
     const to = elements[index + 1] as number
-    valueEnds.set(from, to)
     const element = index / 2
     const known = lentElements !== undefined && element < (lent?.elements ?? 0) ? lentElements[element] : undefined
     if (known !== undefined && shareable(known) && to - from >= reuseMinBytes) {

@@ -1,3 +1,4 @@
+import type { MemberSpan } from './json-members.ts'
 import { endOfJsonStringInBytes, skipJsonSpaceInBytes as skipJsonSpace } from './json-scan.ts'
 /**
  * Writes an edited JSON document as the client's own bytes with only the changed parts replaced, so
@@ -20,17 +21,19 @@ export function spliceJson(
 }
 
 /**
- * The client's buffer copied around the patches. `knownEnds` (byte offsets, from the parse) lets the
- * diff skip an unchanged part without scanning it again.
+ * The client's buffer copied around the patches. `members` (the parse's spans of the top-level
+ * members and their arrays' elements, in bytes) let the diff skip an unchanged member without
+ * scanning it, and go through a long array (the messages) by which elements changed, reading the
+ * bytes of those alone.
  */
 export function spliceJsonBytes(
   bytes: Buffer,
   original: unknown,
   next: unknown,
   serialize: (value: unknown) => string,
-  knownEnds?: ReadonlyMap<number, number>,
+  members?: readonly MemberSpan[],
 ): Buffer {
-  const patches = changedParts(bytes, original, next, serialize, knownEnds)
+  const patches = changedParts(bytes, original, next, serialize, members)
   if (patches.length === 0) return bytes
   const parts: Buffer[] = []
   let copiedTo = 0
@@ -47,19 +50,23 @@ function changedParts(
   original: unknown,
   next: unknown,
   serialize: (value: unknown) => string,
-  knownEnds?: ReadonlyMap<number, number>,
+  members: readonly MemberSpan[] = [],
 ): Patch[] {
   const patches: Patch[] = []
-  // An unchanged part whose end the parse already found is skipped without scanning it again.
-  const end = knownEnds
-    ? (at: number) => knownEnds.get(at) ?? endOfValue(bytes, at)
-    : (at: number) => endOfValue(bytes, at)
-  diffValue(bytes, skipJsonSpace(bytes, 0), original, next, patches, serialize, end)
+  const byStart = new Map(members.map((member) => [member.valueStart, member]))
+  const known: Known = {
+    end: (at) => byStart.get(at)?.valueEnd ?? endOfValue(bytes, at),
+    elements: (at) => byStart.get(at)?.elements,
+  }
+  diffValue(bytes, skipJsonSpace(bytes, 0), original, next, patches, serialize, known)
   return patches.toSorted((a, b) => a.start - b.start)
 }
 
-/** One past the value starting at a byte offset. */
-type ValueEnd = (start: number) => number
+/** What the parse already found: where a value ends, and an array's element spans (start, end, flat), by where it starts. */
+interface Known {
+  readonly end: (start: number) => number
+  readonly elements: (start: number) => readonly number[] | undefined
+}
 
 interface Patch {
   readonly start: number
@@ -75,20 +82,20 @@ function diffValue(
   next: unknown,
   patches: Patch[],
   serialize: (value: unknown) => string,
-  end: ValueEnd,
+  known: Known,
 ): number {
-  if (original === next) return end(start)
+  if (original === next) return known.end(start)
   const code = bytes[start]
   const mark = patches.length
   if (code === 0x7b && isPlainObject(original) && isPlainObject(next)) {
-    const closed = diffObject(bytes, start, original, next, patches, serialize, end)
+    const closed = diffObject(bytes, start, original, next, patches, serialize, known)
     if (closed !== -1) return closed
   } else if (code === 0x5b && Array.isArray(original) && Array.isArray(next) && original.length === next.length) {
-    const closed = diffArray(bytes, start, original, next, patches, serialize, end)
+    const closed = diffArray(bytes, start, original, next, patches, serialize, known)
     if (closed !== -1) return closed
   }
   patches.length = mark
-  const valueEnd = end(start)
+  const valueEnd = known.end(start)
   patches.push({ start, end: valueEnd, text: serialize(next) })
   return valueEnd
 }
@@ -100,16 +107,36 @@ function diffArray(
   next: readonly unknown[],
   patches: Patch[],
   serialize: (value: unknown) => string,
-  end: ValueEnd,
+  known: Known,
 ): number {
+  const spans = known.elements(open)
+  if (spans !== undefined && spans.length === original.length * 2)
+    return diffElements(bytes, open, spans, original, next, patches, serialize, known)
   let index = skipJsonSpace(bytes, open + 1)
   if (bytes[index] === 0x5d) return original.length === 0 ? index + 1 : -1
   for (let element = 0; ; element++) {
     if (element >= original.length) return -1
-    index = skipJsonSpace(bytes, diffValue(bytes, index, original[element], next[element], patches, serialize, end))
+    index = skipJsonSpace(bytes, diffValue(bytes, index, original[element], next[element], patches, serialize, known))
     if (bytes[index] !== 0x2c) return element === original.length - 1 ? index + 1 : -1
     index = skipJsonSpace(bytes, index + 1)
   }
+}
+
+/** An array whose element spans the parse found: only the elements that changed are read. */
+function diffElements(
+  bytes: Buffer,
+  open: number,
+  spans: readonly number[],
+  original: readonly unknown[],
+  next: readonly unknown[],
+  patches: Patch[],
+  serialize: (value: unknown) => string,
+  known: Known,
+): number {
+  for (let element = 0; element < original.length; element++)
+    if (original[element] !== next[element])
+      diffValue(bytes, spans[element * 2] as number, original[element], next[element], patches, serialize, known)
+  return known.end(open)
 }
 
 /** -1 when a field was taken out or cannot be found (the caller then writes the whole object). */
@@ -120,7 +147,7 @@ function diffObject(
   next: Record<string, unknown>,
   patches: Patch[],
   serialize: (value: unknown) => string,
-  end: ValueEnd,
+  known: Known,
 ): number {
   for (const key of Object.keys(original)) if (!Object.hasOwn(next, key)) return -1
   const changed = new Set(Object.keys(original).filter((key) => original[key] !== next[key]))
@@ -136,9 +163,9 @@ function diffObject(
       const valueStart = skipJsonSpace(bytes, skipJsonSpace(bytes, keyEnd) + 1)
       if (changed.has(key)) {
         const own: Patch[] = []
-        lastEnd = diffValue(bytes, valueStart, original[key], next[key], own, serialize, end)
+        lastEnd = diffValue(bytes, valueStart, original[key], next[key], own, serialize, known)
         edits.set(key, own)
-      } else lastEnd = end(valueStart)
+      } else lastEnd = known.end(valueStart)
       index = skipJsonSpace(bytes, lastEnd)
       if (bytes[index] !== 0x2c) break
       index = skipJsonSpace(bytes, index + 1)

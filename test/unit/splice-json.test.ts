@@ -91,20 +91,40 @@ describe('spliceJson', () => {
   it('writes the same bytes reading the body as bytes as the splice through its decoded text did, any text (fast-check)', () => {
     fc.assert(
       fc.property(
-        fc.json({ maxDepth: 4, stringUnit: 'grapheme' }),
-        fc.array(fc.nat(), { maxLength: 5 }),
+        fc.oneof(
+          fc.json({ maxDepth: 4, stringUnit: 'grapheme' }),
+          // A body's shape: top-level members, some of them arrays of objects (the messages).
+          fc
+            .dictionary(
+              fc.string({ unit: 'grapheme', maxLength: 5 }),
+              fc.oneof(
+                fc.jsonValue({ maxDepth: 2, stringUnit: 'grapheme' }),
+                fc.array(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 1 })), { maxLength: 8 }),
+              ),
+            )
+            .map((body) => JSON.stringify(body)),
+        ),
+        fc.array(fc.array(fc.nat(), { maxLength: 5 }), { minLength: 1, maxLength: 3 }),
         fc.jsonValue({ maxDepth: 2, stringUnit: 'grapheme' }),
         fc.boolean(),
+        fc.boolean(),
         fc.nat(),
-        (json, path, replacement, addField, seed) => {
+        (json, paths, replacement, addField, addTopField, seed) => {
           const text = spaced(json, seed)
           const bytes = Buffer.from(text)
           const parsed = parseReusingElements(bytes)
           const original = parsed?.value ?? (JSON.parse(text) as unknown)
-          const next = editedCopy(original, path, replacement, addField)
+          const edited = paths.reduce<unknown>(
+            (value, path) => editedCopy(value, path, replacement, addField),
+            original,
+          )
+          const next =
+            addTopField && typeof edited === 'object' && edited !== null && !Array.isArray(edited)
+              ? { ...edited, top_added: replacement }
+              : edited
           const before = spliceThroughText(bytes, text, original, next, serialize)
           expect(spliceJsonBytes(bytes, original, next, serialize)).toEqual(before)
-          expect(spliceJsonBytes(bytes, original, next, serialize, parsed?.valueEnds)).toEqual(before)
+          expect(spliceJsonBytes(bytes, original, next, serialize, parsed?.members)).toEqual(before)
         },
       ),
       { numRuns: 500 },
@@ -130,7 +150,7 @@ describe('spliceJson', () => {
           checked++
           const next = editedCopy(parsed.value, path, replacement, addField)
           const bytes = Buffer.from(text)
-          expect(spliceJsonBytes(bytes, parsed.value, next, serialize, parsed.valueEnds).toString()).toBe(
+          expect(spliceJsonBytes(bytes, parsed.value, next, serialize, parsed.members).toString()).toBe(
             spliceJsonBytes(bytes, parsed.value, next, serialize).toString(),
           )
         },

@@ -64,7 +64,7 @@ export async function readChat(
       large,
       estimator,
       restoreNumbers: parsed?.restore ?? String,
-      valueEnds: parsed?.valueEnds,
+      members: parsed?.members,
     },
   }
 }
