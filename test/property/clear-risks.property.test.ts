@@ -10,8 +10,14 @@ const call = fc.oneof(
     name: fc.constant('Read'),
     input: fc.record({ file_path: fc.constantFrom('a.ts', 'b.ts'), offset: fc.nat(3) }),
   }),
-  fc.record({ name: fc.constantFrom('Edit', 'Write'), input: fc.record({ file_path: fc.constantFrom('a.ts', 'b.ts') }) }),
-  fc.record({ name: fc.constant('Bash'), input: fc.record({ command: fc.constantFrom('npm test', 'ls', 'npx vitest run a') }) }),
+  fc.record({
+    name: fc.constantFrom('Edit', 'Write'),
+    input: fc.record({ file_path: fc.constantFrom('a.ts', 'b.ts') }),
+  }),
+  fc.record({
+    name: fc.constant('Bash'),
+    input: fc.record({ command: fc.constantFrom('npm test', 'ls', 'npx vitest run a') }),
+  }),
 )
 
 /** An assistant message with its calls (ids from its place in the run), as the adapter views it. */
