@@ -127,7 +127,7 @@ describe('spliceJson', () => {
           expect(spliceJsonBytes(bytes, original, next, serialize, parsed?.members)).toEqual(before)
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 200 },
     )
   })
 
