@@ -59,7 +59,7 @@ for (const file of files)
       stream: false,
     })) {
       const text = JSON.stringify(replayed.body)
-      const json = parseKeepingNumbers(text).value as Record<string, unknown>
+      const json = parseKeepingNumbers(Buffer.from(text)).value as Record<string, unknown>
       bodies += text.length
       let started = performance.now()
       promptTokens(anthropicMessagesAdapter.view(json, estimator))

@@ -45,7 +45,10 @@ const rewriteTools = new Set(['write', 'write_file', 'create_file'])
 
 /** The risk class of every call's result, from the calls in conversation order. */
 export function clearRisks(calls: readonly ToolCall[]): Map<string, ClearRisk> {
-  const classified = calls.map(classify)
+  return risksOfClassified(calls.map(classify))
+}
+
+function risksOfClassified(classified: readonly Classified[]): Map<string, ClearRisk> {
   const risks = new Map<string, ClearRisk>()
   // Walk newest first, remembering what later calls did to each file and which calls were made again.
   const laterKeys = new Set<string>()
@@ -221,7 +224,22 @@ function perView<T>(cache: WeakMap<readonly MessageView[], T>, messages: readonl
 
 /** Each call's risk class in a rewrite view (clearRisks over its calls). */
 export function viewRisks(messages: readonly MessageView[]): ReadonlyMap<string, ClearRisk> {
-  return perView(risksByView, messages, () => clearRisks(callsOfView(messages)))
+  return perView(risksByView, messages, () => risksOfClassified(messages.flatMap(classifiedCalls)))
+}
+
+/**
+ * A message's calls classified, once per message view: a client re-sends its history and the adapter
+ * hands back the same (frozen) view for each re-sent message, so only new messages' calls are classed
+ * again (their tool, path and comparable key; the risks then still come from every call, newest first).
+ */
+const classifiedByMessage = new WeakMap<MessageView, readonly Classified[]>()
+
+function classifiedCalls(message: MessageView): readonly Classified[] {
+  const known = classifiedByMessage.get(message)
+  if (known !== undefined) return known
+  const classified = callsOfView([message]).map(classify)
+  classifiedByMessage.set(message, classified)
+  return classified
 }
 
 type RiskAge = { readonly risk: ClearRisk; readonly age: number }

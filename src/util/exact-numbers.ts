@@ -1,4 +1,3 @@
-import { endOfJsonString } from './json-scan.ts'
 /**
  * JSON.parse turns number literals into doubles: `9007199254740993` comes back as …992 and `1e400`
  * as Infinity (written out as `null`). A body ctxgate rewrites must keep every number the client
@@ -11,11 +10,14 @@ export interface ParsedKeepingNumbers {
   readonly kept: boolean
   /** Puts the original literals back into a serialization of `value` (or of something built from it). */
   readonly restore: (serialized: string) => string
-  /** Where values of the top level (and elements of its arrays) end in the text, by start; when the scan found them. */
-  readonly valueEnds?: ReadonlyMap<number, number>
+  /** Where the top-level members (and the elements of their arrays) are in the body, in bytes; when the scan found them. */
+  readonly members?: readonly MemberSpan[]
 }
 
+import { isAscii } from 'node:buffer'
 import { exactAsDouble } from './double-literal.ts'
+import type { MemberSpan } from './json-members.ts'
+import { endOfJsonString } from './json-scan.ts'
 import { parseReusingElements } from './reuse-parsed-elements.ts'
 
 export { exactAsDouble } from './double-literal.ts'
@@ -25,10 +27,13 @@ const unchanged = (serialized: string): string => serialized
 /** A cheap look for what could be a risky literal between `:`, `[` or `,` and `,`, `]` or `}`: long digit runs or an exponent. */
 const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d+)\s*(?:[,\]}]|$)/
 
-export function parseKeepingNumbers(text: string): ParsedKeepingNumbers {
+/** Parses a body's UTF-8 bytes; throws JSON.parse's error when they are not JSON. */
+export function parseKeepingNumbers(bytes: Buffer): ParsedKeepingNumbers {
   // The common case, an object with no literal to keep aside: unchanged history is reused as parsed before.
-  const reused = parseReusingElements(text)
-  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, valueEnds: reused.valueEnds }
+  const reused = parseReusingElements(bytes)
+  if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, members: reused.members }
+  // ASCII reads the same as latin1, which V8 copies without decoding.
+  const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
   if (!maybeRisky.test(text)) return { value: JSON.parse(text), kept: false, restore: unchanged }
   const literals: string[] = []
   const nonce = Math.random().toString(36).slice(2, 10)

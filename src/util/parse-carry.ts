@@ -3,18 +3,19 @@ import { arrayElementsAfter, membersAfter, type MemberSpan } from './json-member
 /**
  * A chat client's next body starts with most of its previous one: the same fields and the same
  * history, up to the last message or two (where it moves its cache markers) and what it appends.
- * A recent parse whose text this one starts with lends the members and array elements of the shared
- * prefix, already found and parsed, so only the rest is scanned and looked up (docs/proxy.md, the hot path).
+ * A recent parse whose bytes this body starts with lends the members and array elements of the
+ * shared prefix, already found and parsed, so only the rest is scanned, decoded and looked up
+ * (docs/proxy.md, the hot path).
  */
 export interface PreviousParse {
-  readonly text: string
+  readonly bytes: Buffer
   readonly members: readonly MemberSpan[]
   readonly keys: readonly string[]
   /** Per member, its value (an array member's: the array of its elements' values). */
   readonly values: readonly unknown[]
 }
 
-/** What a new text shares with a previous parse, and its members as topLevelMembers finds them. */
+/** What a new body shares with a previous parse, and its members as topLevelMembers finds them. */
 export interface CarriedPrefix {
   readonly previous: PreviousParse
   readonly members: MemberSpan[]
@@ -26,13 +27,13 @@ export interface CarriedPrefix {
 
 /** Parses kept to carry from: a few conversations going on at once. */
 const keptParses = 4
-/** Texts longer than this are not kept (each kept text is held until four newer ones push it out). */
-const keptMaxChars = 1024 * 1024
+/** Bodies longer than this are not kept (each kept body is held until four newer ones push it out). */
+const keptMaxBytes = 1024 * 1024
 const recent: PreviousParse[] = []
 
-/** Remembers a parse for the next texts to carry from. */
+/** Remembers a parse for the next bodies to carry from. */
 export function keepParse(parse: PreviousParse): void {
-  if (parse.text.length > keptMaxChars) return
+  if (parse.bytes.length > keptMaxBytes) return
   recent.unshift(parse)
   if (recent.length > keptParses) recent.pop()
 }
@@ -44,14 +45,15 @@ interface Boundary {
   readonly element: number
 }
 
-/** The longest prefix a recent parse shares with `text`, with the members found past it; undefined when none helps. */
-export function carriedPrefix(text: string): CarriedPrefix | undefined {
+/** The longest prefix a recent parse shares with `bytes`, with the members found past it; undefined when none helps. */
+export function carriedPrefix(bytes: Buffer): CarriedPrefix | undefined {
   for (const previous of recent) {
-    // The same text again takes one comparison.
-    const differsAt = text === previous.text ? text.length : firstDifference(text, previous.text)
+    // The same body again (a retry, a refit) takes one comparison.
+    const same = bytes.length === previous.bytes.length && bytes.equals(previous.bytes)
+    const differsAt = same ? bytes.length : firstDifference(bytes, previous.bytes)
     const shared = lastBoundaryBefore(previous, differsAt)
     if (shared === undefined) continue
-    const carried = resume(text, previous, shared)
+    const carried = resume(bytes, previous, shared)
     if (carried !== undefined) return carried
   }
   return undefined
@@ -59,7 +61,7 @@ export function carriedPrefix(text: string): CarriedPrefix | undefined {
 
 /**
  * The last boundary up to which (and one character past, which settles where a number ends) the
- * texts are the same, given where they first differ: the members in order, then a binary search of
+ * bodies are the same, given where they first differ: the members in order, then a binary search of
  * the elements of the first member not wholly shared.
  */
 function lastBoundaryBefore(previous: PreviousParse, differsAt: number): Boundary | undefined {
@@ -85,40 +87,39 @@ function lastBoundaryBefore(previous: PreviousParse, differsAt: number): Boundar
   return found
 }
 
-/** Below this many characters the search compares one by one. */
+/** Below this many bytes the search compares one by one. */
 const linearBelow = 64
 
 /**
- * The first index where the texts differ (the shorter one's length when one starts the other).
- * Halving the unsettled range, each native comparison covers only what is not yet known the same:
- * about one text's length compared in all, where comparing the whole prefix at each step of the
- * boundaries' search compared it some nine times for a 300-message history.
+ * The first offset where the bytes differ (the shorter one's length when one starts the other).
+ * Halving the unsettled range, each native comparison (a memcmp) covers only what is not yet known
+ * the same: about one body's length compared in all.
  */
-export function firstDifference(text: string, before: string): number {
+export function firstDifference(bytes: Buffer, before: Buffer): number {
   let same = 0
-  let unsure = Math.min(text.length, before.length)
+  let unsure = Math.min(bytes.length, before.length)
   while (unsure - same > linearBelow) {
     const middle = (same + unsure) >> 1
-    if (text.slice(same, middle) === before.slice(same, middle)) same = middle
+    if (bytes.compare(before, same, middle, same, middle) === 0) same = middle
     else unsure = middle
   }
-  while (same < unsure && text.charCodeAt(same) === before.charCodeAt(same)) same++
+  while (same < unsure && bytes[same] === before[same]) same++
   return same
 }
 
-/** The new text's members: the shared ones as the previous parse found them, the rest scanned from the boundary. */
-function resume(text: string, previous: PreviousParse, shared: Boundary): CarriedPrefix | undefined {
+/** The new body's members: the shared ones as the previous parse found them, the rest scanned from the boundary. */
+function resume(bytes: Buffer, previous: PreviousParse, shared: Boundary): CarriedPrefix | undefined {
   const members = previous.members.slice(0, shared.member)
   if (shared.element < 0) {
     members.push(previous.members[shared.member] as MemberSpan)
-    const all = membersAfter(text, shared.end, members)
+    const all = membersAfter(bytes, shared.end, members)
     return all && { previous, members: all, sharedMembers: shared.member + 1, sharedElements: 0 }
   }
   const open = previous.members[shared.member] as MemberSpan
   const spans = (open.elements ?? []).slice(0, (shared.element + 1) * 2)
-  const elements = arrayElementsAfter(text, shared.end, spans)
+  const elements = arrayElementsAfter(bytes, shared.end, spans)
   if (elements.end < 0) return undefined
   members.push({ ...open, valueEnd: elements.end, elements: elements.spans })
-  const all = membersAfter(text, elements.end, members)
+  const all = membersAfter(bytes, elements.end, members)
   return all && { previous, members: all, sharedMembers: shared.member, sharedElements: shared.element + 1 }
 }

@@ -1,12 +1,14 @@
 /**
  * A chat client re-sends its whole history on every request, so nearly all of a body's text is
- * text the process parsed a moment ago. A top-level object is parsed here member by member, and
- * each long member (and each element of a long array member: the messages, the input items, the
- * tools) is looked up by its exact text before JSON.parse runs: an unchanged element comes back as
- * the same frozen value, its strings the same strings, so token counts and views memoised on them
- * are found without hashing their text again. The result equals JSON.parse(text) in value and key
- * order. The same scan looks at every number literal outside strings: one a double cannot hold, or
- * anything the scanner does not expect, and the caller parses the text its own way.
+ * text the process parsed a moment ago. A top-level object is parsed here member by member from
+ * its UTF-8 bytes, and each long member (and each element of a long array member: the messages,
+ * the input items, the tools) is decoded on its own and looked up by its exact text before
+ * JSON.parse runs: an unchanged element comes back as the same frozen value, its strings the same
+ * strings, so token counts and views memoised on them are found without hashing their text again.
+ * The prefix a recent body shared is not even decoded (parse-carry.ts): the body is never one
+ * string. The result equals JSON.parse of the decoded body in value and key order. The same scan
+ * looks at every number literal outside strings: one a double cannot hold, or anything the scanner
+ * does not expect, and the caller parses the text its own way.
  */
 import { topLevelMembers, type MemberSpan } from './json-members.ts'
 import { carriedPrefix, keepParse, type CarriedPrefix } from './parse-carry.ts'
@@ -14,7 +16,7 @@ import { carriedPrefix, keepParse, type CarriedPrefix } from './parse-carry.ts'
 export { topLevelMembers, type MemberSpan } from './json-members.ts'
 
 /** Elements shorter than this parse faster than they are looked up. */
-const reuseMinChars = 128
+const reuseMinBytes = 128
 /** The memo keeps the texts it keys on and the values parsed from them: cap the texts' total length. */
 const memoMaxChars = 16 * 1024 * 1024
 /** Texts longer than this are parsed each time (one alone would take a large share of the memo). */
@@ -30,8 +32,8 @@ interface MemoEntry {
 const memo = new Map<string, MemoEntry>()
 let memoChars = 0
 
-/** Texts longer than this are parsed without the memo. */
-export const reuseMaxTextChars = memoMaxChars / 2
+/** Bodies longer than this (in bytes) are parsed without the memo. */
+export const reuseMaxBytes = memoMaxChars / 2
 
 /** The characters the memo holds as keys now (for tests and the budget's own check). */
 export function reuseMemoChars(): number {
@@ -39,35 +41,34 @@ export function reuseMemoChars(): number {
 }
 
 /**
- * Parses a top-level object like JSON.parse, reusing the values of members and elements seen
- * before; undefined when `text` is not an object this scan can follow or holds a number literal
- * a double would change. Throws JSON.parse's error for a member that is not valid JSON.
+ * Parses a top-level object (its UTF-8 bytes) like JSON.parse, reusing the values of members and
+ * elements seen before; undefined when `bytes` is not an object this scan can follow or holds a
+ * number literal a double would change. Throws JSON.parse's error for a member that is not valid JSON.
  */
-export function parseReusingElements(text: string): ReusedParse | undefined {
+export function parseReusingElements(bytes: Buffer): ReusedParse | undefined {
   // A body this large would push out most of what the memo holds, and a few of them take turns
   // missing: the memo's copies and lookups then cost twice a plain parse (27 MB bodies, measured).
-  if (text.length > reuseMaxTextChars) return undefined
-  const carried = carriedPrefix(text)
-  const members = carried?.members ?? topLevelMembers(text)
+  if (bytes.length > reuseMaxBytes) return undefined
+  const carried = carriedPrefix(bytes)
+  const members = carried?.members ?? topLevelMembers(bytes)
   if (members === undefined) return undefined
   const out: Record<string, unknown> = {}
-  const valueEnds = new Map<number, number>()
   const keys: string[] = []
   const values: unknown[] = []
   for (const [index, member] of members.entries()) {
     const key =
       carried !== undefined && index < carried.sharedMembers
         ? (carried.previous.keys[index] as string)
-        : (JSON.parse(text.slice(member.keyStart, member.keyEnd)) as string)
+        : (JSON.parse(bytes.toString('utf8', member.keyStart, member.keyEnd)) as string)
     // An own `__proto__` key would set the prototype when assigned: JSON.parse makes it a plain property.
     if (key === '__proto__') return undefined
-    const value = memberValue(text, member, valueEnds, lentBy(carried, index))
+    const value = memberValue(bytes, member, lentBy(carried, index))
     out[key] = value
     keys.push(key)
     values.push(value)
   }
-  keepParse({ text, members, keys, values })
-  return { value: out, valueEnds }
+  keepParse({ bytes, members, keys, values })
+  return { value: out, members }
 }
 
 /** What a previous parse lends member `index`: its whole value, or its first elements' values; nothing past the shared prefix. */
@@ -93,38 +94,31 @@ function shareable(value: unknown): boolean {
 export interface ReusedParse {
   readonly value: Record<string, unknown>
   /**
-   * Where each member's value and each element of an array member ends, by where it starts: a
-   * writer splicing edits into the same text skips unchanged parts without scanning them again.
+   * Where each member and each element of an array member starts and ends (byte offsets): a writer
+   * splicing edits into the same bytes skips unchanged parts without scanning them again.
    */
-  readonly valueEnds: ReadonlyMap<number, number>
+  readonly members: readonly MemberSpan[]
 }
 
-function memberValue(
-  text: string,
-  member: MemberSpan,
-  valueEnds: Map<number, number>,
-  lent: Lent | undefined,
-): unknown {
+function memberValue(bytes: Buffer, member: MemberSpan, lent: Lent | undefined): unknown {
   const { valueStart: start, valueEnd: end, elements } = member
-  valueEnds.set(start, end)
   // A whole member lent is a scalar or a frozen value (an array member's value is its own new array).
   if (lent !== undefined && lent.elements === Number.POSITIVE_INFINITY && shareable(lent.value)) return lent.value
-  if (end - start < reuseMinChars) return JSON.parse(text.slice(start, end))
-  if (elements === undefined) return reused(text.slice(start, end))
+  if (end - start < reuseMinBytes) return JSON.parse(bytes.toString('utf8', start, end))
+  if (elements === undefined) return reused(bytes.toString('utf8', start, end))
   const lentElements = lent !== undefined && Array.isArray(lent.value) ? (lent.value as unknown[]) : undefined
   const out: unknown[] = Array.from({ length: elements.length / 2 })
   for (let index = 0; index < elements.length; index += 2) {
     const from = elements[index] as number
     const to = elements[index + 1] as number
-    valueEnds.set(from, to)
     const element = index / 2
     const known = lentElements !== undefined && element < (lent?.elements ?? 0) ? lentElements[element] : undefined
-    if (known !== undefined && shareable(known) && to - from >= reuseMinChars) {
+    if (known !== undefined && shareable(known) && to - from >= reuseMinBytes) {
       out[element] = known
       continue
     }
-    const slice = text.slice(from, to)
-    out[element] = to - from < reuseMinChars ? JSON.parse(slice) : reused(slice)
+    const slice = bytes.toString('utf8', from, to)
+    out[element] = to - from < reuseMinBytes ? JSON.parse(slice) : reused(slice)
   }
   return out
 }
@@ -148,7 +142,7 @@ function reused(slice: string): unknown {
     memo.delete(key)
     memoChars -= known.text.length
   }
-  memo.set(detached(key), { text: detached(slice), value, used: false })
+  memo.set(key, { text: slice, value, used: false })
   memoChars += slice.length
   if (memoChars > memoMaxChars) evictOldest()
   return value
@@ -164,11 +158,6 @@ function evictOldest(): void {
       memo.set(oldest, entry)
     } else memoChars -= entry.text.length
   }
-}
-
-/** A copy of a slice that does not keep the whole body alive (V8 makes a slice point into its parent string). */
-function detached(slice: string): string {
-  return ` ${slice}`.slice(1)
 }
 
 /** Length and both ends: elements that differ mostly differ there (ids, indexes, a closing field). */

@@ -7,10 +7,9 @@
  * whole message gives; a message the scan cannot follow (a number literal a double would change, a
  * `__proto__` key, anything malformed) is parsed whole, as before. Pure: no I/O.
  */
-import { isAscii } from 'node:buffer'
 import { parseKeepingNumbers } from '../util/exact-numbers.ts'
 import { isJsonObject, type Json } from '../util/json.ts'
-import { reuseMaxTextChars, topLevelMembers, type MemberSpan } from '../util/reuse-parsed-elements.ts'
+import { reuseMaxBytes, topLevelMembers, type MemberSpan } from '../util/reuse-parsed-elements.ts'
 import { encodeItem } from './conversation.ts'
 
 /** A client's input as items (each item's JSON in a buffer of its own), and its own text when it was a string. */
@@ -35,48 +34,47 @@ export interface ClientMessage {
  * The message as JSON; undefined when it is not a JSON object. Only a `response.create`'s input is
  * read. A message the request parser's memo takes is parsed whole: items it saw before come back
  * parsed (cheaper than parsing each again when a client resends its history), and the memo bounds
- * what it keeps. Longer ones, which the memo leaves out, are scanned (`scanAboveChars` is for tests).
+ * what it keeps. Longer ones, which the memo leaves out, are scanned (`scanAboveBytes` is for tests).
+ * Both read the UTF-8 bytes: the message is never decoded as one string unless the scan cannot follow it.
  */
-export function readClientMessage(data: Buffer, scanAboveChars = reuseMaxTextChars): ClientMessage | undefined {
-  // ASCII read as latin1 is the same text; a large one is then a string outside V8's heap, freed with the young generation.
-  const text = isAscii(data) ? data.toString('latin1') : data.toString('utf8')
+export function readClientMessage(data: Buffer, scanAboveBytes = reuseMaxBytes): ClientMessage | undefined {
   try {
-    return (text.length > scanAboveChars ? scanned(text) : undefined) ?? parsedWhole(text)
+    return (data.length > scanAboveBytes ? scanned(data) : undefined) ?? parsedWhole(data)
   } catch {
     return undefined
   }
 }
 
 /** From the scan; undefined when the scan cannot follow the text. Throws when a member is not valid JSON. */
-function scanned(text: string): ClientMessage | undefined {
-  const members = topLevelMembers(text)
+function scanned(bytes: Buffer): ClientMessage | undefined {
+  const members = topLevelMembers(bytes)
   if (members === undefined) return undefined
   const fields: Json = {}
   let input: MemberSpan | undefined
   for (const member of members) {
-    const key = JSON.parse(text.slice(member.keyStart, member.keyEnd)) as string
+    const key = JSON.parse(bytes.toString('utf8', member.keyStart, member.keyEnd)) as string
     // An own `__proto__` key would set the prototype when assigned: the whole parse makes it a plain property.
     if (key === '__proto__') return undefined
     // As JSON.parse: a repeated key keeps its first place and its last value.
     if (key === 'input') input = member
-    fields[key] = key === 'input' ? null : JSON.parse(text.slice(member.valueStart, member.valueEnd))
+    fields[key] = key === 'input' ? null : JSON.parse(bytes.toString('utf8', member.valueStart, member.valueEnd))
   }
   if (fields['type'] !== 'response.create') return { fields, input: undefined }
-  return { fields, input: input === undefined ? { items: [] } : inputAt(text, input) }
+  return { fields, input: input === undefined ? { items: [] } : inputAt(bytes, input) }
 }
 
-function inputAt(text: string, member: MemberSpan): MessageInput | undefined {
+function inputAt(bytes: Buffer, member: MemberSpan): MessageInput | undefined {
   const elements = member.elements
-  if (elements === undefined) return asInput(JSON.parse(text.slice(member.valueStart, member.valueEnd)))
+  if (elements === undefined) return asInput(JSON.parse(bytes.toString('utf8', member.valueStart, member.valueEnd)))
   const items: Buffer[] = []
   for (let index = 0; index < elements.length; index += 2)
-    items.push(encodeItem(JSON.parse(text.slice(elements[index] as number, elements[index + 1] as number))))
+    items.push(encodeItem(JSON.parse(bytes.toString('utf8', elements[index] as number, elements[index + 1] as number))))
   return { items }
 }
 
 /** The whole text parsed, its number literals kept: the scan's answer for what it cannot follow. */
-function parsedWhole(text: string): ClientMessage | undefined {
-  const parsed = parseKeepingNumbers(text)
+function parsedWhole(bytes: Buffer): ClientMessage | undefined {
+  const parsed = parseKeepingNumbers(bytes)
   if (!isJsonObject(parsed.value)) return undefined
   const fields: Json = { ...parsed.value }
   if ('input' in fields) fields['input'] = null

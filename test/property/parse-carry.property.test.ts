@@ -1,21 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { topLevelMembers } from '../../src/util/json-members.ts'
 import { firstDifference } from '../../src/util/parse-carry.ts'
 import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
+import { stringScanInBytes } from '../helpers/string-json/in-bytes.ts'
 
-/** Where a scan from scratch finds each member's value and each element of a long (128+ characters) array member to end. */
-function valueEndsFromScratch(text: string): Map<number, number> {
-  const ends = new Map<number, number>()
-  for (const member of topLevelMembers(text) ?? []) {
-    ends.set(member.valueStart, member.valueEnd)
-    const spans = member.valueEnd - member.valueStart < 128 ? [] : (member.elements ?? [])
-    for (let index = 0; index < spans.length; index += 2) ends.set(spans[index] as number, spans[index + 1] as number)
-  }
-  return ends
-}
-
-const longText = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 120, maxLength: 300 }))
+/** Short and long texts, past ASCII too (a character is then two to four bytes, its offsets apart from the text's). */
+const anyText = (constraints: { minLength?: number; maxLength: number }) =>
+  fc.oneof(fc.string(constraints), fc.string({ ...constraints, unit: 'grapheme' }))
+const longText = fc.oneof(anyText({ maxLength: 8 }), anyText({ minLength: 40, maxLength: 300 }))
 const message = fc.oneof(
   fc.record({ role: fc.constantFrom('user', 'assistant'), content: longText }),
   fc.record({
@@ -42,7 +34,7 @@ const step = fc.oneof(
 )
 
 describe('parsing that carries the shared prefix of a recent body', () => {
-  it('gives what JSON.parse and a scan from scratch give, for any sequence of bodies a client could send', () => {
+  it('gives what JSON.parse of the decoded body and the string scan it replaced give, for any sequence of bodies a client could send', () => {
     fc.assert(
       fc.property(
         fc.array(message, { maxLength: 6 }),
@@ -63,13 +55,12 @@ describe('parsing that carries the shared prefix of a recent body', () => {
               messages = [...messages.slice(0, Math.max(0, messages.length - next.count)), ...next.messages]
             else if (next.kind === 'field') fields = { max_tokens: next.max, ...(next.stream ? { stream: true } : {}) }
             const text = bodyText(next.kind === 'other-conversation' ? next.messages : messages)
-            const parsed = parseReusingElements(text)
+            const parsed = parseReusingElements(Buffer.from(text))
             expect(parsed).toBeDefined()
             expect(parsed?.value).toStrictEqual(JSON.parse(text))
             expect(Object.keys(parsed?.value ?? {})).toEqual(Object.keys(JSON.parse(text) as object))
-            expect(
-              new Map([...(parsed?.valueEnds ?? new Map<number, number>())].toSorted((a, b) => a[0] - b[0])),
-            ).toEqual(new Map([...valueEndsFromScratch(text)].toSorted((a, b) => a[0] - b[0])))
+            // Carried or scanned, the spans the splice reads are the string scan's, counted in bytes.
+            expect(parsed?.members).toEqual(stringScanInBytes(text))
           }
         },
       ),
@@ -80,8 +71,8 @@ describe('parsing that carries the shared prefix of a recent body', () => {
   it('prevents one request from changing another: carried values are frozen or parsed again', () => {
     const short = { role: 'user', content: 'short' }
     const long = { role: 'user', content: 'a tool result re-sent '.repeat(20) }
-    const one = parseReusingElements(JSON.stringify({ model: 'm', messages: [short, long, short] }))
-    const two = parseReusingElements(JSON.stringify({ model: 'm', messages: [short, long, short, long] }))
+    const one = parseReusingElements(Buffer.from(JSON.stringify({ model: 'm', messages: [short, long, short] })))
+    const two = parseReusingElements(Buffer.from(JSON.stringify({ model: 'm', messages: [short, long, short, long] })))
     const [firstOne, longOne] = (one?.value['messages'] ?? []) as object[]
     const [firstTwo, longTwo] = (two?.value['messages'] ?? []) as object[]
     expect(longTwo).toBe(longOne)
@@ -92,24 +83,38 @@ describe('parsing that carries the shared prefix of a recent body', () => {
   })
 })
 
-describe('where two texts first differ', () => {
-  /** The definition: the first index where the characters differ, or the shorter length. */
-  function firstDifferenceOneByOne(a: string, b: string): number {
+describe('where two bodies first differ', () => {
+  /** The definition: the first offset where the bytes differ, or the shorter length. */
+  function firstDifferenceOneByOne(a: Buffer, b: Buffer): number {
     let index = 0
     while (index < a.length && index < b.length && a[index] === b[index]) index++
     return index
   }
 
-  it('is the first index where the characters differ, or the shorter length', () => {
-    const piece = fc.oneof(fc.string({ maxLength: 4 }), fc.string({ minLength: 60, maxLength: 400 }))
+  it('is the first offset where the bytes differ, or the shorter length', () => {
+    const piece = fc.oneof(anyText({ maxLength: 4 }), anyText({ minLength: 60, maxLength: 400 }))
     fc.assert(
       fc.property(piece, piece, piece, fc.boolean(), (shared, a, b, same) => {
-        const one = shared + a
-        const two = shared + (same ? a : b)
+        const one = Buffer.from(shared + a)
+        const two = Buffer.from(shared + (same ? a : b))
         expect(firstDifference(one, two)).toBe(firstDifferenceOneByOne(one, two))
         expect(firstDifference(two, one)).toBe(firstDifferenceOneByOne(one, two))
       }),
       { numRuns: 500 },
+    )
+  })
+
+  it('finds one changed byte at any offset of a body (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 65, maxLength: 700 }), (body) => {
+        const bytes = Buffer.from(body)
+        for (let at = 0; at < bytes.length; at++) {
+          const changed = Buffer.from(bytes)
+          changed[at] = (bytes[at] as number) ^ 0x01
+          expect(firstDifference(changed, bytes)).toBe(at)
+        }
+      }),
+      { numRuns: 100 },
     )
   })
 })

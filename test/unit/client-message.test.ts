@@ -2,13 +2,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { readClientMessage } from '../../src/websocket/client-message.ts'
 import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
-import { reuseMaxTextChars } from '../../src/util/reuse-parsed-elements.ts'
+import { reuseMaxBytes } from '../../src/util/reuse-parsed-elements.ts'
 
 /** What the socket read before it scanned messages: the whole message parsed, each input item written out again. */
 function wholeParse(text: string): { fields: Record<string, unknown>; items: string[] | undefined } | undefined {
   let value: unknown
   try {
-    value = parseKeepingNumbers(text).value
+    value = parseKeepingNumbers(Buffer.from(text)).value
   } catch {
     return undefined
   }
@@ -110,7 +110,7 @@ describe('reading a client message without parsing it whole', () => {
       output: `${index}`.padEnd(20_000, 'x'),
     }))
     const text = JSON.stringify({ type: 'response.create', model: 'gpt-5', input })
-    expect(text.length).toBeGreaterThan(reuseMaxTextChars)
+    expect(text.length).toBeGreaterThan(reuseMaxBytes)
     const message = readClientMessage(Buffer.from(text))
     expect(message?.input?.items.map((item) => item.toString())).toEqual(wholeParse(text)?.items)
   })

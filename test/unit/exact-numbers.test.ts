@@ -16,14 +16,14 @@ describe('exactAsDouble', () => {
 describe('parseKeepingNumbers', () => {
   it('parses like JSON.parse and restores only what a double would change', () => {
     const text = '{"a":9007199254740993,"b":[1e400,2,"9007199254740993"],"c":{"d":-1e-400},"e":1.5}'
-    const parsed = parseKeepingNumbers(text)
+    const parsed = parseKeepingNumbers(Buffer.from(text))
     expect((parsed.value as { b: unknown[] }).b[1]).toBe(2)
     expect(parsed.restore(JSON.stringify(parsed.value))).toBe(text)
   })
 
   it('leaves strings alone, escaped quotes included', () => {
     const text = '{"s":"say \\"x\\": 9007199254740993e5","n":1e999}'
-    const parsed = parseKeepingNumbers(text)
+    const parsed = parseKeepingNumbers(Buffer.from(text))
     expect((parsed.value as { s: string }).s).toBe('say "x": 9007199254740993e5')
     expect(parsed.restore(JSON.stringify(parsed.value))).toBe(text)
   })
@@ -50,7 +50,7 @@ describe('parseKeepingNumbers', () => {
     })).value
     fc.assert(
       fc.property(json, (text) => {
-        const parsed = parseKeepingNumbers(text)
+        const parsed = parseKeepingNumbers(Buffer.from(text))
         const restored = parsed.restore(JSON.stringify(parsed.value))
         expect(JSON.stringify(JSON.parse(restored))).toBe(JSON.stringify(JSON.parse(text)))
         for (const literal of text.match(/-?\d[\d.]*[eE]?[+-]?\d*/g) ?? [])

@@ -4,7 +4,7 @@ import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { parseReusingElements } from '../../src/util/reuse-parsed-elements.ts'
 
 /** A body as the parse memo hands it back: long messages are the same frozen objects request after request. */
-const parsed = (body: unknown) => parseReusingElements(JSON.stringify(body))?.value ?? {}
+const parsed = (body: unknown) => parseReusingElements(Buffer.from(JSON.stringify(body)))?.value ?? {}
 
 describe('facts kept for re-sent messages', () => {
   it('a re-sent compaction block makes every request server-managed, and a message without one never does', () => {

@@ -27,18 +27,22 @@ function requestOf(wire: WireFormat, body: unknown): HookRequest {
 }
 
 describe('reading a chat body', () => {
-  it('prevents holding a large body twice: the decoded text is kept only for an adapter that splices its edits into it', async () => {
-    const responses = requestOf('openai-responses', { model: 'gpt-4.1', input: [{ role: 'user', content: 'hi' }] })
+  it('prevents holding a large body twice: no decoded copy of the body is kept, the splice reads its bytes', async () => {
+    const filler = 'a re-sent tool result — ü '.repeat(200)
+    const responses = requestOf('openai-responses', { model: 'gpt-4.1', input: [{ role: 'user', content: filler }] })
     const messages = requestOf('anthropic-messages', {
       model: 'claude-sonnet-5',
       max_tokens: 10,
-      messages: [{ role: 'user', content: 'hi' }],
+      messages: [{ role: 'user', content: filler }],
     })
-    const [read, spliced] = [await readChat(responses), await readChat(messages)]
-    if (read.kind !== 'chat' || spliced.kind !== 'chat') throw new Error('expected chats')
-    expect(responses.format.adapter.copiesOnWrite).not.toBe(true)
-    expect(read.chat.text).toBe('')
-    expect(read.chat.json['model']).toBe('gpt-4.1')
-    expect(spliced.chat.text).toBe(messages.original.toString('utf8'))
+    for (const request of [responses, messages]) {
+      const read = await readChat(request)
+      if (read.kind !== 'chat') throw new Error('expected a chat')
+      const bodyLong = Object.values(read.chat).filter(
+        (value) => typeof value === 'string' && value.length > filler.length,
+      )
+      expect(bodyLong).toEqual([])
+      expect(read.chat.members?.length ?? 0).toBeGreaterThan(0)
+    }
   })
 })

@@ -9,6 +9,7 @@ import type { ChatView } from '../../rewrite/types.ts'
 import type { HoldoutArms } from '../../session/holdout-arm.ts'
 import type { ConversationState, SessionStore } from '../../session/session-store.ts'
 import type { Json } from '../../util/json.ts'
+import type { MemberSpan } from '../../util/json-members.ts'
 
 export interface RewriteHookDeps {
   readonly config: Readonly<Config>
@@ -59,8 +60,6 @@ export interface ReadChat {
   readonly estimator: TokenEstimator
   /** Puts back number literals a double could not hold (see util/exact-numbers.ts). */
   readonly restoreNumbers: (serialized: string) => string
-  /** The body as the client wrote it, decoded, for the splice of an adapter that `copiesOnWrite`; else empty. */
-  readonly text: string
-  /** Where the parse found top-level values and their arrays' elements to end in `text`, by start (for the splice). */
-  readonly valueEnds?: ReadonlyMap<number, number> | undefined
+  /** Where the parse found the top-level members and their arrays' elements in the body, in bytes (for the splice). */
+  readonly members?: readonly MemberSpan[] | undefined
 }

@@ -1,8 +1,8 @@
+import { isUtf8 } from 'node:buffer'
 import { limitsFor } from '../../config/model-limits.ts'
 import type { PrepareResult } from '../../request/prepared.ts'
 import { NotAChatRequest } from '../../providers/adapter-contract.ts'
 import type { ChatView } from '../../rewrite/types.ts'
-import { bodyText } from '../../util/body-text.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../../util/exact-numbers.ts'
 import { firstHeader } from '../../util/headers.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
@@ -17,9 +17,8 @@ export async function readChat(
 > {
   const { deps, format, original, incoming } = request
   // Invalid UTF-8 would come back from a parse and re-serialize as U+FFFD: never rewrite what cannot round-trip.
-  const decoded = bodyText(original)
-  const decodable = decoded !== undefined
-  const parsed = decodable ? parseJson(decoded) : undefined
+  const decodable = isUtf8(original)
+  const parsed = decodable ? parseJson(original) : undefined
   const json = parsed?.value
   const model = isJsonObject(json) && typeof json['model'] === 'string' ? json['model'] : 'unknown'
   const large = original.length > yieldAboveBytes
@@ -56,8 +55,6 @@ export async function readChat(
   const limits = limitsFor(deps.config, view.model)
   if (!limits) return untouched('no-model-limits')
   if (large) await yieldToOtherRequests()
-  // Only the splice reads the text again: for any other adapter a large body's decoded copy goes now.
-  const text = format.adapter.copiesOnWrite === true ? (parsed?.text ?? '') : ''
   return {
     kind: 'chat',
     chat: {
@@ -67,15 +64,14 @@ export async function readChat(
       large,
       estimator,
       restoreNumbers: parsed?.restore ?? String,
-      text,
-      valueEnds: parsed?.valueEnds,
+      members: parsed?.members,
     },
   }
 }
 
-function parseJson(text: string): (ParsedKeepingNumbers & { readonly text: string }) | undefined {
+function parseJson(bytes: Buffer): ParsedKeepingNumbers | undefined {
   try {
-    return { ...parseKeepingNumbers(text), text }
+    return parseKeepingNumbers(bytes)
   } catch {
     return undefined
   }

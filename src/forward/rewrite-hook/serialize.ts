@@ -14,7 +14,7 @@ export function bodyToSend(request: HookRequest, chat: ReadChat, applied: Applie
   if (!applied.changed && !hideUsageChunk) return original
   const serialize = (value: unknown): string => chat.restoreNumbers(JSON.stringify(value))
   if (format.adapter.copiesOnWrite === true)
-    return spliceJsonBytes(original, chat.text, chat.json, applied.body, serialize, chat.valueEnds)
+    return spliceJsonBytes(original, chat.json, applied.body, serialize, chat.members)
   const added = fieldsAddedOnly(chat.json, applied.body)
   return added ? addJsonFields(original, added) : Buffer.from(serialize(applied.body))
 }
