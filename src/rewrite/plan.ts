@@ -166,14 +166,8 @@ class PlanState {
   foldOld(include: (result: ToolResultView) => boolean = () => true): void {
     const { keepRecentRounds, foldMinTokens } = this.#input.policy
     for (const result of this.#results) {
-      if (
-        !include(result) ||
-        this.#replacements.has(result.id) ||
-        this.#isDropped(result.message) ||
-        result.tokens < foldMinTokens ||
-        this.#held(result)
-      )
-        continue
+      if (!include(result) || this.#replacements.has(result.id) || this.#isDropped(result.message)) continue
+      if (result.tokens < foldMinTokens || this.#held(result)) continue
       if (roundsNewerThan(this.#rounds, result.id, result.message) < keepRecentRounds) continue
       this.#replace(result, 'fold', foldSummaryOf(result), true)
     }
@@ -185,7 +179,8 @@ class PlanState {
    * Results quoted since (quoted.ts) go last, one at a time, never folded. The newest quarter stays.
    */
   editByRisk(target: number, fold: boolean): void {
-    const protectedIds = newestWithin(this.#results, this.#input.budget / 4, (message) => this.#isDropped(message))
+    const isDropped = (message: number): boolean => this.#isDropped(message)
+    const protectedIds = newestWithin(this.#results, this.#input.budget / 4, isDropped)
     const noteTokens = this.#input.estimator.text(clearedNote)
     const { rankOf, inOrder } = forcedOrder(this.#input.view.messages, this.restores.inUse())
     // Folded results are already small: clearing them would break the prefix again for little.
@@ -196,11 +191,7 @@ class PlanState {
       !this.#isDropped(result.message) &&
       result.tokens >= noteTokens * 2
     for (let level = 0; level <= inUseRank && this.estimate() > target; level++) {
-      if (level === inputClearRank)
-        this.#inputs.clearOld(
-          () => this.estimate() > target,
-          (at) => this.#isDropped(at),
-        )
+      if (level === inputClearRank) this.#inputs.clearOld(() => this.estimate() > target, isDropped)
       const inUse = level === inUseRank
       if (fold && !inUse) this.foldOld((result) => rankOf(result) === level)
       const candidates = this.#results.filter(
