@@ -95,20 +95,21 @@ describe('hindsight bound on needed-but-hidden', () => {
 })
 
 describe('hindsight bound with ctxgate’s edits', () => {
-  it('keeps the agent’s own calls: a long one leaves no room for the read the free bound keeps', () => {
-    const longCall: Message = {
+  /** A long Write after the read that holds the string: no prefix cut drops the Write and keeps the read. */
+  const longWriteBeforeRead = (): Message[] => [
+    ...history.slice(0, 3),
+    {
       role: 'assistant',
       content: [{ type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'notes.md', content: filler } }],
-    }
-    // The long call comes after the read that holds the string: no prefix cut drops it and keeps the read.
-    const messages: Message[] = [
-      ...history.slice(0, 3),
-      longCall,
-      result('w1', 'written'),
-      read('r2', 'src/b.ts'),
-      result('r2', 'short'),
-      edit('e1', 'src/a.ts', 'alpha_needed + 1'),
-    ]
+    },
+    result('w1', 'written'),
+    read('r2', 'src/b.ts'),
+    result('r2', 'short'),
+    edit('e1', 'src/a.ts', 'alpha_needed + 1'),
+  ]
+
+  it('keeps the agent’s own calls: a long one leaves no room for the read the free bound keeps', () => {
+    const messages = longWriteBeforeRead()
     const free = hindsightBound(conversationOf(messages), 1_000_000)
     const requests = boundRequests(conversationOf(messages))
     const last = requests.at(-1) as NonNullable<(typeof requests)[number]>
@@ -120,18 +121,7 @@ describe('hindsight bound with ctxgate’s edits', () => {
   })
 
   it('lets the long strings of old tool inputs go (round 10): the long Write no longer crowds out the read', () => {
-    const longCall: Message = {
-      role: 'assistant',
-      content: [{ type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'notes.md', content: filler } }],
-    }
-    const messages: Message[] = [
-      ...history.slice(0, 3),
-      longCall,
-      result('w1', 'written'),
-      read('r2', 'src/b.ts'),
-      result('r2', 'short'),
-      edit('e1', 'src/a.ts', 'alpha_needed + 1'),
-    ]
+    const messages = longWriteBeforeRead()
     const requests = boundRequests(conversationOf(messages))
     const last = requests.at(-1) as NonNullable<(typeof requests)[number]>
     // Room for the calls' short fields, not for the Write's 3,600-character content.
