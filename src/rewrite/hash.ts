@@ -28,6 +28,19 @@ export class TextHasher {
     this.#h2 = 0x41c6ce57 ^ seed
   }
 
+  /** A hasher that goes on from a state another one wrote (writeState): what it had added is not walked again. */
+  static resumed(h1: number, h2: number): TextHasher {
+    const hasher = new TextHasher()
+    hasher.#h1 = h1
+    hasher.#h2 = h2
+    return hasher
+  }
+
+  /** Appends the running state (two numbers) to `states`, for resumed(). */
+  writeState(states: number[]): void {
+    states.push(this.#h1, this.#h2)
+  }
+
   add(text: string): void {
     let h1 = this.#h1
     let h2 = this.#h2

@@ -1,5 +1,5 @@
 import { TextHasher } from './hash.ts'
-import type { ChatView, RewriteReport } from './types.ts'
+import type { ChatView, MessageView, RewriteReport } from './types.ts'
 
 /**
  * Why this request's cached prefix will not be read whole: the client rewrote its history, the
@@ -53,12 +53,81 @@ export function prefixSignature(view: ChatView, count: number): string {
   return prefixSignatures(view, count, count).whole
 }
 
+/** What a recent walk hashed: each message's role and tokens, and the hasher's state after each (two numbers per message, the start first). */
+interface KeptWalk {
+  readonly roles: readonly string[]
+  readonly tokens: readonly number[]
+  readonly states: readonly number[]
+}
+
+/** Conversations going on at once whose walks are kept (as the plan's facts keep theirs). */
+const keptWalks = 4
+/** Longer message lists are walked every time. */
+const keptMaxMessages = 4096
+const recent: KeptWalk[] = []
+
 /**
  * The signatures of the first `at` and the first `count` messages (at <= count) in one walk: what the
  * previous request's shape is checked against, and what this request leaves for the next one.
- * `at` is undefined when nothing asks for it.
+ * `at` is undefined when nothing asks for it. A client re-sends its history, so the hash goes on
+ * from a recent walk's state after the first messages whose role and tokens (all that is hashed) it shares.
  */
 export function prefixSignatures(
+  view: ChatView,
+  at: number | undefined,
+  count: number,
+): { readonly atPrevious: string | undefined; readonly whole: string } {
+  const messages = view.messages
+  if (count > messages.length || count > keptMaxMessages) return walkedWhole(view, at, count)
+  let from: KeptWalk | undefined
+  let shared = 0
+  for (const kept of recent) {
+    const length = sharedLength(kept, messages, count)
+    if (length > shared || from === undefined) [from, shared] = [kept, length]
+    if (shared === count) break
+  }
+  const digestAt = (states: readonly number[], index: number | undefined): string | undefined =>
+    index === undefined || index > count
+      ? undefined
+      : TextHasher.resumed(states[2 * index] as number, states[2 * index + 1] as number).digest()
+  // The same messages again (a replan, or the previous count's signature): nothing to walk or keep.
+  if (from !== undefined && shared === count)
+    return { atPrevious: digestAt(from.states, at), whole: digestAt(from.states, count) as string }
+  const roles = from ? from.roles.slice(0, shared) : []
+  const tokens = from ? from.tokens.slice(0, shared) : []
+  const states = from ? from.states.slice(0, 2 * shared + 2) : []
+  const hasher = from
+    ? TextHasher.resumed(states[2 * shared] as number, states[2 * shared + 1] as number)
+    : new TextHasher()
+  if (!from) hasher.writeState(states)
+  for (let index = shared; index < count; index++) {
+    const message = messages[index] as MessageView
+    // The text hashed is `${role}:${tokens};` per message, as it always was.
+    hasher.add(`${message.role}:${message.tokens};`)
+    hasher.writeState(states)
+    roles.push(message.role)
+    tokens.push(message.tokens)
+  }
+  recent.unshift({ roles, tokens, states })
+  if (recent.length > keptWalks) recent.pop()
+  return { atPrevious: digestAt(states, at), whole: hasher.digest() }
+}
+
+/** How many of the first `count` messages have the role and tokens a kept walk hashed. */
+function sharedLength(kept: KeptWalk, messages: readonly MessageView[], count: number): number {
+  const most = Math.min(kept.roles.length, count)
+  let index = 0
+  while (
+    index < most &&
+    (messages[index] as MessageView).role === kept.roles[index] &&
+    (messages[index] as MessageView).tokens === kept.tokens[index]
+  )
+    index++
+  return index
+}
+
+/** The walk without a carry, for a count past the list (the hash then reads `undefined`, as it always did) or a list too long to keep. */
+function walkedWhole(
   view: ChatView,
   at: number | undefined,
   count: number,
@@ -67,7 +136,6 @@ export function prefixSignatures(
   let atPrevious = at === 0 ? hasher.digest() : undefined
   for (let index = 0; index < count; index++) {
     const message = view.messages[index]
-    // The text hashed is `${role}:${tokens};` per message, as it always was.
     hasher.add(`${message?.role}:${message?.tokens};`)
     if (index + 1 === at) atPrevious = hasher.digest()
   }

@@ -45,4 +45,36 @@ describe('prefix signatures in one walk', () => {
       }),
     )
   })
+
+  it('carried from recent walks, give what the old walk gave for conversations that grow, are edited and interleave', () => {
+    const message = fc.record({ role: fc.constantFrom('user', 'assistant', 'system'), tokens: fc.nat(2_000) })
+    // Each request: a conversation (of three), how many of its last messages the client edits, what it appends.
+    const step = fc.record({
+      conversation: fc.nat(2),
+      edited: fc.nat(3),
+      changedTokens: fc.nat(2_000),
+      appended: fc.array(message, { maxLength: 4 }),
+      previous: fc.nat(30),
+    })
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const conversations: { role: string; tokens: number }[][] = [[], [], []]
+        for (const { conversation, edited, changedTokens, appended, previous } of steps) {
+          const messages = conversations[conversation] as { role: string; tokens: number }[]
+          const from = Math.max(0, messages.length - edited)
+          if (from < messages.length)
+            messages[from] = { ...(messages[from] as { role: string }), tokens: changedTokens }
+          messages.push(...appended)
+          const view = viewOf(messages)
+          const at = previous <= messages.length ? previous : undefined
+          const { atPrevious, whole } = prefixSignatures(view, at, messages.length)
+          expect(whole).toBe(signatureAsBefore(view, messages.length))
+          expect(atPrevious).toBe(at === undefined ? undefined : signatureAsBefore(view, at))
+          // The previous count's signature alone, as detectPrefixBreak asks for it without the one walk.
+          if (at !== undefined) expect(prefixSignatures(view, at, at).whole).toBe(signatureAsBefore(view, at))
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
 })
