@@ -1,3 +1,4 @@
+import { RecentWalks } from '../util/recent-walks.ts'
 import { TextHasher } from './hash.ts'
 import type { ChatView, MessageView, RewriteReport } from './types.ts'
 
@@ -60,11 +61,10 @@ interface KeptWalk {
   readonly states: readonly number[]
 }
 
-/** Conversations going on at once whose walks are kept (as the plan's facts keep theirs). */
-const keptWalks = 4
 /** Longer message lists are walked every time. */
 const keptMaxMessages = 4096
-const recent: KeptWalk[] = []
+/** Conversations going on at once whose walks are kept (as the plan's facts keep theirs). */
+const recent = new RecentWalks<KeptWalk>(4)
 
 /**
  * The signatures of the first `at` and the first `count` messages (at <= count) in one walk: what the
@@ -79,20 +79,19 @@ export function prefixSignatures(
 ): { readonly atPrevious: string | undefined; readonly whole: string } {
   const messages = view.messages
   if (count > messages.length || count > keptMaxMessages) return walkedWhole(view, at, count)
-  let from: KeptWalk | undefined
-  let shared = 0
-  for (const kept of recent) {
-    const length = sharedLength(kept, messages, count)
-    if (length > shared || from === undefined) [from, shared] = [kept, length]
-    if (shared === count) break
-  }
+  const { from, shared, whole } = recent.longest(
+    (kept) => sharedLength(kept, messages, count),
+    (_, length) => length === count,
+  )
   const digestAt = (states: readonly number[], index: number | undefined): string | undefined =>
     index === undefined || index > count
       ? undefined
       : TextHasher.resumed(states[2 * index] as number, states[2 * index + 1] as number).digest()
   // The same messages again (a replan, or the previous count's signature): nothing to walk or keep.
-  if (from !== undefined && shared === count)
-    return { atPrevious: digestAt(from.states, at), whole: digestAt(from.states, count) as string }
+  if (whole) {
+    const states = (from as KeptWalk).states
+    return { atPrevious: digestAt(states, at), whole: digestAt(states, count) as string }
+  }
   const roles = from ? from.roles.slice(0, shared) : []
   const tokens = from ? from.tokens.slice(0, shared) : []
   const states = from ? from.states.slice(0, 2 * shared + 2) : []
@@ -108,8 +107,7 @@ export function prefixSignatures(
     roles.push(message.role)
     tokens.push(message.tokens)
   }
-  recent.unshift({ roles, tokens, states })
-  if (recent.length > keptWalks) recent.pop()
+  recent.keep({ roles, tokens, states })
   return { atPrevious: digestAt(states, at), whole: hasher.digest() }
 }
 

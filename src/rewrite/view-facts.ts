@@ -1,3 +1,4 @@
+import { RecentWalks } from '../util/recent-walks.ts'
 import { stepRound, type RoundWalk, type Rounds } from './rounds.ts'
 import { earliestFromOwnNeeds, ownCallNeeded } from './safe-cuts.ts'
 import type { MessageView, ToolResultView } from './types.ts'
@@ -38,28 +39,24 @@ interface Carried {
   readonly resultAt: Map<string, number>
 }
 
-/** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
-const keptFacts = 4
 /** Longer conversations are not kept (the facts hold their messages' views, results' text included, until four newer ones push them out). */
 const keptMaxMessages = 4096
 /** Nor conversations whose results hold more than this (a million-token window's worth: about 4 MB of text). */
 const keptMaxResultTokens = 1_000_000
-const recent: Carried[] = []
+/** Conversations going on at once whose facts are kept, as the parse keeps its recent bodies. */
+const recent = new RecentWalks<Carried>(4)
 
 /** The messages' facts, computed or carried from a recent request's; the same as computed from every message. */
 export function viewFacts(messages: readonly MessageView[]): ViewFacts {
-  let best: Carried | undefined
-  let shared = 0
-  for (const kept of recent) {
-    const length = sharedLength(kept.messages, messages)
-    if (length === messages.length && length === kept.messages.length) return kept.facts
-    if (length > shared) [best, shared] = [kept, length]
-  }
-  const carried = best !== undefined && !best.repeatedCall ? extend(best, shared, messages) : fromScratch(messages)
+  const { from, shared, whole } = recent.longest(
+    (kept) => sharedLength(kept.messages, messages),
+    (kept, length) => length === messages.length && length === kept.messages.length,
+  )
+  if (whole) return (from as Carried).facts
+  const carried = from !== undefined && !from.repeatedCall ? extend(from, shared, messages) : fromScratch(messages)
   const resultTokens = carried.facts.results.reduce((sum, result) => sum + result.tokens, 0)
   if (messages.length > keptMaxMessages || resultTokens > keptMaxResultTokens) return carried.facts
-  recent.unshift(carried)
-  if (recent.length > keptFacts) recent.pop()
+  recent.keep(carried)
   return carried.facts
 }
 

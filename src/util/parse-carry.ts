@@ -1,3 +1,4 @@
+import { RecentWalks } from './recent-walks.ts'
 import { arrayElementsAfter, membersAfter, type MemberSpan } from './json-members.ts'
 
 /**
@@ -25,17 +26,15 @@ export interface CarriedPrefix {
   readonly sharedElements: number
 }
 
-/** Parses kept to carry from: a few conversations going on at once. */
-const keptParses = 4
 /** Bodies longer than this are not kept (each kept body is held until four newer ones push it out). */
 const keptMaxBytes = 1024 * 1024
-const recent: PreviousParse[] = []
+/** Parses kept to carry from: a few conversations going on at once. */
+const recent = new RecentWalks<PreviousParse>(4)
 
 /** Remembers a parse for the next bodies to carry from. */
 export function keepParse(parse: PreviousParse): void {
   if (parse.bytes.length > keptMaxBytes) return
-  recent.unshift(parse)
-  if (recent.length > keptParses) recent.pop()
+  recent.keep(parse)
 }
 
 /** A point in a parse where scanning can go on: after member `member`'s value, or after its element `element`. */

@@ -1,4 +1,5 @@
 import type { Json } from '../../util/json.ts'
+import { RecentWalks } from '../../util/recent-walks.ts'
 import { blockFactsOf, type BlockFacts } from './block-facts.ts'
 import type { ResultMark } from './next-edit-bridge.ts'
 
@@ -50,11 +51,10 @@ interface Walked {
   readonly resultsBefore: readonly number[]
 }
 
-/** Conversations going on at once whose walks are kept (as the parse and the plan's facts keep theirs). */
-const keptWalks = 4
 /** Longer message lists are walked every time. */
 const keptMaxMessages = 4096
-const recent: Walked[] = []
+/** Conversations going on at once whose walks are kept (as the parse and the plan's facts keep theirs). */
+const recent = new RecentWalks<Walked>(4)
 
 /** One walk over the messages, in the cache's order, from `start` (the blocks of tools and system come first). */
 export function scanMessages(
@@ -89,19 +89,13 @@ export function scanMessages(
 }
 
 function walk(messages: readonly Json[], start: number): Walked {
-  let from: Walked | undefined
-  let shared = 0
-  for (const kept of recent) {
-    if (kept.start !== start) continue
-    const length = sharedLength(kept, messages)
-    if (length === messages.length && length === kept.messages.length) return kept
-    if (length > shared) [from, shared] = [kept, length]
-  }
+  const { from, shared, whole } = recent.longest(
+    (kept) => (kept.start === start ? sharedLength(kept, messages) : -1),
+    (kept, length) => length === messages.length && length === kept.messages.length,
+  )
+  if (whole) return from as Walked
   const walked = walkFrom(from, shared, messages, start)
-  if (messages.length <= keptMaxMessages) {
-    recent.unshift(walked)
-    if (recent.length > keptWalks) recent.pop()
-  }
+  if (messages.length <= keptMaxMessages) recent.keep(walked)
   return walked
 }
 

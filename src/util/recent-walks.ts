@@ -1,0 +1,41 @@
+/**
+ * The last few walks over a conversation's messages (or bytes), kept so the next request's walk can
+ * go on from the longest prefix it shares with one of them: a client re-sends its history, and a few
+ * conversations go on at once. Pure: no I/O.
+ */
+export class RecentWalks<T> {
+  readonly #kept: T[] = []
+  readonly #size: number
+
+  constructor(size: number) {
+    this.#size = size
+  }
+
+  /**
+   * The kept walk sharing the most (by `sharedLength`, in the newest-first order; the first of equals
+   * wins) and how much; or, at once, the first whose share `isWhole` says is the entire request.
+   */
+  longest(
+    sharedLength: (kept: T) => number,
+    isWhole: (kept: T, shared: number) => boolean,
+  ): { readonly from: T | undefined; readonly shared: number; readonly whole: boolean } {
+    let from: T | undefined
+    let shared = 0
+    for (const kept of this.#kept) {
+      const length = sharedLength(kept)
+      if (isWhole(kept, length)) return { from: kept, shared: length, whole: true }
+      if (length > shared) [from, shared] = [kept, length]
+    }
+    return { from, shared, whole: false }
+  }
+
+  /** Kept as the newest; the oldest goes when there are more than the size. */
+  keep(walk: T): void {
+    this.#kept.unshift(walk)
+    if (this.#kept.length > this.#size) this.#kept.pop()
+  }
+
+  [Symbol.iterator](): Iterator<T> {
+    return this.#kept[Symbol.iterator]()
+  }
+}
