@@ -23,10 +23,13 @@ export function responsesClearable(item: Json): ClearableInput | undefined {
   return undefined
 }
 
-/** Chat messages with the cleared inputs of their tool calls written in; id, type and name stay, and the client's objects where nothing changed. */
-export function chatWithClearedInputs(messages: readonly Json[], edits: readonly Edit[]): Json[] {
+/**
+ * Chat messages with the cleared inputs of their tool calls written in; id, type and name stay, and the
+ * client's objects where nothing changed. `messages` is the adapter's own list, handed back when nothing is cleared.
+ */
+export function chatWithClearedInputs(messages: Json[], edits: readonly Edit[]): Json[] {
   const clears = inputClears(edits)
-  if (clears.size === 0) return [...messages]
+  if (clears.size === 0) return messages
   return messages.map((message) => {
     if (!Array.isArray(message['tool_calls'])) return message
     let changed = false
@@ -42,10 +45,10 @@ export function chatWithClearedInputs(messages: readonly Json[], edits: readonly
   })
 }
 
-/** Responses items with the cleared inputs of their call items written in; call_id, name and the rest stay. */
-export function responsesWithClearedInputs(items: readonly Json[], edits: readonly Edit[]): Json[] {
+/** Responses items with the cleared inputs of their call items written in; call_id, name and the rest stay. `items` is the adapter's own list, handed back when nothing is cleared. */
+export function responsesWithClearedInputs(items: Json[], edits: readonly Edit[]): Json[] {
   const clears = inputClears(edits)
-  if (clears.size === 0) return [...items]
+  if (clears.size === 0) return items
   return items.map((item) => {
     const input = clears.get(String(item['call_id']))
     if (input === undefined) return item
