@@ -41,7 +41,8 @@ export interface InputReplacement {
 export class InputClearing {
   readonly #input: PlanInput
   readonly #rounds: Rounds
-  readonly #calls: readonly InputCall[]
+  /** Read from the messages only when needed: most requests neither hold a frozen input nor go over budget. */
+  #callsRead: readonly InputCall[] | undefined
   readonly #frozen: ReadonlyMap<string, FrozenInput>
   readonly #replacements = new Map<string, InputReplacement>()
   /** Applies a change of `delta` tokens to one message (the planner's running total). */
@@ -53,7 +54,6 @@ export class InputClearing {
     this.#rounds = rounds
     this.#adjust = adjust
     this.#frozen = frozenInputs(input.decisions)
-    this.#calls = callsWithInputs(input.view)
   }
 
   /** Inputs cleared on an earlier request go out cleared again, the same bytes, while the client sends the same input. */
@@ -114,6 +114,10 @@ export class InputClearing {
       })
     }
     return { inputs }
+  }
+
+  get #calls(): readonly InputCall[] {
+    return (this.#callsRead ??= callsWithInputs(this.#input.view))
   }
 
   #clear(call: InputCall, clearing: Clearing, fresh: boolean): void {
