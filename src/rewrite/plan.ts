@@ -235,8 +235,9 @@ class PlanState {
   }
 
   #clearReadFolds(inOrder: <T extends { readonly id: string }>(results: readonly T[]) => T[], target: number): void {
-    const folds = this.#results.filter((result) => this.#replacements.get(result.id)?.edit.action === 'fold-read')
-    for (const result of inOrder(folds.filter((result) => !this.#held(result)))) {
+    const isFold = (result: ToolResultView): boolean =>
+      this.#replacements.get(result.id)?.edit.action === 'fold-read' && !this.#held(result)
+    for (const result of inOrder(this.#results.filter(isFold))) {
       if (this.estimate() <= target) break
       this.#replace(result, 'clear', this.#clearedNote(result), true)
     }

@@ -17,7 +17,11 @@ const tools: Anthropic.Tool[] = [
     description: 'Read a file',
     input_schema: { type: 'object', properties: { file_path: { type: 'string' } } },
   },
-  { name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } },
+  {
+    name: 'Bash',
+    description: 'Run a command',
+    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+  },
 ]
 
 const prose = (at: number): string => `Paragraph ${at} explains why the phases read their documents this way.`

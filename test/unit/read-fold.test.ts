@@ -33,9 +33,7 @@ const designDoc = numbered([
 describe('a read folded to the lines the agent quotes', () => {
   it('keeps a document’s code blocks, headings, tables and inline code, numbered as read, and leaves out its prose', () => {
     const kept = quotableLines(designDoc, 'docs/design.md')
-    expect(kept).toEqual(
-      designDoc.filter((line) => !prose.some((paragraph) => line.endsWith(paragraph))),
-    )
+    expect(kept).toEqual(designDoc.filter((line) => !prose.some((paragraph) => line.endsWith(paragraph))))
     expect(kept).toContain('    14→const scenarioContext = this.buildOptionalContext(')
   })
 
