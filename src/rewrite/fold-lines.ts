@@ -55,7 +55,7 @@ export function distinctiveScore(line: string): number {
 /**
  * A file read folded when a cut must take it (docs/quality.md, "A read folded to what the agent quotes"):
  * its lines are kept, verbatim and numbered as the tool printed them, up to this share of its characters.
- * On the older replay set at 64k, half kept 41 events where 0.35 kept 86; 0.65 kept 27 at a 9.6% higher bill (BENCHMARKS.md, round 11).
+ * On the older replay set at 64k, 0.35 left 86 events hidden, half 41 (6.5% more billed), 0.65 27 (11.7% more; BENCHMARKS.md, round 11).
  */
 export const readFoldShare = 0.5
 
@@ -66,7 +66,7 @@ const maxReadLineChars = 400
 const lineNumber = /^\s*\d+(?:→|\t)/
 
 /** Markdown and plain-text documents: the agent quotes their code blocks, headings and tables, not their prose. */
-export function isProse(path: string): boolean {
+function isProse(path: string): boolean {
   return /\.(?:md|markdown|mdx|rst|txt)$/i.test(path)
 }
 
