@@ -122,6 +122,8 @@ export const configSchema = z.strictObject({
     lowWater: z.number().gt(0).max(1),
     /** When over budget, also clear the long strings of old tool calls' inputs (docs/quality.md, "Old tool inputs"). */
     clearToolInputs: z.boolean(),
+    /** When over budget, fold a file read the cut would clear to the lines the agent is likely to quote (docs/quality.md). */
+    foldReads: z.boolean(),
     /** Tell the model, in the system prompt, that old tool results may be cleared and it should keep going. */
     systemNote: z.boolean(),
     /**

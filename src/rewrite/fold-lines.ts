@@ -51,3 +51,77 @@ export function distinctiveScore(line: string): number {
   }
   return errorWord.test(line) ? score + 2 : score
 }
+
+/**
+ * A file read folded when a cut must take it (docs/quality.md, "A read folded to what the agent quotes"):
+ * its lines are kept, verbatim and numbered as the tool printed them, up to this share of its characters.
+ * On the older replay set at 64k, 0.35 left 86 events hidden, half 41 (6.5% more billed), 0.65 27 (11.7% more; BENCHMARKS.md, round 11).
+ */
+export const readFoldShare = 0.5
+
+/** A longer line is minified code or data: rarely quoted whole, and it would crowd out the rest. */
+const maxReadLineChars = 400
+
+/** The line number a read tool prints before each line (Claude Code `  12→`, `cat -n` and editors `12\t`). */
+const lineNumber = /^\s*\d+(?:→|\t)/
+
+/** Markdown and plain-text documents: the agent quotes their code blocks, headings and tables, not their prose. */
+function isProse(path: string): boolean {
+  return /\.(?:md|markdown|mdx|rst|txt)$/i.test(path)
+}
+
+/**
+ * The lines of a read a fold keeps: code, not prose. In a document, fenced code blocks and headings
+ * first, then table rows and lines with inline code; in source, declarations first, then other code
+ * lines; never blank lines or comments. Earlier lines first within a rank; in file order, at most
+ * `readFoldShare` of the text. A rule of the text's shape, not of the strings the replay measure counts.
+ */
+export function quotableLines(lines: readonly string[], path: string): string[] {
+  const ranks = isProse(path) ? documentRanks(lines) : sourceRanks(lines)
+  const limit = (lines.reduce((sum, line) => sum + line.length + 1, 0) - 1) * readFoldShare
+  const ranked = lines
+    .map((line, at) => ({ line, at, rank: ranks[at] ?? 0 }))
+    .filter((entry) => entry.rank > 0 && entry.line.length <= maxReadLineChars)
+    .toSorted((a, b) => b.rank - a.rank || a.at - b.at)
+  const kept: typeof ranked = []
+  let chars = 0
+  for (const entry of ranked) {
+    if (chars + entry.line.length + 1 > limit) continue
+    kept.push(entry)
+    chars += entry.line.length + 1
+  }
+  return kept.toSorted((a, b) => a.at - b.at).map((entry) => entry.line)
+}
+
+const bodyOf = (line: string): string => line.replace(lineNumber, '')
+const fence = /^(?:```|~~~)/
+const heading = /^#{1,6}\s/
+
+function documentRanks(lines: readonly string[]): number[] {
+  let inFence = false
+  return lines.map((line) => {
+    const body = bodyOf(line).trim()
+    if (fence.test(body)) {
+      inFence = !inFence
+      return 2
+    }
+    if (inFence || heading.test(body)) return 2
+    return body.startsWith('|') || body.includes('`') ? 1 : 0
+  })
+}
+
+const comment = /^(?:\/\/|#|\*|\/\*)/
+const codePunctuation = /[;{}()=[\]<>]|=>|::/
+const codeWord =
+  /^(?:import|export|from|return|if|elif|else|for|while|def|class|const|let|var|function|async|await|private|public|protected|static|interface|type|enum|struct|fn|pub|impl|package|func|try|catch|except|raise|throw|with|@\w+)\b/
+const declaration =
+  /^(?:export\s+)?(?:default\s+)?(?:(?:public|private|protected|static|readonly|abstract|async)\s+)*(?:function\*?|class|const|let|var|interface|type|enum|def|struct|fn|func|impl|trait|module|namespace)\s+[A-Za-z_$]|^(?:(?:public|private|protected|static|readonly|async|get|set)\s+)+[A-Za-z_$][\w$]*\s*[(<:=]|^(?:import|from)\s/
+
+function sourceRanks(lines: readonly string[]): number[] {
+  return lines.map((line) => {
+    const body = bodyOf(line).trim()
+    if (body === '' || comment.test(body)) return 0
+    if (declaration.test(body)) return 2
+    return codePunctuation.test(body) || codeWord.test(body) ? 1 : 0
+  })
+}

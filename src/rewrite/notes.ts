@@ -1,4 +1,4 @@
-import { linesToKeep } from './fold-lines.ts'
+import { linesToKeep, quotableLines } from './fold-lines.ts'
 import { callTarget, parsedInput } from './tool-kind.ts'
 import type { DropMessages } from './types.ts'
 
@@ -80,6 +80,32 @@ export function foldSummaryOf(result: { readonly hash: string; readonly text: st
     if (summariesByHash.size > maxSummaries) summariesByHash.delete(summariesByHash.keys().next().value as string)
   }
   return summary
+}
+
+/** Read folds by content hash and path: a frozen one is written again on every request, and never changes. */
+const readFoldsByKey = new Map<string, string>()
+
+/** readFold of a read's result, computed once per content and path. */
+export function readFoldOf(result: { readonly hash: string; readonly text: string }, path: string): string {
+  const key = `${result.hash}\u0000${path}`
+  let text = readFoldsByKey.get(key)
+  if (text === undefined) {
+    text = readFold(result.text, path)
+    readFoldsByKey.set(key, text)
+    if (readFoldsByKey.size > maxSummaries) readFoldsByKey.delete(readFoldsByKey.keys().next().value as string)
+  }
+  return text
+}
+
+/**
+ * A read of `path` folded to the lines the agent is likely to quote (fold-lines.ts, quotableLines),
+ * under a one-line note saying what was left out and how to get it back. A pure function of the
+ * read's text and path, so it comes out the same on every request and every replica.
+ */
+export function readFold(text: string, path: string): string {
+  const lines = text.split('\n')
+  const kept = quotableLines(lines, path)
+  return `[ctxgate folded this read of ${short(path)} to ${kept.length.toLocaleString('en-US')} of its ${lines.length.toLocaleString('en-US')} lines, code and headings kept, prose left out; read the file again (an offset and limit for a part) to see the rest]\n${kept.join('\n')}`
 }
 
 /** A short summary of a long tool output: its size, exit status if it shows one, its first meaningful line, and the lines it keeps whole. */

@@ -44,14 +44,15 @@ export function planReport(facts: PlanFacts): RewriteReport {
   for (const replacement of facts.replacements) {
     const { edit, result, saved } = replacement
     if (facts.isDropped(result.message)) continue
-    if (edit.action === 'fold') {
+    // A read folded to its quotable lines is a fold too (read-fold.ts).
+    if (edit.action !== 'clear') {
       folded++
       fold += saved
     } else {
       cleared++
       clear += saved
     }
-    if (replacement.fresh) fresh[edit.action === 'fold' ? 'folded' : 'cleared']++
+    if (replacement.fresh) fresh[edit.action === 'clear' ? 'cleared' : 'folded']++
     newBatch ||= replacement.fresh
     firstEdited = Math.min(firstEdited, result.message)
     if (replacement.fresh) firstNew = Math.min(firstNew, result.message)

@@ -12,10 +12,12 @@ import { forcedOrder, inUseRank } from './quoted.ts'
 import { nothingToPlan } from './nothing-to-plan.ts'
 import { newestWithin, planReport, tooLongMessage, type Replacement } from './plan-report.ts'
 import { decisionsAfter, Restores } from './restore-state.ts'
-import { clearedNote, clearedNoteFor, dropEdit, dropNoteTokens, foldSummaryOf } from './notes.ts'
+import { clearedNote, clearedNoteFor, dropEdit, dropNoteTokens, foldSummaryOf, readFoldOf } from './notes.ts'
+import { foldsReads, readFoldFor, readPathOf } from './read-fold.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
 import type { PlanInput } from './plan-input.ts'
 import { viewFacts } from './view-facts.ts'
+import { bestCut, cutStarts } from './drop-cuts.ts'
 import type { Edit, FrozenDecisions, FrozenResult, RewriteOutcome, RewriteReport, ToolResultView } from './types.ts'
 
 export type { PlanInput } from './plan-input.ts'
@@ -51,8 +53,8 @@ function planOnce(input: PlanInput, restoreOnUse: boolean, givenUp: ReadonlySet<
   if (state.estimate() > input.budget || crowdedByRestores(state.estimate(), state.restores.madeNow(), input)) {
     const target = input.budget * input.policy.lowWater
     state.editByRisk(target, input.policy.strategy === 'batched-fold')
-    if (state.estimate() > input.budget) state.dropTurns(target)
-    if (state.estimate() > input.budget) state.dropRounds(target)
+    if (state.estimate() > input.budget) state.dropUpTo(target, 'turns')
+    if (state.estimate() > input.budget) state.dropUpTo(target, 'rounds')
   }
   const report = state.report(estimatedBefore)
   const outcome: RewriteOutcome =
@@ -145,7 +147,11 @@ class PlanState {
   }
 
   #editAs(result: ToolResultView, action: FrozenResult['action'], fresh: boolean): void {
-    this.#replace(result, action, action === 'fold' ? foldSummaryOf(result) : this.#clearedNote(result), fresh)
+    // A read fold needs the call to still be a read of a file; should the client change the call, it is cleared.
+    const path = action === 'fold-read' ? readPathOf(this.#callOf(result)) : undefined
+    if (path !== undefined) this.#replace(result, action, readFoldOf(result, path), fresh)
+    else if (action === 'fold') this.#replace(result, action, foldSummaryOf(result), fresh)
+    else this.#replace(result, 'clear', this.#clearedNote(result), fresh)
   }
 
   /** A restore rewrites the cache from where it sits: results after it the agent rarely needs go in the same rewrite. */
@@ -197,8 +203,12 @@ class PlanState {
       const candidates = this.#results.filter(
         (result) => rankOf(result) === level && clearable(result) && !this.#held(result),
       )
-      this.#clearInBatches(inOrder(candidates), target, inUse ? 1 : this.#input.policy.clearBatch)
+      // Reads are folded rather than cleared, except those in use: folding them cost the long set events (BENCHMARKS.md, round 11).
+      const foldReads = !inUse && foldsReads(this.#input.policy)
+      this.#clearInBatches(inOrder(candidates), target, inUse ? 1 : this.#input.policy.clearBatch, foldReads)
     }
+    // Still over the budget with read folds: they go first, before results behind the marker and whole turns.
+    if (this.estimate() > this.#input.budget) this.#clearReadFolds(inOrder, target)
     // Still over, or crowded (crowded.ts): results before the marker are cheaper to give up than turns or a cut each request.
     const held = this.#results.filter((result) => clearable(result) && this.#held(result))
     if (reachBehindMarker(this.estimate(), held, noteTokens, this.#input)) {
@@ -216,32 +226,48 @@ class PlanState {
 
   /** The cleared note naming how to get this result back (notes.ts). */
   #clearedNote(result: ToolResultView): string {
+    return clearedNoteFor(this.#callOf(result))
+  }
+
+  #callOf(result: ToolResultView): ToolCall | undefined {
     this.#calls ??= new Map(callsOfView(this.#input.view.messages).map((call) => [call.id, call]))
-    return clearedNoteFor(this.#calls.get(result.id))
+    return this.#calls.get(result.id)
+  }
+
+  #clearReadFolds(inOrder: <T extends { readonly id: string }>(results: readonly T[]) => T[], target: number): void {
+    const isFold = (result: ToolResultView): boolean =>
+      this.#replacements.get(result.id)?.edit.action === 'fold-read' && !this.#held(result)
+    for (const result of inOrder(this.#results.filter(isFold))) {
+      if (this.estimate() <= target) break
+      this.#replace(result, 'clear', this.#clearedNote(result), true)
+    }
   }
 
   #held = (result: ToolResultView): boolean => result.message < (this.#input.editableFrom ?? 0)
 
-  #clearInBatches(candidates: readonly ToolResultView[], target: number, batch: number): void {
+  #clearInBatches(candidates: readonly ToolResultView[], target: number, batch: number, foldReads = false): void {
     for (let start = 0; start < candidates.length && this.estimate() > target; start += batch) {
-      for (const result of candidates.slice(start, start + batch))
-        this.#replace(result, 'clear', this.#clearedNote(result), true)
+      for (const result of candidates.slice(start, start + batch)) {
+        const fold = foldReads ? readFoldFor(result, this.#callOf(result), this.#input.estimator) : undefined
+        if (fold !== undefined) this.#replace(result, 'fold-read', fold, true)
+        else this.#replace(result, 'clear', this.#clearedNote(result), true)
+      }
     }
   }
 
-  /** Keep the first message, a note, and the newest whole user turns that fit. */
-  dropTurns(target: number): void {
-    const starts = this.#cutsWhere((index) => this.#input.view.messages[index]?.startsUserTurn === true)
-    this.#dropToBestCut(starts, target, 'turns')
-  }
-
-  /** Inside one long turn (a sub-agent): keep the first message, a note, and the newest whole rounds that fit. */
-  dropRounds(target: number): void {
-    const starts = this.#cutsWhere((index) => {
-      const message = this.#input.view.messages[index]
-      return message?.role === 'assistant' && this.#input.view.messages[index - 1]?.role !== 'assistant'
+  /** Keep the first message, a note, and the newest whole user turns (or, inside one long turn, rounds) that fit. */
+  dropUpTo(target: number, scope: 'turns' | 'rounds'): void {
+    if (this.#input.view.messages[0]?.role !== 'user') return
+    const cuts = cutStarts(this.#input.view.messages, this.#dropTo, (index) => this.#isCut(index), scope)
+    const cut = bestCut(cuts, {
+      from: this.#dropTo,
+      totalWithoutNote: this.#total - this.#dropNoteTokens,
+      messageTokens: this.#messageTokens,
+      noteTokens: (at) => dropNoteTokens(this.#input, scope, at - 1),
+      factor: this.#input.factor,
+      target,
     })
-    this.#dropToBestCut(starts, target, 'rounds')
+    if (cut !== undefined) this.#dropUntil(cut, scope, true)
   }
 
   edits(): Edit[] {
@@ -288,7 +314,7 @@ class PlanState {
     if (!this.#isDropped(message)) this.#total += delta
   }
 
-  #replace(result: ToolResultView, action: 'fold' | 'clear', text: string, fresh: boolean): void {
+  #replace(result: ToolResultView, action: FrozenResult['action'], text: string, fresh: boolean): void {
     const previous = this.#replacements.get(result.id)
     const before = previous ? this.#input.estimator.text(previous.edit.text) : result.tokens
     const after = this.#input.estimator.text(text)
@@ -307,31 +333,6 @@ class PlanState {
 
   #isCut(index: number): boolean {
     return index >= 1 && index < this.#input.view.messages.length && (this.#minCallNeeded[index] as number) >= index
-  }
-
-  #cutsWhere(predicate: (index: number) => boolean): number[] {
-    const cuts: number[] = []
-    // Cuts are turn or round starts, so even the last one keeps the newest turn or round whole.
-    for (let index = this.#dropTo + 1; index < this.#input.view.messages.length; index++)
-      if (this.#isCut(index) && predicate(index)) cuts.push(index)
-    return cuts
-  }
-
-  #dropToBestCut(cuts: readonly number[], target: number, scope: 'turns' | 'rounds'): void {
-    if (cuts.length === 0 || this.#input.view.messages[0]?.role !== 'user') return
-    // Cuts come in ascending order: the tokens removed grow with each, summed once (not per cut).
-    let removed = 0
-    let summedTo = this.#dropTo
-    for (const cut of cuts) {
-      if (cut < summedTo) continue
-      for (; summedTo < cut; summedTo++) removed += this.#messageTokens[summedTo] as number
-      const total = this.#total - removed + dropNoteTokens(this.#input, scope, cut - 1) - this.#dropNoteTokens
-      if (total * this.#input.factor <= target) {
-        this.#dropUntil(cut, scope, true)
-        return
-      }
-    }
-    this.#dropUntil(cuts[cuts.length - 1] as number, scope, true)
   }
 
   #dropUntil(cut: number, scope: 'turns' | 'rounds', fresh: boolean): void {

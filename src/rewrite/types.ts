@@ -50,7 +50,8 @@ export interface ChatView {
   readonly serverManaged?: boolean
 }
 
-export type ResultAction = 'fold' | 'clear'
+/** `fold-read`: a file read folded to the lines the agent is likely to quote (notes.ts, readFold). */
+export type ResultAction = 'fold' | 'clear' | 'fold-read'
 
 export interface ReplaceToolResult {
   readonly kind: 'replace-tool-result'
@@ -136,6 +137,8 @@ export interface RewritePolicy {
   readonly lowWater: number
   /** When over budget, old tool calls' long input strings may be cleared too (cleared-input.ts). Absent: on. */
   readonly clearToolInputs?: boolean
+  /** When over budget, a file read the cut would clear is folded to its quotable lines instead (read-fold.ts). Absent: on. */
+  readonly foldReads?: boolean
 }
 
 export interface RewriteReport {

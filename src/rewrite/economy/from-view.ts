@@ -5,7 +5,8 @@
  */
 import { callsOfView, hazardOf, resultRiskAges } from '../clear-order.ts'
 import type { TokenEstimator } from '../estimate.ts'
-import { clearedNoteFor, foldSummaryOf } from '../notes.ts'
+import { clearedNoteFor, foldSummaryOf, readFoldOf } from '../notes.ts'
+import { readPathOf } from '../read-fold.ts'
 import { frozenDropKeepFrom, frozenResults, restoredResults } from '../frozen.ts'
 import { frozenInputSavings } from '../input-plan.ts'
 import { roundsOf } from '../rounds.ts'
@@ -49,8 +50,13 @@ export function describeView(input: DescribeInput): ConversationCost {
     for (const result of message.toolResults) {
       const decision = frozen.get(result.id)
       if (decision && decision.hash === result.hash) {
+        const readPath = decision.action === 'fold-read' ? readPathOf(calls.get(result.id)) : undefined
         const replaced =
-          decision.action === 'fold' ? foldTokens(result.hash, result.text, estimator) : clearedTokens(result.id)
+          readPath !== undefined
+            ? estimator.text(readFoldOf(result, readPath))
+            : decision.action === 'fold'
+              ? foldTokens(result.hash, result.text, estimator)
+              : clearedTokens(result.id)
         tokens += replaced - result.tokens
         continue
       }

@@ -1,0 +1,80 @@
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startStack, type Stack } from '../helpers/stack.ts'
+
+let stack: Stack
+let client: Anthropic
+
+beforeAll(async () => {
+  stack = await startStack()
+  client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
+})
+afterAll(() => stack.close())
+
+const tools: Anthropic.Tool[] = [
+  {
+    name: 'Read',
+    description: 'Read a file',
+    input_schema: { type: 'object', properties: { file_path: { type: 'string' } } },
+  },
+  {
+    name: 'Bash',
+    description: 'Run a command',
+    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+  },
+]
+
+const prose = (at: number): string => `Paragraph ${at} explains why the phases read their documents this way.`
+/** A design document as Claude Code's Read prints it: numbered lines, mostly prose, one code block. */
+const design = [
+  '# Design',
+  ...Array.from({ length: 150 }, (_, at) => prose(at)),
+  '```typescript',
+  'const scenarioContext = this.buildOptionalContext(',
+  '```',
+  ...Array.from({ length: 150 }, (_, at) => prose(at + 150)),
+]
+  .map((line, at) => `${String(at + 1).padStart(6)}→${line}`)
+  .join('\n')
+
+/** The task, a Read of the design document, then `commands` short Bash rounds. */
+function conversation(commands: number): Anthropic.MessageParam[] {
+  const round = (id: string, name: string, input: Record<string, string>, output: string): Anthropic.MessageParam[] => [
+    { role: 'assistant', content: [{ type: 'tool_use', id, name, input }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] },
+  ]
+  return [
+    { role: 'user', content: 'Implement the design.' },
+    ...round('toolu_read', 'Read', { file_path: 'docs/design.md' }, design),
+    ...Array.from({ length: commands }, (_, at) => round(`toolu_${at}`, 'Bash', { command: `ls ${at}` }, 'ok')).flat(),
+  ]
+}
+
+/** The tool_result block of `id` as the upstream received it, written out as it sits in the body. */
+function sentResult(body: string, id: string): string {
+  const messages = (JSON.parse(body) as { messages: { content: unknown }[] }).messages
+  for (const message of messages)
+    if (Array.isArray(message.content))
+      for (const block of message.content as { type: string; tool_use_id?: string }[])
+        if (block.type === 'tool_result' && block.tool_use_id === id) return JSON.stringify(block)
+  throw new Error(`no tool_result ${id} sent`)
+}
+
+describe('a read folded to its quotable lines through the proxy (Anthropic SDK)', () => {
+  it('sends the upstream the read folded to its code and headings, and the identical block on the next request', async () => {
+    const budget = { headers: { 'x-ctxgate-budget': '3000' } }
+    const base = { model: 'claude-sonnet-5', max_tokens: 64, tools }
+    await client.messages.create({ ...base, messages: conversation(2) }, budget)
+    await client.messages.create({ ...base, messages: conversation(3) }, budget)
+    const [first, second] = stack.mock.requests
+    const folded = sentResult(first?.body ?? '', 'toolu_read')
+    const text = JSON.stringify(JSON.parse(folded).content)
+    expect(text).toContain('[ctxgate folded this read of docs/design.md to')
+    expect(text).toContain('const scenarioContext = this.buildOptionalContext(')
+    expect(text).toContain('# Design')
+    expect(text).not.toContain(prose(7))
+    // Frozen: the next request carries the same bytes for that block, its call unchanged before it.
+    expect(sentResult(second?.body ?? '', 'toolu_read')).toBe(folded)
+    expect(second?.body).toContain('"id":"toolu_read","name":"Read","input":{"file_path":"docs/design.md"}')
+  })
+})
