@@ -111,7 +111,11 @@ function newestHolding(calls: readonly OwnCall[], text: string): OwnCall | undef
 }
 
 /** The own-input needs a request as sent no longer shows anywhere, with what became of the call that held each. */
-export function ownInputsHiddenIn(needs: RequestOwnNeeds, sentBody: unknown, sentText = allText(sentBody)): HiddenOwnInput[] {
+export function ownInputsHiddenIn(
+  needs: RequestOwnNeeds,
+  sentBody: unknown,
+  sentText = allText(sentBody),
+): HiddenOwnInput[] {
   if (needs.needed.length === 0) return []
   const hidden = needs.needed.filter((needed) => !sentText.includes(needed.text))
   if (hidden.length === 0) return []

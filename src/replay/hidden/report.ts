@@ -73,8 +73,8 @@ export function renderHiddenTable(rows: readonly HiddenRow[], markdown: boolean)
 export const hiddenNotes = [
   'needed but hidden: a distinctive string (path, identifier, hex id, long number, quoted string, code line) the agent wrote',
   'in its next message that it could only have read in an earlier tool output, and that the request as sent no longer showed.',
-  'own input hidden: counted apart, a distinctive string of the next message found in one of the agent\'s own earlier tool inputs',
-  '(an Edit\'s strings, a Write\'s content, a command) and in no tool output, that the request as sent no longer showed.',
+  "own input hidden: counted apart, a distinctive string of the next message found in one of the agent's own earlier tool inputs",
+  "(an Edit's strings, a Write's content, a command) and in no tool output, that the request as sent no longer showed.",
 ]
 
 /** A few examples per variant: the string, the request it was hidden in, where it came from and how the agent used it. */
