@@ -84,7 +84,7 @@ describe('supersededWrites (pure)', () => {
       { id: 'p2', name: 'apply_patch', clearable: { form: 'text' as const, value: '*** Update File: src/c.ts\n+z' } },
       edit('e3', 'src/d.ts'),
     ]
-    expect([...supersededWrites(calls)].sort()).toEqual(['e1', 'p1', 'w1'])
+    expect([...supersededWrites(calls)].toSorted()).toEqual(['e1', 'p1', 'w1'])
   })
 
   it('never supersedes a command, a read, or a write that names no file', () => {
