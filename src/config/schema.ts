@@ -120,8 +120,11 @@ export const configSchema = z.strictObject({
     clearBatch: z.number().int().min(1),
     /** When over budget, cut down to this fraction of it in one batch. */
     lowWater: z.number().gt(0).max(1),
-    /** When over budget, also clear the long strings of old tool calls' inputs (docs/quality.md, "Old tool inputs"). */
-    clearToolInputs: z.boolean(),
+    /**
+     * When over budget, also clear the long strings of old tool calls' inputs (docs/quality.md, "Old
+     * tool inputs"): `superseded` only those of writes whose file a later call writes again, true all.
+     */
+    clearToolInputs: z.union([z.boolean(), z.literal('superseded')]),
     /** When over budget, fold a file read the cut would clear to the lines the agent is likely to quote (docs/quality.md). */
     foldReads: z.boolean(),
     /** Tell the model, in the system prompt, that old tool results may be cleared and it should keep going. */

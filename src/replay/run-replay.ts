@@ -14,6 +14,7 @@ import { buildAnthropicRequests, type ClientCache, type ReplayRequest } from './
 import type { Conversation } from './conversation.ts'
 import { neededStrings } from './hidden/at-risk.ts'
 import { HiddenCounter } from './hidden/counter.ts'
+import { ownInputNeeds } from './hidden/own-inputs.ts'
 import type { HiddenTally } from './hidden/tally.ts'
 import { refetchFigures, repeatedCalls, type RefetchFigures } from './refetches.ts'
 import { readAnthropicAnswer, type RequestOutcome } from './request-outcome.ts'
@@ -62,6 +63,8 @@ export interface RunResult {
   readonly summaries: Readonly<Record<string, RunSummary>>
   /** Needed-but-hidden events per variant (docs/quality.md). */
   readonly hidden?: Readonly<Record<string, HiddenTally>>
+  /** Per variant, the strings the agent took from its own earlier tool inputs that the request as sent hid (hidden/own-inputs.ts). */
+  readonly ownInputHidden?: Readonly<Record<string, HiddenTally>>
   /** Re-fetches per ctxgate variant, as the proxy counted them (refetches.ts). */
   readonly refetches?: Readonly<Record<string, RefetchFigures>>
   /** Requests of the run, and calls in it repeating an earlier one with the whole context: the re-fetch baseline. */
@@ -79,17 +82,20 @@ export async function replayConversation(conversation: Conversation, options: Re
     ...(options.model ? { model: options.model } : {}),
   })
   const needs = neededStrings(conversation)
+  const ownNeeds = ownInputNeeds(conversation)
   const outcomes: Record<string, RequestOutcome[]> = {}
   const hidden: Record<string, HiddenTally> = {}
+  const ownInputHidden: Record<string, HiddenTally> = {}
   const ledgers: Record<string, LedgerFigures> = {}
   const refetches: Record<string, RefetchFigures> = {}
   for (const variant of options.variants) {
-    const counter = new HiddenCounter(needs)
+    const counter = new HiddenCounter(needs, ownNeeds)
     const sent = await sendThrough(variant, requests, options, counter)
     outcomes[variant.label] = sent.outcomes
     if (sent.ledger) ledgers[variant.label] = sent.ledger
     if (sent.refetches) refetches[variant.label] = sent.refetches
     hidden[variant.label] = counter.tally
+    ownInputHidden[variant.label] = counter.ownInputTally
   }
   const direct = outcomes[directLabel]
   const summaries: Record<string, RunSummary> = {}
@@ -103,6 +109,7 @@ export async function replayConversation(conversation: Conversation, options: Re
     ledgers,
     summaries,
     hidden,
+    ownInputHidden,
     refetches,
     repeats: { requests: requests.length, calls: repeatedCalls(conversation) },
   }

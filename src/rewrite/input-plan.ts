@@ -9,6 +9,7 @@ import type { TokenEstimator } from './estimate.ts'
 import { hashText } from './hash.ts'
 import type { PlanInput } from './plan-input.ts'
 import { roundsNewerThan, type Rounds } from './rounds.ts'
+import { supersededWrites } from './superseded-input.ts'
 import type { ClearToolInput, FrozenDecisions, FrozenInput } from './types.ts'
 
 /** Where old inputs go in the forced order (plan.ts): before the results of this rank, after those of lower ones. */
@@ -70,8 +71,9 @@ export class InputClearing {
 
   /**
    * Clears the inputs of calls older than the newest `keepRecentRounds` (and never the newest
-   * message's), oldest first, `clearBatch` at a time, while `over()` holds (when the policy allows).
-   * Messages dropped, and those behind the previous request's cache marker, are left alone.
+   * message's), oldest first, `clearBatch` at a time, while `over()` holds (when the policy allows;
+   * under `superseded`, only writes whose file a later call writes again). Messages dropped, and
+   * those behind the previous request's cache marker, are left alone.
    */
   clearOld(over: () => boolean, isDropped: (message: number) => boolean): void {
     const { keepRecentRounds, clearBatch, clearToolInputs } = this.#input.policy
@@ -80,9 +82,12 @@ export class InputClearing {
     const skip = (message: number): boolean => isDropped(message) || message < editableFrom
     const newest = this.#input.view.messages.length - 1
     let inBatch = 0
+    let superseded: ReadonlySet<string> | undefined
     for (const call of this.#calls) {
       if (inBatch === 0 && !over()) return
       if (this.#replacements.has(call.id) || call.message >= newest || skip(call.message)) continue
+      // Found once, and only when a clear is wanted: most requests are never over budget.
+      if (clearToolInputs === 'superseded' && !(superseded ??= supersededWrites(this.#calls)).has(call.id)) continue
       if (roundsNewerThan(this.#rounds, call.id, call.message) < Math.max(1, keepRecentRounds)) continue
       const clearing = clearingOf(call, this.#input.estimator)
       if (clearing.cleared === undefined || clearing.saved <= 0) continue

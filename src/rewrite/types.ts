@@ -135,8 +135,12 @@ export interface RewritePolicy {
   readonly clearBatch: number
   /** When over budget, cut down to this fraction of it in one go, so the prefix breaks once per batch. */
   readonly lowWater: number
-  /** When over budget, old tool calls' long input strings may be cleared too (cleared-input.ts). Absent: on. */
-  readonly clearToolInputs?: boolean
+  /**
+   * When over budget, old tool calls' long input strings may be cleared too (cleared-input.ts):
+   * `superseded` only a write's whose file a later call writes again (superseded-input.ts), true
+   * every old call's, false none. Absent: true.
+   */
+  readonly clearToolInputs?: boolean | 'superseded'
   /** When over budget, a file read the cut would clear is folded to its quotable lines instead (read-fold.ts). Absent: on. */
   readonly foldReads?: boolean
 }

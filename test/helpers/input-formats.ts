@@ -24,7 +24,8 @@ export const code = (round: number, side: string, lines = 40): string =>
 /** A conversation of Edit rounds whose inputs are the only large thing in it, in one wire format. */
 export interface Format {
   readonly adapter: ChatAdapter
-  body(rounds: number, inputFor?: (round: number) => Record<string, unknown>): Json
+  /** `name`: the tool's name where the format lets it vary (Chat, Responses; Messages always calls Edit). */
+  body(rounds: number, inputFor?: (round: number) => Record<string, unknown>, name?: string): Json
   /** Each call's input as sent in the body, by call id. */
   inputs(body: Json): Map<string, unknown>
 }
@@ -63,7 +64,7 @@ export const messagesFormat: Format = {
 
 export const chatFormat: Format = {
   adapter: openaiChatAdapter,
-  body: (rounds, inputFor = editInput) => ({
+  body: (rounds, inputFor = editInput, name = 'edit_file') => ({
     model: 'gpt-test',
     messages: [
       { role: 'system', content: 'You are an agent.' },
@@ -76,7 +77,7 @@ export const chatFormat: Format = {
             {
               id: `c${round}`,
               type: 'function',
-              function: { name: 'edit_file', arguments: JSON.stringify(inputFor(round)) },
+              function: { name, arguments: JSON.stringify(inputFor(round)) },
             },
           ],
         },
@@ -96,7 +97,7 @@ export const chatFormat: Format = {
 
 export const responsesFormat: Format = {
   adapter: openaiResponsesAdapter,
-  body: (rounds, inputFor = editInput) => ({
+  body: (rounds, inputFor = editInput, name = 'edit_file') => ({
     model: 'gpt-test',
     instructions: 'You are an agent.',
     input: [
@@ -107,7 +108,7 @@ export const responsesFormat: Format = {
               {
                 type: 'function_call',
                 call_id: `c${round}`,
-                name: 'edit_file',
+                name,
                 arguments: JSON.stringify(inputFor(round)),
               },
               { type: 'function_call_output', call_id: `c${round}`, output: 'ok' },
@@ -140,7 +141,7 @@ export function send(
   body: Json,
   memory: ConversationMemory | undefined,
   budget: number,
-  clear = true,
+  clear: boolean | 'superseded' = true,
 ): { outcome: Rewritten; sent: Json } {
   const view = format.adapter.view(body, estimator)
   const outcome = runPipeline({

@@ -25,7 +25,10 @@ const tools: Anthropic.Tool[] = [
 const code = (round: number, side: string): string =>
   Array.from({ length: 40 }, (_, line) => `  const ${side}_${round}_${line} = compute(${line}, "${side}")`).join('\n')
 
-/** The task, then `rounds` Edit calls with long old and new strings, each answered "ok". */
+/**
+ * The task, then `rounds` Edit calls with long old and new strings, each answered "ok". Three files,
+ * each edited again three rounds later: an old edit is superseded, the kind the default clears.
+ */
 function conversation(rounds: number): Anthropic.MessageParam[] {
   return [
     { role: 'user', content: 'Edit the files as planned.' },
@@ -37,7 +40,11 @@ function conversation(rounds: number): Anthropic.MessageParam[] {
             type: 'tool_use',
             id: `toolu_${round}`,
             name: 'Edit',
-            input: { file_path: `src/f${round}.ts`, old_string: code(round, 'old'), new_string: code(round, 'new') },
+            input: {
+              file_path: `src/f${round % 3}.ts`,
+              old_string: code(round, 'old'),
+              new_string: code(round, 'new'),
+            },
           },
         ],
       },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { ConversationMemory } from '../../src/rewrite/pipeline.ts'
 import type { Json } from '../../src/util/json.ts'
 import { estimator, formats, send, type Format } from '../helpers/input-formats.ts'
+import { supersededWrites } from '../../src/rewrite/superseded-input.ts'
 
 /** One call's input: a file path, strings of any length (some over the clearing threshold), an unknown field, nesting. */
 const someString = fc.oneof(fc.string({ maxLength: 20 }), fc.string({ minLength: 400, maxLength: 900 }))
@@ -49,21 +50,45 @@ const totalOf = (format: Format, body: Json): number => {
   return view.headTokens + view.messages.reduce((sum, message) => sum + message.tokens, 0)
 }
 
-describe.each(formats)('old tool inputs cleared when fitting, properties, %s', (_, format) => {
+/** Ids of the body's calls whose written file a later call writes again, as the adapter sees them. */
+function supersededIn(format: Format, body: Json): Set<string> {
+  const calls = format.adapter.view(body, estimator).messages.flatMap((message) =>
+    message.toolCallIds.flatMap((id, at) => {
+      const clearable = message.toolCallClearable?.[at]
+      return clearable === undefined ? [] : [{ id, name: message.toolCallNames?.[at] ?? '', clearable }]
+    }),
+  )
+  return supersededWrites(calls)
+}
+
+const modes: [string, boolean | 'superseded'][] = [
+  ['every old input', true],
+  ['superseded writes only', 'superseded'],
+]
+const cases = formats.flatMap(([name, format]) => modes.map(([mode, clear]) => [name, mode, format, clear] as const))
+
+describe.each(cases)('old tool inputs cleared when fitting, properties, %s, %s', (_, __, format, clear) => {
+  // `superseded` needs a name ctxgate knows as a write (tool-kind.ts); the helper's `edit_file` is not one.
+  const toolName = clear === 'superseded' ? 'write_file' : undefined
   it('keeps ids and pairing, keeps unknown fields and the shape, and JSON arguments stay valid JSON', () => {
     let clearedRuns = 0
     fc.assert(
       fc.property(conversationArbitrary, ({ inputs, share }) => {
-        const body = format.body(inputs.length, (round) => inputs[round] as Record<string, unknown>)
+        const body = format.body(inputs.length, (round) => inputs[round] as Record<string, unknown>, toolName)
         let sent: Json
         try {
-          sent = send(format, body, undefined, Math.floor(totalOf(format, body) * share)).sent
+          sent = send(format, body, undefined, Math.floor(totalOf(format, body) * share), clear).sent
         } catch {
           return // too long for any edit: nothing is sent
         }
         const before = callsOf(format, body)
         const after = callsOf(format, sent)
         if ([...after].some(([id, input]) => input !== before.get(id))) clearedRuns++
+        // Under `superseded`, an input cleared is one whose file a later call of the client's body writes again.
+        if (clear === 'superseded') {
+          const superseded = supersededIn(format, body)
+          for (const [id, input] of after) if (input !== before.get(id)) expect(superseded.has(id)).toBe(true)
+        }
         // Every call sent is one the client made, under its own id; a dropped prefix takes whole rounds.
         for (const [id, input] of after) {
           expect(before.has(id)).toBe(true)
@@ -102,15 +127,15 @@ describe.each(formats)('old tool inputs cleared when fitting, properties, %s', (
     fc.assert(
       fc.property(conversationArbitrary, ({ inputs, share }) => {
         const inputFor = (round: number): Record<string, unknown> => inputs[round] as Record<string, unknown>
-        const full = format.body(inputs.length, inputFor)
+        const full = format.body(inputs.length, inputFor, toolName)
         const budget = Math.floor(totalOf(format, full) * share)
         let memory: ConversationMemory | undefined
         const firstSent = new Map<string, string>()
         for (let rounds = 1; rounds <= inputs.length; rounds++) {
-          const body = format.body(rounds, inputFor)
+          const body = format.body(rounds, inputFor, toolName)
           let outcome
           try {
-            outcome = send(format, body, memory, budget)
+            outcome = send(format, body, memory, budget, clear)
           } catch {
             return
           }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Conversation, Message } from '../../src/replay/conversation.ts'
 import { hiddenIn, neededStrings } from '../../src/replay/hidden/at-risk.ts'
 import { HiddenCounter } from '../../src/replay/hidden/counter.ts'
+import { ownInputNeeds, ownInputsHiddenIn } from '../../src/replay/hidden/own-inputs.ts'
 import { distinctiveStrings, type MessageString } from '../../src/rewrite/distinctive.ts'
 import { conversationOf as conversationFor, read, result } from '../helpers/replay-messages.ts'
 
@@ -171,6 +172,155 @@ describe('needed-but-hidden', () => {
           if (!request) throw new Error('request missing')
           // Unedited: the request as sent is the history itself.
           expect(hiddenIn(request, { system: conversation.system, messages: history.slice(0, position) })).toEqual([])
+        }
+      }),
+    )
+  })
+})
+
+describe('own input hidden (the second count)', () => {
+  const write: Message = {
+    role: 'assistant',
+    content: [
+      {
+        type: 'tool_use',
+        id: 'w1',
+        name: 'Write',
+        input: { file_path: 'lib/new.py', content: 'def compute_total(items):\n    return sum_of_prices(items)\n' },
+      },
+    ],
+  }
+  const edit: Message = {
+    role: 'assistant',
+    content: [
+      {
+        type: 'tool_use',
+        id: 'e1',
+        name: 'Edit',
+        input: {
+          file_path: 'lib/new.py',
+          old_string: 'def compute_total(items):\n    return sum_of_prices(items)',
+          new_string: 'def compute_total(items):\n    return load_config_file(items)',
+        },
+      },
+    ],
+  }
+  const messages: Message[] = [
+    { role: 'user', content: [{ type: 'text', text: 'Fix the totals.' }] },
+    write,
+    result('w1', 'File written.'),
+    read('r2', 'lib/config.py'),
+    result('r2', 'value = load_config_file()\n'),
+    edit,
+  ]
+  const conversation = conversationOf(messages)
+  const own = ownInputNeeds(conversation)
+  const issue = neededStrings(conversation)
+  const clearedWrite: Message = {
+    role: 'assistant',
+    content: [
+      { type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'lib/new.py', content: '[ctxgate: cleared]' } },
+    ],
+  }
+
+  it("needs what the next message takes from the agent's own earlier input and from no tool output", () => {
+    expect(own).toHaveLength(issue.length)
+    const last = own[2]?.needed.map((entry) => entry.text) ?? []
+    expect(last).toContain('compute_total')
+    expect(last).toContain('sum_of_prices')
+    expect(last).toContain('return sum_of_prices(items)')
+    expect(last).toContain('lib/new.py')
+    // From a tool output: the issue's measure, not this one.
+    expect(last).not.toContain('load_config_file')
+    expect(issue[2]?.needed.map((entry) => entry.text)).toContain('load_config_file')
+    expect(own[2]?.needed.find((entry) => entry.text === 'compute_total')).toMatchObject({
+      sourceTool: 'Write',
+      sourceKind: 'edit',
+      sourceId: 'w1',
+      age: 1,
+      where: 'Edit.old_string',
+    })
+  })
+
+  it('never counts a string twice: none is needed by both measures', () => {
+    for (const [at, request] of own.entries()) {
+      const fromOutputs = new Set(issue[at]?.needed.map((entry) => entry.text))
+      for (const entry of request.needed) expect(fromOutputs.has(entry.text)).toBe(false)
+    }
+  })
+
+  it('counts an own-input string as hidden when the input was cleared or dropped, not when it was kept', () => {
+    const last = own[2]
+    if (!last) throw new Error('no third request')
+    expect(ownInputsHiddenIn(last, { messages: messages.slice(0, 5) })).toEqual([])
+    const cleared = ownInputsHiddenIn(last, { messages: [messages[0], clearedWrite, ...messages.slice(2, 5)] })
+    expect(cleared.map((entry) => entry.text)).toContain('compute_total')
+    expect(new Set(cleared.map((entry) => entry.fate))).toEqual(new Set(['cleared']))
+    // The path is still in the cleared call's short field: not hidden.
+    expect(cleared.map((entry) => entry.text)).not.toContain('lib/new.py')
+    const dropped = ownInputsHiddenIn(last, { messages: [messages[0], ...messages.slice(3, 5)] })
+    expect(new Set(dropped.map((entry) => entry.fate))).toEqual(new Set(['dropped']))
+  })
+
+  it("leaves a string in a tool output to the issue's measure, even when the agent's input also held it", () => {
+    const echoed = conversationOf([...messages.slice(0, 2), result('w1', 'wrote compute_total'), ...messages.slice(3)])
+    expect(ownInputNeeds(echoed)[2]?.needed.map((entry) => entry.text)).not.toContain('compute_total')
+    // The agent wrote it first, so the issue's measure (rule 1) does not count it either.
+    expect(neededStrings(echoed)[2]?.needed.map((entry) => entry.text)).not.toContain('compute_total')
+  })
+
+  it("counts both, apart, per request sent: the issue's tally does not move", () => {
+    const counter = new HiddenCounter(issue, own)
+    const alone = new HiddenCounter(issue)
+    const sent = JSON.stringify({
+      messages: [
+        messages[0],
+        clearedWrite,
+        messages[2],
+        read('r2', 'lib/config.py'),
+        result('r2', '[ctxgate: cleared]'),
+      ],
+    })
+    for (const each of [counter, alone]) {
+      each.request(1, JSON.stringify({ messages: messages.slice(0, 1) }))
+      each.request(2, undefined)
+      each.request(3, sent)
+    }
+    expect(counter.tally).toEqual(alone.tally)
+    expect(counter.tally.events).toBe(1)
+    expect(counter.ownInputTally).toMatchObject({
+      requests: 2,
+      requestsWithEvents: 1,
+      byFate: { cleared: counter.ownInputTally.events },
+    })
+    expect(counter.ownInputTally.events).toBeGreaterThanOrEqual(3)
+    expect(alone.ownInputTally.events).toBe(0)
+  })
+
+  it('a policy that edits nothing hides no own input (property)', () => {
+    const word = fc.stringMatching(/^[a-z]{3,8}(_[a-z]{3,8}){0,2}$/)
+    const line = fc.array(word, { minLength: 1, maxLength: 6 }).map((words) => words.join(' '))
+    const body = fc.array(line, { minLength: 1, maxLength: 5 }).map((lines) => lines.join('\n'))
+    fc.assert(
+      fc.property(fc.array(fc.tuple(body, line, fc.boolean()), { minLength: 1, maxLength: 8 }), (rounds) => {
+        const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'Do the task.' }] }]
+        rounds.forEach(([content, output, asText], index) => {
+          const call: Message = {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: `w${index}`, name: 'Write', input: { file_path: `d/f_${index}.txt`, content } },
+            ],
+          }
+          history.push(call, result(`w${index}`, output))
+          if (asText) history.push({ role: 'assistant', content: [{ type: 'text', text: content }] })
+        })
+        const needs = ownInputNeeds(conversationOf(history))
+        let requestIndex = 0
+        for (const [position, message] of history.entries()) {
+          if (message.role !== 'assistant' || position === 0) continue
+          const request = needs[requestIndex++]
+          if (!request) throw new Error('request missing')
+          expect(ownInputsHiddenIn(request, { system: 'x', messages: history.slice(0, position) })).toEqual([])
         }
       }),
     )

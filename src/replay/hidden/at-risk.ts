@@ -126,9 +126,8 @@ export interface HiddenString extends NeededString {
 }
 
 /** The needed strings a request as sent no longer shows anywhere. */
-export function hiddenIn(needs: RequestNeeds, sentBody: unknown): HiddenString[] {
+export function hiddenIn(needs: RequestNeeds, sentBody: unknown, sent = allText(sentBody)): HiddenString[] {
   if (needs.needed.length === 0) return []
-  const sent = allText(sentBody)
   const hidden = needs.needed.filter((needed) => !sent.includes(needed.text))
   if (hidden.length === 0) return []
   const results = sentResults(sentBody)

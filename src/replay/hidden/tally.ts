@@ -2,7 +2,18 @@
  * Needed-but-hidden events of one variant of one run, counted: events per 100 requests, the share
  * of requests with one, where they came from (tool kind, age of the output), and a few examples.
  */
-import type { HiddenString } from './at-risk.ts'
+/** What the tally reads of one hidden string: the issue's (at-risk.ts) or an own input's (own-inputs.ts). */
+export interface TalliedString {
+  readonly text: string
+  readonly kind: string
+  readonly where: string
+  readonly sourceTool: string
+  readonly sourceKind: string
+  readonly age: number
+  /** The source's clearing class at the request; an own input has none. */
+  readonly sourceRisk?: string
+  readonly fate: string
+}
 
 export interface HiddenExample {
   readonly request: number
@@ -10,8 +21,8 @@ export interface HiddenExample {
   readonly kind: string
   readonly sourceTool: string
   readonly age: number
-  /** Its clearing class at the request, and what became of it in the request as sent. */
-  readonly risk: string
+  /** Its clearing class at the request (absent for an own input), and what became of it in the request as sent. */
+  readonly risk?: string
   readonly fate: string
   /** How the agent used it: `text`, or the tool and input field. */
   readonly usedIn: string
@@ -51,7 +62,7 @@ export function ageBucket(age: number): string {
 }
 
 /** Adds one request's hidden strings. */
-export function addRequest(tally: HiddenTally, request: number, hidden: readonly HiddenString[]): HiddenTally {
+export function addRequest(tally: HiddenTally, request: number, hidden: readonly TalliedString[]): HiddenTally {
   const bySource = { ...tally.bySource }
   const byAge = { ...tally.byAge }
   const byRisk = { ...tally.byRisk }
@@ -59,7 +70,7 @@ export function addRequest(tally: HiddenTally, request: number, hidden: readonly
   for (const event of hidden) {
     bySource[event.sourceKind] = (bySource[event.sourceKind] ?? 0) + 1
     byAge[ageBucket(event.age)] = (byAge[ageBucket(event.age)] ?? 0) + 1
-    byRisk[event.sourceRisk] = (byRisk[event.sourceRisk] ?? 0) + 1
+    if (event.sourceRisk !== undefined) byRisk[event.sourceRisk] = (byRisk[event.sourceRisk] ?? 0) + 1
     byFate[event.fate] = (byFate[event.fate] ?? 0) + 1
   }
   const examples = [...tally.examples]
@@ -72,7 +83,7 @@ export function addRequest(tally: HiddenTally, request: number, hidden: readonly
       kind: first.kind,
       sourceTool: first.sourceTool,
       age: first.age,
-      risk: first.sourceRisk,
+      ...(first.sourceRisk === undefined ? {} : { risk: first.sourceRisk }),
       fate: first.fate,
       usedIn: first.where,
     })
