@@ -107,18 +107,19 @@ function memberValue(bytes: Buffer, member: MemberSpan, lent: Lent | undefined):
   if (end - start < reuseMinBytes) return JSON.parse(bytes.toString('utf8', start, end))
   if (elements === undefined) return reused(bytes.toString('utf8', start, end))
   const lentElements = lent !== undefined && Array.isArray(lent.value) ? (lent.value as unknown[]) : undefined
-  const out: unknown[] = Array.from({ length: elements.length / 2 })
+  // Pushed one by one: `Array.from({ length })` walks its array-like generically (30 µs for 340 elements).
+  const out: unknown[] = []
   for (let index = 0; index < elements.length; index += 2) {
     const from = elements[index] as number
     const to = elements[index + 1] as number
     const element = index / 2
     const known = lentElements !== undefined && element < (lent?.elements ?? 0) ? lentElements[element] : undefined
     if (known !== undefined && shareable(known) && to - from >= reuseMinBytes) {
-      out[element] = known
+      out.push(known)
       continue
     }
     const slice = bytes.toString('utf8', from, to)
-    out[element] = to - from < reuseMinBytes ? JSON.parse(slice) : reused(slice)
+    out.push(to - from < reuseMinBytes ? JSON.parse(slice) : reused(slice))
   }
   return out
 }
