@@ -82,6 +82,7 @@ export function prefixSignatures(
   const { from, shared, whole } = recent.longest(
     (kept) => sharedLength(kept, messages, count),
     (_, length) => length === count,
+    (kept) => Math.min(kept.roles.length, count),
   )
   const digestAt = (states: readonly number[], index: number | undefined): string | undefined =>
     index === undefined || index > count
