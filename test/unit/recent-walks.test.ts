@@ -37,7 +37,11 @@ describe('recent walks', () => {
   it('answers at once with a walk that is the entire request', () => {
     const walks = new RecentWalks<string>(4)
     for (const walk of ['abc', 'abcd']) walks.keep(walk)
-    expect(walks.longest(shareOf('abc'), exactly('abc'), mostOf('abc'))).toEqual({ from: 'abc', shared: 3, whole: true })
+    expect(walks.longest(shareOf('abc'), exactly('abc'), mostOf('abc'))).toEqual({
+      from: 'abc',
+      shared: 3,
+      whole: true,
+    })
   })
 
   it('shares nothing with none kept, and keeps only the newest few', () => {
@@ -66,9 +70,7 @@ describe('recent walks', () => {
       fc.property(fc.array(walk, { maxLength: 6 }), walk, (kept, text) => {
         const walks = new RecentWalks<string>(4)
         for (const one of kept) walks.keep(one)
-        expect(walks.longest(shareOf(text), exactly(text), mostOf(text))).toEqual(
-          longestComparingAll([...walks], text),
-        )
+        expect(walks.longest(shareOf(text), exactly(text), mostOf(text))).toEqual(longestComparingAll([...walks], text))
       }),
       { numRuns: 2000 },
     )
