@@ -4,7 +4,8 @@ import { anthropicMessagesAdapter } from '../../src/providers/anthropic/messages
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { hashText } from '../../src/rewrite/hash.ts'
 import { prefixSignatures } from '../../src/rewrite/prefix-break.ts'
-import { messagesTokens, promptTokens } from '../../src/rewrite/prompt-tokens.ts'
+import { tailWithin } from '../../src/rewrite/pipeline.ts'
+import { messagesTokens, noteMessagesTokens, promptTokens } from '../../src/rewrite/prompt-tokens.ts'
 import type { ChatView, MessageView } from '../../src/rewrite/types.ts'
 import { noteSharedStart, sharedStartOf } from '../../src/util/list-lineage.ts'
 import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
@@ -150,5 +151,36 @@ describe('carries that follow the messages from the parse', () => {
     const third = views(['user', 'assistant', 'assistant', 'user', 'user'])
     noteSharedStart(third.messages, second.messages, 4)
     expect(prefixSignatures(third, undefined, 5).whole).toBe(signatureAfresh(third, 5))
+  })
+})
+
+describe('the tail within a budget', () => {
+  /** The walk as it was: from the newest message back until the tail is over the tokens. */
+  function tailWalked(tokens: readonly number[], limit: number): number {
+    let tail = 0
+    for (let index = tokens.length - 1; index >= 0; index--) {
+      tail += tokens[index] as number
+      if (tail > limit) return index + 1
+    }
+    return 0
+  }
+
+  it('prevents the carried total from changing where the tail starts: the same as the walk, total noted or not', () => {
+    // The limit anywhere, or a fraction of a token either side of the total (where the shortcut decides).
+    const limitOf = fc.oneof(
+      fc.nat(180_000).map((thirds) => () => thirds / 3),
+      fc.integer({ min: -6, max: 6 }).map((halves) => (total: number) => total + halves / 2),
+    )
+    fc.assert(
+      fc.property(fc.array(fc.nat(5_000), { maxLength: 30 }), limitOf, fc.boolean(), (tokens, limitFor, noted) => {
+        const messages = tokens.map((count) => ({ tokens: count }))
+        const total = tokens.reduce((sum, count) => sum + count, 0)
+        const limit = limitFor(total)
+        if (noted) noteMessagesTokens(messages, total)
+        const view = { messages } as unknown as ChatView
+        expect(tailWithin(view, limit)).toBe(tailWalked(tokens, limit))
+      }),
+      { numRuns: 500 },
+    )
   })
 })
