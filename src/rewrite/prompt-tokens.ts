@@ -23,3 +23,18 @@ export function promptTokens(prompt: {
   // Token counts are integers (every estimate is rounded up), so the sum is exact in any order.
   return prompt.headTokens + messagesTokens(prompt.messages)
 }
+
+/** The first message from which the rest of the conversation is at most `tokens` (its length when none is). */
+export function tailWithin(
+  view: { readonly messages: readonly { readonly tokens: number }[] },
+  tokens: number,
+): number {
+  // Most requests are this short: the carried total answers without reading every message (tokens are never negative).
+  if (messagesTokens(view.messages) <= tokens) return 0
+  let tail = 0
+  for (let index = view.messages.length - 1; index >= 0; index--) {
+    tail += view.messages[index]?.tokens ?? 0
+    if (tail > tokens) return index + 1
+  }
+  return 0
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { userIdDigest } from '../../src/providers/anthropic/messages-adapter.ts'
+import { userIdDigest } from '../../src/providers/anthropic/user-id-digest.ts'
 
 const hashedNow = (userId: string) => `u-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
@@ -10,11 +9,11 @@ import {
   type ChatAdapter,
   type SessionHints,
 } from '../adapter-contract.ts'
-import { memoizeByName } from '../../memoize-by-name.ts'
 import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
 import { listViews } from './message-views.ts'
+import { userIdDigest } from './user-id-digest.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
 import { tooShortToMark } from './too-short-to-mark.ts'
 import { withClearedInputs } from './clear-inputs.ts'
@@ -343,21 +342,4 @@ function thinkingAfter(messages: readonly Json[], from: number): boolean {
 
 function thinkingEnabled(thinking: unknown): boolean {
   return isJsonObject(thinking) && thinking['type'] !== 'disabled'
-}
-
-/**
- * Claude Code's `metadata.user_id` carries its device id (and account): the session is named by a
- * digest of it, stable across replicas, so logs, /ctxgate/sessions and the page never show the value.
- */
-export function userIdDigest(userId: string): string {
-  // A client sends the same id on every request: a hash object per request was 3 % of a large request's hook.
-  return userId.length <= rememberedIdMaxChars ? rememberedDigest(userId) : digestOf(userId)
-}
-
-/** Ids longer than this are hashed each time, so the memo holds at most 256 × 512 characters. */
-const rememberedIdMaxChars = 512
-const rememberedDigest = memoizeByName(digestOf, 256)
-
-function digestOf(userId: string): string {
-  return `u-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`
 }
