@@ -1,4 +1,5 @@
 import { planReport } from './plan-report.ts'
+import { messagesTokens } from './prompt-tokens.ts'
 import type { PlanInput } from './plan-input.ts'
 import type { FrozenDecisions, RewriteOutcome } from './types.ts'
 
@@ -14,7 +15,7 @@ export function nothingToPlan(input: PlanInput): RewriteOutcome | undefined {
   if (!holdsNoDecision(input.decisions)) return undefined
   const { view, factor } = input
   // Summed as the planner sums it, so the estimate is the same number to the last bit.
-  const estimate = (view.headTokens + view.messages.reduce((sum, message) => sum + message.tokens, 0)) * factor
+  const estimate = (view.headTokens + messagesTokens(view.messages)) * factor
   if (!(estimate <= input.budget)) return undefined
   const report = planReport({
     estimatedBefore: estimate,

@@ -14,6 +14,7 @@ import { editableFromMarker, nextEditOf, promiseSpent, readMarkerOf } from './ma
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
 import { planRewrite } from './plan.ts'
 import { findRefetches, type Refetch } from './refetch.ts'
+import { tailWithin } from './prompt-tokens.ts'
 import { detectPrefixBreak, prefixSignatures, type PrefixBreak } from './prefix-break.ts'
 import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
 import type {
@@ -336,14 +337,4 @@ export function effectiveBudget(limits: RequestLimits, maxOutputTokens: number):
   return limits.learnedLimit === undefined
     ? limits.budget
     : Math.min(limits.budget, limits.learnedLimit * learnedLimitMargin - maxOutputTokens)
-}
-
-/** The first message from which the rest of the conversation is at most `tokens` (its length when none is). */
-function tailWithin(view: PipelineInput['view'], tokens: number): number {
-  let tail = 0
-  for (let index = view.messages.length - 1; index >= 0; index--) {
-    tail += view.messages[index]?.tokens ?? 0
-    if (tail > tokens) return index + 1
-  }
-  return 0
 }

@@ -1,3 +1,4 @@
+import { knownSharedWith } from '../util/list-lineage.ts'
 import { RecentWalks } from '../util/recent-walks.ts'
 import { TextHasher } from './hash.ts'
 import type { ChatView, MessageView, RewriteReport } from './types.ts'
@@ -56,6 +57,14 @@ export function prefixSignature(view: ChatView, count: number): string {
 
 /** What a recent walk hashed: each message's role and tokens, and the hasher's state after each (two numbers per message, the start first). */
 interface KeptWalk {
+  /**
+   * The last view list found to have this walk's roles and tokens for its first `listShares`
+   * messages: a later list noted as starting like it (list-lineage.ts) shares those unread.
+   * Moved on to each list a walk is found whole for, so a conversation carried whole from another
+   * one's walk (the same history under another id) is not compared message by message every request.
+   */
+  list: readonly MessageView[]
+  listShares: number
   readonly roles: readonly string[]
   readonly tokens: readonly number[]
   readonly states: readonly number[]
@@ -82,6 +91,7 @@ export function prefixSignatures(
   const { from, shared, whole } = recent.longest(
     (kept) => sharedLength(kept, messages, count),
     (_, length) => length === count,
+    (kept) => Math.min(kept.roles.length, count),
   )
   const digestAt = (states: readonly number[], index: number | undefined): string | undefined =>
     index === undefined || index > count
@@ -89,8 +99,10 @@ export function prefixSignatures(
       : TextHasher.resumed(states[2 * index] as number, states[2 * index + 1] as number).digest()
   // The same messages again (a replan, or the previous count's signature): nothing to walk or keep.
   if (whole) {
-    const states = (from as KeptWalk).states
-    return { atPrevious: digestAt(states, at), whole: digestAt(states, count) as string }
+    const walk = from as KeptWalk
+    walk.list = messages
+    walk.listShares = count
+    return { atPrevious: digestAt(walk.states, at), whole: digestAt(walk.states, count) as string }
   }
   const roles = from ? from.roles.slice(0, shared) : []
   const tokens = from ? from.tokens.slice(0, shared) : []
@@ -107,14 +119,15 @@ export function prefixSignatures(
     roles.push(message.role)
     tokens.push(message.tokens)
   }
-  recent.keep({ roles, tokens, states })
+  recent.keep({ list: messages, listShares: count, roles, tokens, states })
   return { atPrevious: digestAt(states, at), whole: hasher.digest() }
 }
 
 /** How many of the first `count` messages have the role and tokens a kept walk hashed. */
 function sharedLength(kept: KeptWalk, messages: readonly MessageView[], count: number): number {
   const most = Math.min(kept.roles.length, count)
-  let index = 0
+  // The first views of a list built from the kept one have its roles and tokens: not read again.
+  let index = Math.min(knownSharedWith(messages, kept.list), kept.listShares, most)
   while (
     index < most &&
     (messages[index] as MessageView).role === kept.roles[index] &&

@@ -51,6 +51,7 @@ export function viewFacts(messages: readonly MessageView[]): ViewFacts {
   const { from, shared, whole } = recent.longest(
     (kept) => sharedLength(kept.messages, messages),
     (kept, length) => length === messages.length && length === kept.messages.length,
+    (kept) => Math.min(kept.messages.length, messages.length),
   )
   if (whole) return (from as Carried).facts
   const carried = from !== undefined && !from.repeatedCall ? extend(from, shared, messages) : fromScratch(messages)

@@ -27,7 +27,7 @@ export interface CarriedPrefix {
 }
 
 /** Bodies longer than this are not kept (each kept body is held until four newer ones push it out). */
-const keptMaxBytes = 1024 * 1024
+export const keptMaxBytes = 1024 * 1024
 /** Parses kept to carry from: a few conversations going on at once. */
 const recent = new RecentWalks<PreviousParse>(4)
 

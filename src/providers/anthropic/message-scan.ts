@@ -92,6 +92,7 @@ function walk(messages: readonly Json[], start: number): Walked {
   const { from, shared, whole } = recent.longest(
     (kept) => (kept.start === start ? sharedLength(kept, messages) : -1),
     (kept, length) => length === messages.length && length === kept.messages.length,
+    (kept) => (kept.start === start ? Math.min(kept.messages.length, messages.length) : -1),
   )
   if (whole) return from as Walked
   const walked = walkFrom(from, shared, messages, start)

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { TokenEstimator } from '../../rewrite/estimate.ts'
 import { contentHash, hashText } from '../../rewrite/hash.ts'
 import type { Edit, MessageView, Role, ToolResultView } from '../../rewrite/types.ts'
@@ -13,6 +12,8 @@ import {
 import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
+import { listViews } from './message-views.ts'
+import { userIdDigest } from './user-id-digest.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
 import { tooShortToMark } from './too-short-to-mark.ts'
 import { withClearedInputs } from './clear-inputs.ts'
@@ -37,10 +38,15 @@ export const anthropicMessagesAdapter: ChatAdapter = {
   view(body, estimator) {
     if (typeof body['model'] !== 'string' || !Array.isArray(body['messages']))
       throw new NotAChatRequest('not a Messages request')
-    const messages = (body['messages'] as unknown[]).map((message, index) => viewOnce(message, index, estimator))
+    const { views: messages, holdsCompaction: compaction } = listViews(
+      body['messages'] as unknown[],
+      estimator,
+      (message, index) => viewOnce(message, index, estimator),
+      (message) => isJsonObject(message) && holdsCompaction(message),
+    )
     const headTokens = headTokensOf(body, estimator)
     const maxOutputTokens = typeof body['max_tokens'] === 'number' ? body['max_tokens'] : 0
-    const serverManaged = managesContext(body)
+    const serverManaged = compaction || editsContext(body)
     return { model: body['model'], headTokens, messages, maxOutputTokens, ...(serverManaged ? { serverManaged } : {}) }
   },
 
@@ -302,15 +308,14 @@ function withSystemNote(system: unknown, note: string): unknown {
 
 /**
  * Context editing that touches tool results or compacts (`context_management.edits` other than
- * thinking clearing), or a compaction block the client sends back: the server edits this
- * conversation's content, so ctxgate must not as well. Clearing thinking alone leaves tool results to
- * ctxgate (Claude Code sends `clear_thinking_20251015` with `keep: "all"` on every request).
+ * thinking clearing; a compaction block the client sends back is found with the views): the server
+ * edits this conversation's content, so ctxgate must not as well. Clearing thinking alone leaves tool
+ * results to ctxgate (Claude Code sends `clear_thinking_20251015` with `keep: "all"` on every request).
  */
-function managesContext(body: Json): boolean {
+function editsContext(body: Json): boolean {
   const management = body['context_management']
   const edits: unknown[] = isJsonObject(management) && Array.isArray(management['edits']) ? management['edits'] : []
-  if (edits.some((edit) => !clearsThinkingOnly(edit))) return true
-  return (body['messages'] as unknown[]).some((message) => isJsonObject(message) && holdsCompaction(message))
+  return edits.some((edit) => !clearsThinkingOnly(edit))
 }
 
 /** Whether a message holds a compaction block; a re-sent (frozen) one is looked at once. */
@@ -337,12 +342,4 @@ function thinkingAfter(messages: readonly Json[], from: number): boolean {
 
 function thinkingEnabled(thinking: unknown): boolean {
   return isJsonObject(thinking) && thinking['type'] !== 'disabled'
-}
-
-/**
- * Claude Code's `metadata.user_id` carries its device id (and account): the session is named by a
- * digest of it, stable across replicas, so logs, /ctxgate/sessions and the page never show the value.
- */
-export function userIdDigest(userId: string): string {
-  return `u-${createHash('sha256').update(userId).digest('hex').slice(0, 16)}`
 }
