@@ -19,6 +19,7 @@ import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteRep
 import type {
   BatchAccount,
   ConversationMemory,
+  DecidedRewrite,
   PipelineInput,
   PipelineOutcome,
   RequestLimits,
@@ -26,6 +27,7 @@ import type {
 
 export type {
   ConversationMemory,
+  DecidedRewrite,
   NextMemory,
   PipelineInput,
   PipelineOutcome,
@@ -47,11 +49,21 @@ const learnedLimitMargin = 0.97
 /**
  * One request's rewrite, pure: the budget, the note's room in it, the plan (frozen decisions first,
  * then a batch when over), whether the note is on, whether the cache prefix broke and why, and what
- * to remember for the next request.
+ * to remember for the next request. The same as `finishRewrite(decideRewrite(input))`.
  */
 export function runPipeline(input: PipelineInput): PipelineOutcome {
-  const { view, memory, note } = input
-  const budget = effectiveBudget(input.limits, view.maxOutputTokens)
+  return finishRewrite(decideRewrite(input))
+}
+
+/**
+ * The part of a request's rewrite that says what is sent: the plan, the note, the previous tail and
+ * the markers asked for. What only the records read (the head's TTL, the ledger, the prefix
+ * signatures, re-fetches, the next memory) is left to `finishRewrite`, so a request sent as the
+ * client wrote it can be sent before they are computed (docs/proxy.md, "Records after dispatch").
+ */
+export function decideRewrite(input: PipelineInput): DecidedRewrite {
+  const { memory, note } = input
+  const budget = effectiveBudget(input.limits, input.view.maxOutputTokens)
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
@@ -66,27 +78,47 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const following = report.newBatch
     ? followingEditOf(input, planned.decisions, decision, report, cold ? 0 : (editableFrom ?? 0))
     : undefined
-  const stableTtl = stableTtlOf(input, noteTokens)
-  const promise = report.newBatch ? following : marker
-  const ledger = ledgerOf(input, decision, report, cold)
-  const shape = prefixShape(input, report, noteOn, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: shape.prefixBreak,
     previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: readMarkerOf(input, marker, report),
     followingEditResult: following,
-    refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
+    planning: { input, decisions: planned.decisions, decision, gapMs, cold, noteTokens, noteHeld, marker },
+  }
+}
+
+/** The whole outcome of a decided rewrite: what it sends, and what the request's records and the next request read. */
+export function finishRewrite(decided: Extract<DecidedRewrite, { kind: 'rewritten' }>): Rewritten
+export function finishRewrite(decided: DecidedRewrite): PipelineOutcome
+export function finishRewrite(decided: DecidedRewrite): PipelineOutcome {
+  if (decided.kind === 'too-long') return decided
+  const { report, noteOn, planning } = decided
+  const { input, decision, cold, noteHeld, marker } = planning
+  const { memory } = input
+  const stableTtl = stableTtlOf(input, planning.noteTokens)
+  const promise = report.newBatch ? decided.followingEditResult : marker
+  const ledger = ledgerOf(input, decision, report, cold)
+  const shape = prefixShape(input, report, noteOn, cold)
+  return {
+    kind: 'rewritten',
+    edits: decided.edits,
+    report,
+    noteOn,
+    prefixBreak: shape.prefixBreak,
+    previousTail: decided.previousTail,
+    nextEditResult: decided.nextEditResult,
+    followingEditResult: decided.followingEditResult,
+    refusalAvoided: report.estimatedBefore + input.view.maxOutputTokens > input.limits.window,
     batch: report.newBatch ? batchAccount(decision, growthOf(input, report), report) : undefined,
     waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
     stableTtl,
     refetches: refetchesOf(input),
     ledger,
     next: {
-      decisions: planned.decisions,
+      decisions: planning.decisions,
       ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
       noteOn,
       ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
@@ -97,12 +129,14 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
         : {}),
       economy: nextCadenceMemory(memory?.economy, {
         unedited: report.estimatedBefore / input.factor,
-        gapMs,
+        gapMs: planning.gapMs,
         cacheTtl: stableTtl,
       }),
     },
   }
 }
+
+type Rewritten = Extract<PipelineOutcome, { kind: 'rewritten' }>
 
 /** What the next request compares itself with to tell a client's own history edit: count, signature, model. */
 function rememberedShape(

@@ -90,6 +90,12 @@ export const anthropicMessagesAdapter: ChatAdapter = {
       ...(promisedResult !== undefined ? { promisedResult } : {}),
     }
   },
+
+  asSent(body, view, options): Applied | undefined {
+    // No edit starts a thinking block's binding, and nothing to mark: `apply` would change nothing.
+    if (options.firstEditedMessage >= 0 || !tooShortToMark(view, options)) return undefined
+    return { body, headers: {}, tail: view.messages.length - 1, changed: false, breakpoints: 0 }
+  },
 }
 
 /** Views of messages the parser shares across requests (frozen, so they cannot change under the view), per estimator. */
