@@ -79,10 +79,13 @@ export class RewriteFollowUp implements AnswerFollowUp {
   async replan({ actualTokens, limit: named }: LengthRefusal): Promise<Prepared | undefined> {
     if (!this.replannable) return undefined
     // Records that failed leave the request as if preparing it had failed: sent as it was, never re-planned.
-    if (this.#recorded && !(await this.#recorded().then(
-      () => true,
-      () => false,
-    )))
+    if (
+      this.#recorded &&
+      !(await this.#recorded().then(
+        () => true,
+        () => false,
+      ))
+    )
       return undefined
     const { calibration } = this.#request.deps
     const sent = this.#sent

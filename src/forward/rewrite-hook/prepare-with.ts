@@ -178,7 +178,13 @@ function sentBeforeRecords(
   const { session, identity, state, requests } = records
   // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
   const sentEstimate = decided.report.estimatedAfter / planned.factor - planned.noteTokens
-  const sent = { sentEstimate, sized: records.sized, planned: decided.report.estimatedAfter, state, bytes: original.length }
+  const sent = {
+    sentEstimate,
+    sized: records.sized,
+    planned: decided.report.estimatedAfter,
+    state,
+    bytes: original.length,
+  }
   let recorded: Promise<Prepared> | undefined
   const afterDispatch = (): Promise<Prepared> => (recorded ??= makeRecords())
   const followUp = new RewriteFollowUp(request, chat, identity.limitScope, sent, again, afterDispatch)
