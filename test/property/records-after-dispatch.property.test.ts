@@ -119,7 +119,9 @@ describe('records made after dispatch', () => {
           const last = index === requests.length - 1
           const extra: Json = {
             ...(conversation.userId ? { metadata: { user_id: conversation.userId } } : {}),
-            ...(last && conversation.compaction ? { system: 'Summarize this conversation so far.' } : {}),
+            ...(last && conversation.compaction
+              ? { system: 'You are a helpful AI assistant tasked with summarizing conversations.' }
+              : {}),
           }
           const body = Buffer.from(JSON.stringify(anthropicBody(messages, extra)))
           const headers = { 'user-agent': 'claude-cli/2.0.0' }

@@ -79,11 +79,21 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
   const { outcome: decided, factor } = planCalibrated(decide, (sentAfterEdits) =>
     deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )
-  const compaction = compactionRequestOf(chat.json)
-  const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0, compaction }
-  if (decided.kind === 'too-long') return { ...planned, kind: 'too-long', outcome: decided }
-  const asSent = sentAsWritten(request, chat, decided, inputs.clientSessionId, compaction !== undefined)
-  if (asSent) return { ...planned, kind: 'as-sent', decided, tail: asSent.tail, breakpoints: asSent.breakpoints }
+  const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0 }
+  if (decided.kind === 'too-long')
+    return { ...planned, kind: 'too-long', outcome: decided, compaction: compactionRequestOf(chat.json) }
+  // Sent as written even with the model's own minimum to cache, it is so whether or not it asks for
+  // a summary (which only raises that minimum): the records find out which.
+  const asSent = sentAsWritten(request, chat, decided, inputs.clientSessionId, false)
+  const compactionOf = () => compactionRequestOf(chat.json)
+  if (asSent)
+    return { ...planned, kind: 'as-sent', decided, tail: asSent.tail, breakpoints: asSent.breakpoints, compactionOf }
+  const compaction = compactionOf()
+  const asSentCompacting = compaction && sentAsWritten(request, chat, decided, inputs.clientSessionId, true)
+  if (asSentCompacting) {
+    const { tail, breakpoints } = asSentCompacting
+    return { ...planned, kind: 'as-sent', decided, tail, breakpoints, compactionOf: () => compaction }
+  }
   const outcome = finishRewrite(decided)
   const applied = writeBack(request, chat, outcome, inputs.clientSessionId, compaction !== undefined)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
@@ -96,5 +106,5 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
     promisedResult: applied.promisedResult,
     hideUsageChunk,
   }
-  return { ...planned, kind: 'written', outcome, written }
+  return { ...planned, kind: 'written', outcome, written, compaction }
 }

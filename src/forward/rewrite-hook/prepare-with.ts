@@ -51,13 +51,17 @@ export type PlanStep = {
   readonly limits: RequestLimits
   /** Tokens the system note adds where it goes (0 when off or already there). */
   readonly noteTokens: number
-  readonly compaction: CompactingClient | undefined
 } & (
-  | { readonly kind: 'too-long'; readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }> }
+  | {
+      readonly kind: 'too-long'
+      readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }>
+      readonly compaction: CompactingClient | undefined
+    }
   | {
       readonly kind: 'written'
       readonly outcome: Exclude<PlannedOutcome, { kind: 'too-long' }>
       readonly written: Written
+      readonly compaction: CompactingClient | undefined
     }
   /** The client's body goes as sent (write-back.ts `sentAsWritten`): its records are made after dispatch. */
   | {
@@ -65,6 +69,8 @@ export type PlanStep = {
       readonly decided: Extract<DecidedRewrite, { kind: 'rewritten' }>
       readonly tail: number
       readonly breakpoints: number | undefined
+      /** Whether it is a client's compaction request: only its records read it, so it is asked then. */
+      readonly compactionOf: () => CompactingClient | undefined
     }
 )
 
@@ -174,7 +180,7 @@ function sentBeforeRecords(
   again: (request: HookRequest) => Promise<PrepareResult>,
 ): Prepared {
   const { deps, original } = request
-  const { decided, compaction } = planned
+  const { decided } = planned
   const { session, identity, state, requests } = records
   // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
   const sentEstimate = decided.report.estimatedAfter / planned.factor - planned.noteTokens
@@ -190,6 +196,7 @@ function sentBeforeRecords(
   const followUp = new RewriteFollowUp(request, chat, identity.limitScope, sent, again, afterDispatch)
   const makeRecords = async (): Promise<Prepared> => {
     const outcome = finishRewrite(decided)
+    const compaction = planned.compactionOf()
     const log = requestLog(identity.sessionId, requests, outcome, compaction)
     const accounting = accountingFor(chat.view.model, session, outcome, compaction)
     const next = nextState(outcome.next, planned.tail, requests, records.now, records.kind)
