@@ -74,8 +74,10 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
   const { scope, state, now, finishedLengths, sized } = inputs
   const input = pipelineInput(request, chat, scope)
   const countFactor = countFactorFrom(deps.calibration.factorInputs(chat.view.model, sized.key, scope))
+  // One spread and fixed fields: a conditional spread after it took V8's slow copy on every request.
+  const withCount = countFactor || undefined
   const decide = (factor: number): DecidedRewrite =>
-    decideRewrite({ ...input, memory: state, factor, ...(countFactor ? { countFactor } : {}), now, finishedLengths })
+    decideRewrite({ ...input, memory: state, factor, countFactor: withCount, now, finishedLengths })
   const { outcome: decided, factor } = planCalibrated(decide, (sentAfterEdits) =>
     deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )

@@ -13,6 +13,7 @@ import type { ChatSummary, HookRequest } from './hook-request.ts'
 import { tooLong } from './refusal.ts'
 import {
   accountingFor,
+  clientRule,
   controlAccounting,
   requestLog,
   sessionArmFrom,
@@ -132,7 +133,13 @@ export async function prepareWith(
     return { kind: 'forward', prepared: sentBeforeRecords(request, chat, planned, records, again) }
   }
   const log = requestLog(identity.sessionId, requests, planned.outcome, planned.compaction)
-  const accounting = accountingFor(chat.view.model, session, planned.outcome, planned.compaction)
+  const accounting = accountingFor(
+    chat.view.model,
+    session,
+    clientRule(request, chat),
+    planned.outcome,
+    planned.compaction,
+  )
   if (planned.kind === 'too-long')
     return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
   const { outcome, written } = planned
@@ -198,7 +205,7 @@ function sentBeforeRecords(
     const outcome = finishRewrite(decided)
     const compaction = planned.compactionOf()
     const log = requestLog(identity.sessionId, requests, outcome, compaction)
-    const accounting = accountingFor(chat.view.model, session, outcome, compaction)
+    const accounting = accountingFor(chat.view.model, session, clientRule(request, chat), outcome, compaction)
     const next = nextState(outcome.next, planned.tail, requests, records.now, records.kind)
     await saveState(deps, identity.conversationKey, next, state)
     return {
