@@ -3,8 +3,9 @@
  * process, interleaved in batches beside a baseline build's hook: the latency bench's two bodies
  * (2 KB, and 300 KB over 150 rounds) re-sent as one conversation, the way a client re-sends its
  * history, and the large one growing by a round per request as a real client's does. CPU time (user + system) rather than wall time, so a busy machine moves both alike.
- * A build that makes a request's records after dispatch (forward.ts asks it to) has that part
- * timed on its own: the "before dispatch" column is what the upstream request waits for.
+ * Each build is called as forward.ts calls it: a build that makes the records of a request sent as
+ * written after dispatch makes them here right after the hook answers, inside the timed batch (its
+ * total CPU; timing the two parts apart per request moved the figures more than they differ).
  * Usage: tsx bench/hook-cpu.ts [requests=400] [baseline-dist-folder] [this-dist-folder]
  *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs;
  *   with the third, this build's compiled dist/ runs instead of src/ through tsx, so both are the same kind of code)
@@ -60,7 +61,7 @@ const batch = 20
 // As forward.ts calls the hook: the records of a request sent as written are made after dispatch.
 const asForwarded = { recordsAfterDispatch: true }
 
-console.log('\n| request | build | CPU ms per request | before dispatch | after dispatch |\n|---|---|---:|---:|---:|')
+console.log('\n| request | build | CPU ms per request |\n|---|---|---:|')
 for (const [label, bodyOf] of bodies) {
   // Each request arrives in its own buffer, as from a socket.
   for (let warm = 0; warm < 50; warm++)
@@ -69,33 +70,20 @@ for (const [label, bodyOf] of bodies) {
       await result.prepared?.afterDispatch?.()
     }
   const cpu = new Map(hooks.map(([name]) => [name, 0]))
-  const afterDispatch = new Map(hooks.map(([name]) => [name, 0]))
   for (let round = 0; round < requests / batch; round++) {
     // Made before the clock starts; every build gets the same bodies in the same order.
     const sent = Array.from({ length: batch }, (_, index) => bodyOf(50 + round * batch + index))
     // Which build goes first alternates: the second of a pair ran about a tenth slower either way.
     for (const [name, hook] of round % 2 === 0 ? hooks : hooks.toReversed()) {
-      let after = 0
       const before = process.cpuUsage()
       for (let index = 0; index < batch; index++) {
         const result = await hook(Buffer.from(sent[index] as Buffer), headers, asForwarded)
         if (result.kind !== 'forward') throw new Error(`${name}: the hook refused the bench body`)
-        const records = result.prepared?.afterDispatch
-        if (records) {
-          const recording = process.cpuUsage()
-          await records()
-          const spent = process.cpuUsage(recording)
-          after += (spent.user + spent.system) / 1000
-        }
+        await result.prepared?.afterDispatch?.()
       }
       const spent = process.cpuUsage(before)
       cpu.set(name, (cpu.get(name) ?? 0) + (spent.user + spent.system) / 1000)
-      afterDispatch.set(name, (afterDispatch.get(name) ?? 0) + after)
     }
   }
-  for (const [name, total] of cpu) {
-    const after = afterDispatch.get(name) ?? 0
-    const per = (value: number): string => (value / requests).toFixed(3)
-    console.log(`| ${label} | ${name} | ${per(total)} | ${per(total - after)} | ${per(after)} |`)
-  }
+  for (const [name, total] of cpu) console.log(`| ${label} | ${name} | ${(total / requests).toFixed(3)} |`)
 }
