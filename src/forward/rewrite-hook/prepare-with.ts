@@ -128,18 +128,12 @@ export async function prepareWith(
     clientSessionId: identity.clientSessionId,
   })
   const requests = (state?.requests ?? 0) + 1
-  if (planned.kind === 'as-sent') {
-    const records = { session, identity, kind, state, requests, now, sized }
+  const records = { session, identity, kind, state, requests, now, sized }
+  if (planned.kind === 'as-sent')
     return { kind: 'forward', prepared: sentBeforeRecords(request, chat, planned, records, again) }
-  }
   const log = requestLog(identity.sessionId, requests, planned.outcome, planned.compaction)
-  const accounting = accountingFor(
-    chat.view.model,
-    session,
-    clientRule(request, chat),
-    planned.outcome,
-    planned.compaction,
-  )
+  const client = clientRule(request, chat)
+  const accounting = accountingFor(chat.view.model, session, client, planned.outcome, planned.compaction)
   if (planned.kind === 'too-long')
     return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
   const { outcome, written } = planned

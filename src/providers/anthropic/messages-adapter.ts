@@ -14,7 +14,7 @@ import { memoOnFrozen } from '../../util/frozen-memo.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import { blocksOf } from './blocks.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
-import { tooShortToMark } from './too-short-to-mark.ts'
+import { tooShortToMark, writtenAsSent } from './too-short-to-mark.ts'
 import { withClearedInputs } from './clear-inputs.ts'
 
 const perMessageTokens = 4
@@ -91,11 +91,7 @@ export const anthropicMessagesAdapter: ChatAdapter = {
     }
   },
 
-  asSent(body, view, options): Applied | undefined {
-    // No edit starts a thinking block's binding, and nothing to mark: `apply` would change nothing.
-    if (options.firstEditedMessage >= 0 || !tooShortToMark(view, options)) return undefined
-    return { body, headers: {}, tail: view.messages.length - 1, changed: false, breakpoints: 0 }
-  },
+  asSent: writtenAsSent,
 }
 
 /** Views of messages the parser shares across requests (frozen, so they cannot change under the view), per estimator. */
