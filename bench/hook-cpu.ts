@@ -3,6 +3,9 @@
  * process, interleaved in batches beside a baseline build's hook: the latency bench's two bodies
  * (2 KB, and 300 KB over 150 rounds) re-sent as one conversation, the way a client re-sends its
  * history, and the large one growing by a round per request as a real client's does. CPU time (user + system) rather than wall time, so a busy machine moves both alike.
+ * Each build is called as forward.ts calls it: a build that makes the records of a request sent as
+ * written after dispatch makes them here right after the hook answers, inside the timed batch (its
+ * total CPU; timing the two parts apart per request moved the figures more than they differ).
  * Usage: tsx bench/hook-cpu.ts [requests=400] [baseline-dist-folder] [this-dist-folder]
  *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs;
  *   with the third, this build's compiled dist/ runs instead of src/ through tsx, so both are the same kind of code)
@@ -31,7 +34,11 @@ async function hookFrom(root: string, extension: string) {
     calibration: new Calibration(),
     estimator: new TokenEstimator(),
     logger: createLogger('silent'),
-  })('anthropic-messages') as (body: Buffer, headers: Record<string, string>) => Promise<{ kind: string }>
+  })('anthropic-messages') as (
+    body: Buffer,
+    headers: Record<string, string>,
+    options: { recordsAfterDispatch: boolean },
+  ) => Promise<{ kind: string; prepared?: { afterDispatch?: () => Promise<unknown> } }>
 }
 
 const thisDist = process.argv[4]
@@ -51,11 +58,17 @@ const bodies: readonly (readonly [string, (request: number) => Buffer])[] = [
 ]
 const headers = { 'user-agent': 'bench' }
 const batch = 20
+// As forward.ts calls the hook: the records of a request sent as written are made after dispatch.
+const asForwarded = { recordsAfterDispatch: true }
 
 console.log('\n| request | build | CPU ms per request |\n|---|---|---:|')
 for (const [label, bodyOf] of bodies) {
   // Each request arrives in its own buffer, as from a socket.
-  for (let warm = 0; warm < 50; warm++) for (const [, hook] of hooks) await hook(Buffer.from(bodyOf(warm)), headers)
+  for (let warm = 0; warm < 50; warm++)
+    for (const [, hook] of hooks) {
+      const result = await hook(Buffer.from(bodyOf(warm)), headers, asForwarded)
+      await result.prepared?.afterDispatch?.()
+    }
   const cpu = new Map(hooks.map(([name]) => [name, 0]))
   for (let round = 0; round < requests / batch; round++) {
     // Made before the clock starts; every build gets the same bodies in the same order.
@@ -64,8 +77,9 @@ for (const [label, bodyOf] of bodies) {
     for (const [name, hook] of round % 2 === 0 ? hooks : hooks.toReversed()) {
       const before = process.cpuUsage()
       for (let index = 0; index < batch; index++) {
-        const result = await hook(Buffer.from(sent[index] as Buffer), headers)
+        const result = await hook(Buffer.from(sent[index] as Buffer), headers, asForwarded)
         if (result.kind !== 'forward') throw new Error(`${name}: the hook refused the bench body`)
+        await result.prepared?.afterDispatch?.()
       }
       const spent = process.cpuUsage(before)
       cpu.set(name, (cpu.get(name) ?? 0) + (spent.user + spent.system) / 1000)

@@ -4,6 +4,7 @@ import { Cancellation } from '../upstream/cancellation.ts'
 import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.ts'
 import { traceContextOf } from '../telemetry/telemetry.ts'
 import { prepareRequest } from './prepare-request.ts'
+import { recordsAfterDispatch } from './records-after-dispatch.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { reportRequest } from './report-request.ts'
 import { requestTargetProblem } from './request-target.ts'
@@ -96,17 +97,18 @@ async function forwardOnce(
     ...(attempts ? { onAttempt: (attempt: AttemptTiming) => attempts.push(attempt) } : {}),
   }
   const requestOverheadMs = performance.now() - started
-  const sent = await sendWithRefit(call, ready.prepared, input.format)
+  // The body is dispatched when sendWithRefit returns: a request sent as written makes its records now.
+  const { noted, sent } = await recordsAfterDispatch(ready, sendWithRefit(call, ready.prepared, input.format))
   if (sent.kind !== 'replied')
-    return { noted: ready.noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
+    return { noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
   const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {
     accounting: sent.prepared?.accounting,
     log: sent.prepared?.log,
-    failOpen: ready.noted.failOpen,
+    failOpen: noted.failOpen,
     refitted: sent.refitted,
   })
   const relayed = await relayAnswer({ deps, input, sent, cancellation, ownHeaders })
-  return { noted: ready.noted, step: relayed, requestOverheadMs }
+  return { noted, step: relayed, requestOverheadMs }
 }
 
 function answerInternalError(input: ForwardInput, error: unknown): ForwardResult {

@@ -29,7 +29,7 @@ export async function prepareRequest(input: ForwardInput): Promise<PreparedReque
     return { kind: 'ready', body, headers, noted: {} }
   }
   try {
-    const result = await input.prepare(body, request.headers)
+    const result = await input.prepare(body, request.headers, afterDispatch)
     if (result.kind === 'reject') {
       return { kind: 'rejected', error: result.error, noted: { log: result.log, accounting: result.accounting } }
     }
@@ -42,6 +42,9 @@ export async function prepareRequest(input: ForwardInput): Promise<PreparedReque
     return { kind: 'ready', body, headers, noted: { failOpen: 'prepare', error: message } }
   }
 }
+
+/** forward.ts makes a request's records right after dispatching it (records-after-dispatch.ts). */
+const afterDispatch = { recordsAfterDispatch: true }
 
 /** Sets ctxgate's headers; those the provider combines (a list of betas) are merged with the client's value. */
 function mergeHeaders(headers: HeaderMap, added: Prepared['headers'], provider: Provider): void {

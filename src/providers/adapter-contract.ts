@@ -81,6 +81,13 @@ export interface ChatAdapter {
   readonly noteCostFromFirstMessage?: boolean
   /** Makes a streamed request report usage when the client did not ask; true when it had to. */
   requestUsage?(body: Json): boolean
+  /**
+   * What `apply` returns when it would write the body exactly as sent (no edit, no note, no marker,
+   * no header), found without writing it; undefined when it would change anything or cannot tell
+   * cheaply. Nothing is marked, so `stableTtl` is not read: a request the hook sends as the client
+   * wrote it can go before the TTL and the request's records are computed (rewrite-hook/prepare-with.ts).
+   */
+  asSent?(body: Json, view: ChatView, options: Omit<ApplyOptions, 'stableTtl'>): Applied | undefined
 }
 
 /** The body is valid JSON but not a chat request this adapter understands: forward it untouched. */

@@ -73,6 +73,19 @@ export interface Prepared {
   readonly accounting?: Accounting
   /** ctxgate asked the stream for usage the client did not ask for: the format's filter hides it again. */
   readonly hideUsageChunk?: boolean
+  /**
+   * Only when the caller asked for it (`PrepareOptions.recordsAfterDispatch`) and the body goes as the
+   * client sent it: makes the request's records (its log fields, accounting and the conversation's
+   * saved state) and resolves to this request with them. Call it once the body is dispatched, and
+   * await it before anything reads them (the client's response headers, the request's record, a refit).
+   */
+  readonly afterDispatch?: () => Promise<Prepared>
+}
+
+/** How the caller of a `PrepareBody` will use what it prepares. */
+export interface PrepareOptions {
+  /** The caller runs `Prepared.afterDispatch` right after it dispatches the body, and awaits it before reading the records. */
+  readonly recordsAfterDispatch?: boolean
 }
 
 export type PrepareResult =
@@ -86,4 +99,8 @@ export type PrepareResult =
     }
 
 /** Turns the client's body into what to send; throwing means "send the original" (fail open). */
-export type PrepareBody = (body: Buffer, incoming: IncomingHttpHeaders) => Promise<PrepareResult>
+export type PrepareBody = (
+  body: Buffer,
+  incoming: IncomingHttpHeaders,
+  options?: PrepareOptions,
+) => Promise<PrepareResult>

@@ -2,7 +2,7 @@ import type { CadenceMemory } from './economy/cadence-memory.ts'
 import type { EditPointPrices } from './economy/edit-point.ts'
 import type { LedgerEntry, LedgerUpdate } from './economy/ledger.ts'
 import type { EconomySettings } from './economy/request-decision.ts'
-import type { BatchReason, NoBatchReason } from './economy/types.ts'
+import type { BatchReason, EconomyDecision, NoBatchReason } from './economy/types.ts'
 import type { TokenEstimator } from './estimate.ts'
 import type { PrefixBreak } from './prefix-break.ts'
 import type { Refetch } from './refetch.ts'
@@ -140,3 +140,27 @@ export type PipelineOutcome =
       readonly ledger: LedgerUpdate | undefined
       readonly next: NextMemory
     }
+
+/**
+ * What decides a request's bytes (pipeline.ts `decideRewrite`): the edits, the note, the previous
+ * tail and the markers asked for, with what `finishRewrite` needs to complete the outcome.
+ */
+export type DecidedRewrite =
+  | Extract<PipelineOutcome, { kind: 'too-long' }>
+  | (Pick<
+      Extract<PipelineOutcome, { kind: 'rewritten' }>,
+      'kind' | 'edits' | 'report' | 'noteOn' | 'previousTail' | 'nextEditResult' | 'followingEditResult'
+    > & { readonly planning: DecidedPlanning })
+
+/** The plan's intermediate facts that the outcome's remaining fields are computed from. */
+export interface DecidedPlanning {
+  readonly input: PipelineInput
+  readonly decisions: FrozenDecisions
+  readonly decision: EconomyDecision | undefined
+  readonly gapMs: number | undefined
+  readonly cold: boolean
+  readonly noteTokens: number
+  readonly noteHeld: boolean
+  /** The marker the previous request's promise or the next edit asks for (before this request's own read). */
+  readonly marker: string | undefined
+}

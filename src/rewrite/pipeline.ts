@@ -1,32 +1,26 @@
 import { isCold } from './economy/cache-timing.ts'
-import { nextCadenceMemory } from './economy/cadence-memory.ts'
-import { decideForRequest, stableTtlFor, type EconomySettings } from './economy/request-decision.ts'
+import { decideForRequest, type EconomySettings } from './economy/request-decision.ts'
 import { belowFloor } from './economy/decide.ts'
 import type { EconomyDecision } from './economy/types.ts'
-import {
-  realizationOf as ledgerRealization,
-  stepLedger,
-  type LedgerEntry,
-  type LedgerUpdate,
-} from './economy/ledger.ts'
-import { writePrice } from '../billing/prices.ts'
+import { realizationOf as ledgerRealization, type LedgerEntry } from './economy/ledger.ts'
 import { editableFromMarker, nextEditOf, promiseSpent, readMarkerOf } from './marker-promise.ts'
 import { noteGoesIn, noteHeldBack, noteJoinsHeadNow } from './note-switch.ts'
+import { finishRewrite } from './finish-rewrite.ts'
 import { planRewrite } from './plan.ts'
-import { findRefetches, type Refetch } from './refetch.ts'
 import { tailWithin } from './prompt-tokens.ts'
-import { detectPrefixBreak, prefixSignatures, type PrefixBreak } from './prefix-break.ts'
 import { noDecisions, type FrozenDecisions, type RewriteOutcome, type RewriteReport } from './types.ts'
 import type {
-  BatchAccount,
   ConversationMemory,
+  DecidedRewrite,
   PipelineInput,
   PipelineOutcome,
   RequestLimits,
 } from './pipeline-types.ts'
 
+export { finishRewrite } from './finish-rewrite.ts'
 export type {
   ConversationMemory,
+  DecidedRewrite,
   NextMemory,
   PipelineInput,
   PipelineOutcome,
@@ -48,11 +42,21 @@ const learnedLimitMargin = 0.97
 /**
  * One request's rewrite, pure: the budget, the note's room in it, the plan (frozen decisions first,
  * then a batch when over), whether the note is on, whether the cache prefix broke and why, and what
- * to remember for the next request.
+ * to remember for the next request. The same as `finishRewrite(decideRewrite(input))`.
  */
 export function runPipeline(input: PipelineInput): PipelineOutcome {
-  const { view, memory, note } = input
-  const budget = effectiveBudget(input.limits, view.maxOutputTokens)
+  return finishRewrite(decideRewrite(input))
+}
+
+/**
+ * The part of a request's rewrite that says what is sent: the plan, the note, the previous tail and
+ * the markers asked for. What only the records read (the head's TTL, the ledger, the prefix
+ * signatures, re-fetches, the next memory) is left to `finishRewrite`, so a request sent as the
+ * client wrote it can be sent before they are computed (docs/proxy.md, "Records after dispatch").
+ */
+export function decideRewrite(input: PipelineInput): DecidedRewrite {
+  const { memory, note } = input
+  const budget = effectiveBudget(input.limits, input.view.maxOutputTokens)
   // Counted whether or not the note goes in yet, so turning it on never breaks the budget.
   const noteTokens = note?.tokens ?? 0
   const gapMs = gapSince(memory?.lastSeen, input.now)
@@ -67,121 +71,22 @@ export function runPipeline(input: PipelineInput): PipelineOutcome {
   const following = report.newBatch
     ? followingEditOf(input, planned.decisions, decision, report, cold ? 0 : (editableFrom ?? 0))
     : undefined
-  const stableTtl = stableTtlOf(input, noteTokens)
-  const promise = report.newBatch ? following : marker
-  const ledger = ledgerOf(input, decision, report, cold)
-  const shape = prefixShape(input, report, noteOn, cold)
   return {
     kind: 'rewritten',
     edits: planned.edits,
     report,
     noteOn,
-    prefixBreak: shape.prefixBreak,
     previousTail: tailStale(report, memory) ? undefined : memory?.previousTail,
     nextEditResult: readMarkerOf(input, marker, report),
     followingEditResult: following,
-    refusalAvoided: report.estimatedBefore + view.maxOutputTokens > input.limits.window,
-    batch: report.newBatch ? batchAccount(decision, growthOf(input, report), report) : undefined,
-    waited: decision?.kind === 'none' && !report.newBatch ? decision.reason : undefined,
-    stableTtl,
-    refetches: refetchesOf(input),
-    ledger,
-    next: {
-      decisions: planned.decisions,
-      ...(ledger && ledger.entries.length > 0 ? { ledger: ledger.entries } : {}),
-      noteOn,
-      ...(noteHeld && !noteOn ? { noteDeferred: true } : {}),
-      ...shape.remembered,
-      ...(promise !== undefined ? { nextEditResult: promise } : {}),
-      ...(!report.newBatch && promise === memory?.nextEditResult && memory?.nextEditCleared
-        ? { nextEditCleared: true }
-        : {}),
-      economy: nextCadenceMemory(memory?.economy, {
-        unedited: report.estimatedBefore / input.factor,
-        gapMs,
-        cacheTtl: stableTtl,
-      }),
-    },
+    planning: { input, decisions: planned.decisions, decision, gapMs, cold, noteTokens, noteHeld, marker },
   }
-}
-
-/** What the next request compares itself with to tell a client's own history edit: count, signature, model. */
-function rememberedShape(
-  input: PipelineInput,
-  signature: string,
-): Pick<ConversationMemory, 'messageCount' | 'prefixSignature' | 'model'> {
-  const { view } = input
-  return { messageCount: view.messages.length, prefixSignature: signature, model: view.model }
-}
-
-/** Whether the cached prefix broke and why, and the shape the next request compares itself with (one walk for both signatures). */
-function prefixShape(
-  input: PipelineInput,
-  report: RewriteReport,
-  noteOn: boolean,
-  cold: boolean,
-): { readonly prefixBreak: PrefixBreak | undefined; readonly remembered: ReturnType<typeof rememberedShape> } {
-  const { view, memory } = input
-  const signatures = signaturesOf(view, memory)
-  const prefixBreak = detectPrefixBreak({
-    previous: memory,
-    view,
-    report,
-    noteOn,
-    // The conversation's messages sit under 5-minute markers whatever the head's TTL.
-    expired: cold,
-    ...(signatures.atPrevious !== undefined ? { signatureAtPrevious: signatures.atPrevious } : {}),
-  })
-  return { prefixBreak, remembered: rememberedShape(input, signatures.whole) }
-}
-
-/** This request's signature and, when the previous request's count fits in it, the signature at that count, in one walk. */
-function signaturesOf(
-  view: PipelineInput['view'],
-  memory: ConversationMemory | undefined,
-): ReturnType<typeof prefixSignatures> {
-  const count = view.messages.length
-  const previous = memory?.messageCount
-  return prefixSignatures(view, previous !== undefined && previous <= count ? previous : undefined, count)
 }
 
 /** A new cut, or a batch that edits before the previous tail, changed what follows it: a marker there would find nothing. */
 function tailStale(report: RewriteReport, memory: ConversationMemory | undefined): boolean {
   if (!report.newBatch) return false
   return report.droppedMessages > 0 || report.firstEditedMessage <= (memory?.previousTail ?? -1)
-}
-
-/** Tokens the client's prompt grew by since its previous request, as the planner counts them. */
-function growthOf(input: PipelineInput, report: RewriteReport): number {
-  const previous = input.memory?.economy?.unedited
-  return typeof previous === 'number' ? Math.max(0, Math.round(report.estimatedBefore - previous * input.factor)) : 0
-}
-
-/** The session's ledger after this request; undefined with the economy off. */
-function ledgerOf(
-  input: PipelineInput,
-  decision: EconomyDecision | undefined,
-  report: RewriteReport,
-  cold: boolean,
-): LedgerUpdate | undefined {
-  const settings = input.economy
-  if (!settings) return undefined
-  const filed = decision?.kind === 'batch' && report.newBatch && decision.reason !== 'over_budget'
-  return stepLedger(input.memory?.ledger, {
-    request: (input.memory?.requests ?? 0) + 1,
-    carryPrice: cold ? writePrice(settings.prices, '5m') : settings.prices.cacheRead,
-    ...(filed
-      ? {
-          batch: {
-            reason: decision.reason,
-            predictedCost: decision.oneTimeCost,
-            savingPerRequest: decision.savingPerRequest,
-            horizon: decision.horizon,
-            removed: decision.tokensRemoved,
-          },
-        }
-      : {}),
-  })
 }
 
 /**
@@ -200,14 +105,6 @@ function followingEditOf(
 ): string | undefined {
   const afterBatchAt = decision?.kind === 'batch' ? Math.min(report.firstNewEdit, writtenFrom) : undefined
   return nextEditOf(input, decisions, undefined, afterBatchAt)
-}
-
-/** TTL for the stable head's marker: one hour when the session's pauses make it pay (economy on). */
-function stableTtlOf(input: PipelineInput, noteTokens: number): '5m' | '1h' {
-  if (!input.economy) return '5m'
-  const requestsSoFar = (input.memory?.requests ?? 0) + 1
-  const headTokens = (input.view.headTokens + noteTokens) * input.factor
-  return stableTtlFor(input.economy, input.memory?.economy, requestsSoFar, headTokens, input.finishedLengths)
 }
 
 interface Sizes {
@@ -287,43 +184,10 @@ function economyDecision(
   })
 }
 
-/** The economy's reason for a batch it decided; one the planner made on its own is the budget's hard limit, or a restore below it. */
-function batchAccount(
-  decision: EconomyDecision | undefined,
-  growthTokens: number,
-  report: RewriteReport,
-): BatchAccount {
-  if (decision?.kind !== 'batch')
-    return { reason: (report.restored ?? 0) > 0 && report.estimatedBefore <= report.budget ? 'restore' : 'over_budget' }
-  return {
-    reason: decision.reason,
-    growthTokens,
-    oneTimeCost: Math.round(decision.oneTimeCost),
-    savingPerRequest: Math.round(decision.savingPerRequest),
-    ...(Number.isFinite(decision.paybackRequests)
-      ? { paybackRequests: Math.round(decision.paybackRequests * 10) / 10 }
-      : {}),
-    horizon: decision.horizon,
-    predictedNetSaving: Math.round(decision.predictedNetSaving),
-  }
-}
-
 /** What the session's earlier batches really saved per request over what was predicted, when the ledger can tell. */
 function realizationOf(ledger: readonly LedgerEntry[] | undefined): { realization?: number } {
   const realization = ledgerRealization(ledger)
   return realization === undefined ? {} : { realization }
-}
-
-/** Re-fetches among the calls the client added since its previous request. */
-function refetchesOf(input: PipelineInput): readonly Refetch[] {
-  const memory = input.memory
-  if (!memory?.decisions || memory.messageCount === undefined) return []
-  return findRefetches({
-    view: input.view,
-    decisions: memory.decisions,
-    newFrom: memory.messageCount,
-    request: (memory.requests ?? 0) + 1,
-  })
 }
 
 /** Time since the previous request; unknown on a first request, or when replicas' clocks disagree (negative). */

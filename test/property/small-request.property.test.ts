@@ -141,6 +141,16 @@ describe('breakpoints on a request too short to cache', () => {
             ...(systemNote ? { systemNote } : {}),
           }
           if (tooShortToMark(view, options)) short++
+          // Said without writing: the adapter's `asSent` is what `apply` returns, whenever it answers.
+          const { stableTtl: _ttl, ...withoutTtl } = options
+          const asSent = anthropicMessagesAdapter.asSent?.(body, view, withoutTtl)
+          if (asSent !== undefined) {
+            const applied = anthropicMessagesAdapter.apply(body, view, options)
+            expect({ ...asSent, body: JSON.stringify(asSent.body) }).toEqual({
+              ...applied,
+              body: JSON.stringify(applied.body),
+            })
+          }
           // The view is read only to decide the shortcut: one of endless sizes takes the full placement.
           const apply = (decidedBy: ChatView) => {
             const applied = anthropicMessagesAdapter.apply(body, decidedBy, options)

@@ -1,4 +1,4 @@
-import type { PipelineOutcome } from '../../rewrite/pipeline.ts'
+import type { RewriteReport } from '../../rewrite/types.ts'
 
 /** A plan re-run at most twice is enough: the factor only rises, towards the prior's. */
 const maxReplans = 2
@@ -8,10 +8,10 @@ const maxReplans = 2
  * for what is left after it: the batch takes out old content only, so the new content, sized with
  * a larger factor, is a larger share of what is sent.
  */
-export function planCalibrated(
-  plan: (factor: number) => PipelineOutcome,
+export function planCalibrated<Outcome extends { readonly kind: string; readonly report: RewriteReport }>(
+  plan: (factor: number) => Outcome,
   factorFor: (after: { sentAfterEdits: number } | undefined) => number,
-): { outcome: PipelineOutcome; factor: number } {
+): { outcome: Outcome; factor: number } {
   let factor = factorFor(undefined)
   let outcome = plan(factor)
   for (let replan = 0; replan < maxReplans && outcome.kind === 'rewritten' && outcome.report.newBatch; replan++) {

@@ -37,6 +37,8 @@ export class RewriteFollowUp implements AnswerFollowUp {
   readonly #scope: string
   readonly #sent: SentRewrite
   readonly #prepareAgain: (request: HookRequest) => Promise<PrepareResult>
+  /** A request sent before its records: they are made (and its state saved) before a refit plans. */
+  readonly #recorded: (() => Promise<unknown>) | undefined
 
   constructor(
     request: HookRequest,
@@ -44,12 +46,14 @@ export class RewriteFollowUp implements AnswerFollowUp {
     scope: string,
     sent: SentRewrite,
     prepareAgain: (request: HookRequest) => Promise<PrepareResult>,
+    recorded?: () => Promise<unknown>,
   ) {
     this.#request = request
     this.#chat = chat
     this.#scope = scope
     this.#sent = sent
     this.#prepareAgain = prepareAgain
+    this.#recorded = recorded
     // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
     this.replannable = !request.isRefit && chat.view.serverManaged !== true
   }
@@ -74,6 +78,15 @@ export class RewriteFollowUp implements AnswerFollowUp {
    */
   async replan({ actualTokens, limit: named }: LengthRefusal): Promise<Prepared | undefined> {
     if (!this.replannable) return undefined
+    // Records that failed leave the request as if preparing it had failed: sent as it was, never re-planned.
+    if (
+      this.#recorded &&
+      !(await this.#recorded().then(
+        () => true,
+        () => false,
+      ))
+    )
+      return undefined
     const { calibration } = this.#request.deps
     const sent = this.#sent
     if (actualTokens !== undefined) await this.#recordSize(actualTokens)
@@ -85,6 +98,7 @@ export class RewriteFollowUp implements AnswerFollowUp {
     const again = await this.#prepareAgain({
       ...this.#request,
       isRefit: true,
+      recordsAfterDispatch: false,
       memoryBefore: { state: sent.state },
       ...(limit === undefined ? {} : { toldLimit: limit }),
     })

@@ -33,6 +33,8 @@ export interface HookRequest {
   readonly original: Buffer
   readonly incoming: IncomingHttpHeaders
   readonly isRefit: boolean
+  /** The caller makes a request's records after dispatching it (`PrepareOptions`): one sent as written may leave them until then. */
+  readonly recordsAfterDispatch?: boolean
   /** On a refit: the limit the upstream just named, planned with for this one request. */
   readonly toldLimit?: number
   /** On a refit: the conversation as it was before the refused request, which does not count as a turn. */

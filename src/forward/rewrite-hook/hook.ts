@@ -3,7 +3,7 @@ import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import type { PrepareBody, PrepareResult } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
 import { chatFormat } from '../../providers/registry.ts'
-import { runPipeline, type PipelineOutcome } from '../../rewrite/pipeline.ts'
+import { decideRewrite, finishRewrite, type DecidedRewrite } from '../../rewrite/pipeline.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import { firstUserMessage, HoldoutArms } from '../../session/holdout-arm.ts'
 import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
@@ -14,7 +14,7 @@ import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } fr
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
 import { referenceTokens } from './reference-count.ts'
 import { bodyToSend } from './serialize.ts'
-import { writeBack } from './write-back.ts'
+import { sentAsWritten, writeBack } from './write-back.ts'
 
 export type { RewriteHookDeps } from './hook-request.ts'
 
@@ -25,8 +25,16 @@ export function createRewriteHook(deps: RewriteHookDeps): (format: WireFormat) =
     // Each rewritable wire format's adapter and usage reader come from the provider registry.
     const entry = chatFormat(format)
     if (!entry) return undefined
-    return (body, incoming) =>
-      prepareChat({ deps: withArms, format: entry, wire: format, original: body, incoming, isRefit: false })
+    return (body, incoming, options) =>
+      prepareChat({
+        deps: withArms,
+        format: entry,
+        wire: format,
+        original: body,
+        incoming,
+        isRefit: false,
+        recordsAfterDispatch: options?.recordsAfterDispatch === true,
+      })
   }
 }
 
@@ -66,14 +74,29 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
   const { scope, state, now, finishedLengths, sized } = inputs
   const input = pipelineInput(request, chat, scope)
   const countFactor = countFactorFrom(deps.calibration.factorInputs(chat.view.model, sized.key, scope))
-  const plan = (factor: number): PipelineOutcome =>
-    runPipeline({ ...input, memory: state, factor, ...(countFactor ? { countFactor } : {}), now, finishedLengths })
-  const { outcome, factor } = planCalibrated(plan, (sentAfterEdits) =>
+  // One spread and fixed fields: a conditional spread after it took V8's slow copy on every request.
+  const withCount = countFactor || undefined
+  const decide = (factor: number): DecidedRewrite =>
+    decideRewrite({ ...input, memory: state, factor, countFactor: withCount, now, finishedLengths })
+  const { outcome: decided, factor } = planCalibrated(decide, (sentAfterEdits) =>
     deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
   )
-  const compaction = compactionRequestOf(chat.json)
-  const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0, compaction }
-  if (outcome.kind === 'too-long') return { ...planned, kind: 'too-long', outcome }
+  const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0 }
+  if (decided.kind === 'too-long')
+    return { ...planned, kind: 'too-long', outcome: decided, compaction: compactionRequestOf(chat.json) }
+  // Sent as written even with the model's own minimum to cache, it is so whether or not it asks for
+  // a summary (which only raises that minimum): the records find out which.
+  const asSent = sentAsWritten(request, chat, decided, inputs.clientSessionId, false)
+  const compactionOf = () => compactionRequestOf(chat.json)
+  if (asSent)
+    return { ...planned, kind: 'as-sent', decided, tail: asSent.tail, breakpoints: asSent.breakpoints, compactionOf }
+  const compaction = compactionOf()
+  const asSentCompacting = compaction && sentAsWritten(request, chat, decided, inputs.clientSessionId, true)
+  if (asSentCompacting) {
+    const { tail, breakpoints } = asSentCompacting
+    return { ...planned, kind: 'as-sent', decided, tail, breakpoints, compactionOf: () => compaction }
+  }
+  const outcome = finishRewrite(decided)
   const applied = writeBack(request, chat, outcome, inputs.clientSessionId, compaction !== undefined)
   const hideUsageChunk = format.adapter.requestUsage?.(applied.body) ?? false
   if (chat.large && applied.changed) await yieldToOtherRequests()
@@ -85,5 +108,5 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
     promisedResult: applied.promisedResult,
     hideUsageChunk,
   }
-  return { ...planned, kind: 'written', outcome, written }
+  return { ...planned, kind: 'written', outcome, written, compaction }
 }

@@ -33,7 +33,8 @@ export function pipelineInput(
       note === undefined
         ? undefined
         : { text: note, tokens: systemNoteTokens(format.adapter, chat, note, placement.at), ...placement },
-    ...economyOf(deps.config, prices),
+    // Fixed fields, no spread: the pipeline copies this object for each plan, and V8 copies one of a single shape fast.
+    economy: economyOf(deps.config, prices),
     reachBack: reachBackOf(prices),
     dropNoteFraming: format.adapter.dropNoteFraming,
   }
@@ -83,9 +84,22 @@ export function notePlacement(
   return { at: setting === 'auto' && adapter.noteAtEditPoint === true ? 'edit-point' : 'head', from: 'first-edit' }
 }
 
-/** The cache-priced economy's prices and policy for this model; nothing under `budget-only`. */
-function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: EconomySettings } {
-  if (config.rewrite.economy !== 'cache-priced') return {}
+/** Each configuration's economy settings per price entry, made once: the same for every request of a model. */
+const economySettings = new WeakMap<Readonly<Config>, WeakMap<ModelPrices, EconomySettings>>()
+
+/** The cache-priced economy's prices and policy for this model; undefined under `budget-only`. */
+function economyOf(config: Readonly<Config>, prices: ModelPrices): EconomySettings | undefined {
+  if (config.rewrite.economy !== 'cache-priced') return undefined
+  let perPrices = economySettings.get(config)
+  if (perPrices === undefined) economySettings.set(config, (perPrices = new WeakMap()))
+  const known = perPrices.get(prices)
+  if (known !== undefined) return known
+  const settings = economySettingsOf(config, prices)
+  perPrices.set(prices, settings)
+  return settings
+}
+
+function economySettingsOf(config: Readonly<Config>, prices: ModelPrices): EconomySettings {
   const { startTokens, keepRecentRounds, excludeTools, shortSessionRequests, maxNeedHazard, forecastQuantile } =
     config.economy
   const policy = {
@@ -97,7 +111,7 @@ function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: E
     maxNeedHazard,
     forecastQuantile,
   }
-  return { economy: { prices, policy } }
+  return { prices, policy }
 }
 
 /**
@@ -106,8 +120,19 @@ function economyOf(config: Readonly<Config>, prices: ModelPrices): { economy?: E
  * could never pay for the rewrite it causes is left whole, and the verdict does not drift as a session grows.
  */
 function reachBackOf(prices: ModelPrices): EditPointPrices {
-  return { read: prices.cacheRead, write: writePrice(prices, '5m'), requestsAhead: defaultEconomyPolicy.horizonCap }
+  const known = reachBacks.get(prices)
+  if (known !== undefined) return known
+  const reachBack = {
+    read: prices.cacheRead,
+    write: writePrice(prices, '5m'),
+    requestsAhead: defaultEconomyPolicy.horizonCap,
+  }
+  reachBacks.set(prices, reachBack)
+  return reachBack
 }
+
+/** Made once per price entry (the configuration's, which never changes). */
+const reachBacks = new WeakMap<ModelPrices, EditPointPrices>()
 
 /**
  * Tokens the system note adds, as the adapter writes it (a block, a message, a paragraph; a string

@@ -3,8 +3,8 @@ import type { CompactingClient } from '../../model-call/compaction-request.ts'
 import type { SessionHints } from '../../providers/adapter-contract.ts'
 import type { PrepareResult, Prepared } from '../../request/prepared.ts'
 import { promiseWritten } from '../../rewrite/marker-promise.ts'
-import type { RequestLimits } from '../../rewrite/pipeline.ts'
-import { identify } from '../../session/identity.ts'
+import { finishRewrite, type DecidedRewrite, type RequestLimits } from '../../rewrite/pipeline.ts'
+import { identify, type SessionIdentity } from '../../session/identity.ts'
 import type { ConversationState } from '../../session/session-store.ts'
 import { sessionKind } from '../../session/session-kind.ts'
 import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
@@ -13,6 +13,7 @@ import type { ChatSummary, HookRequest } from './hook-request.ts'
 import { tooLong } from './refusal.ts'
 import {
   accountingFor,
+  clientRule,
   controlAccounting,
   requestLog,
   sessionArmFrom,
@@ -51,13 +52,26 @@ export type PlanStep = {
   readonly limits: RequestLimits
   /** Tokens the system note adds where it goes (0 when off or already there). */
   readonly noteTokens: number
-  readonly compaction: CompactingClient | undefined
 } & (
-  | { readonly kind: 'too-long'; readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }> }
+  | {
+      readonly kind: 'too-long'
+      readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }>
+      readonly compaction: CompactingClient | undefined
+    }
   | {
       readonly kind: 'written'
       readonly outcome: Exclude<PlannedOutcome, { kind: 'too-long' }>
       readonly written: Written
+      readonly compaction: CompactingClient | undefined
+    }
+  /** The client's body goes as sent (write-back.ts `sentAsWritten`): its records are made after dispatch. */
+  | {
+      readonly kind: 'as-sent'
+      readonly decided: Extract<DecidedRewrite, { kind: 'rewritten' }>
+      readonly tail: number
+      readonly breakpoints: number | undefined
+      /** Whether it is a client's compaction request: only its records read it, so it is asked then. */
+      readonly compactionOf: () => CompactingClient | undefined
     }
 )
 
@@ -114,8 +128,12 @@ export async function prepareWith(
     clientSessionId: identity.clientSessionId,
   })
   const requests = (state?.requests ?? 0) + 1
+  const records = { session, identity, kind, state, requests, now, sized }
+  if (planned.kind === 'as-sent')
+    return { kind: 'forward', prepared: sentBeforeRecords(request, chat, planned, records, again) }
   const log = requestLog(identity.sessionId, requests, planned.outcome, planned.compaction)
-  const accounting = accountingFor(chat.view.model, session, planned.outcome, planned.compaction)
+  const client = clientRule(request, chat)
+  const accounting = accountingFor(chat.view.model, session, client, planned.outcome, planned.compaction)
   if (planned.kind === 'too-long')
     return { kind: 'reject', error: tooLong(request, chat, planned.limits, planned.outcome), log, accounting }
   const { outcome, written } = planned
@@ -136,6 +154,65 @@ export async function prepareWith(
       written.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: written.breakpoints },
   }
   return { kind: 'forward', prepared }
+}
+
+/** What a request's records are made of besides its plan: who sent it, and the conversation before it. */
+interface RecordInputs {
+  readonly session: SessionArm
+  readonly identity: SessionIdentity
+  readonly kind: string | undefined
+  readonly state: ConversationState | undefined
+  readonly requests: number
+  readonly now: number
+  readonly sized: ConversationRequest
+}
+
+/**
+ * A request sent as the client wrote it, before its records: the client's bytes and a follow-up now,
+ * and `afterDispatch` to finish the plan's outcome, write the log fields and accounting, and save
+ * the conversation's state, each exactly as the eager path does them (test/property/records-after-dispatch).
+ * A refit waits for them: it plans from the state they save.
+ */
+function sentBeforeRecords(
+  request: HookRequest,
+  chat: ChatSummary,
+  planned: Extract<PlanStep, { kind: 'as-sent' }>,
+  records: RecordInputs,
+  again: (request: HookRequest) => Promise<PrepareResult>,
+): Prepared {
+  const { deps, original } = request
+  const { decided } = planned
+  const { session, identity, state, requests } = records
+  // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
+  const sentEstimate = decided.report.estimatedAfter / planned.factor - planned.noteTokens
+  const sent = {
+    sentEstimate,
+    sized: records.sized,
+    planned: decided.report.estimatedAfter,
+    state,
+    bytes: original.length,
+  }
+  let recorded: Promise<Prepared> | undefined
+  const afterDispatch = (): Promise<Prepared> => (recorded ??= makeRecords())
+  const followUp = new RewriteFollowUp(request, chat, identity.limitScope, sent, again, afterDispatch)
+  const makeRecords = async (): Promise<Prepared> => {
+    const outcome = finishRewrite(decided)
+    const compaction = planned.compactionOf()
+    const log = requestLog(identity.sessionId, requests, outcome, compaction)
+    const accounting = accountingFor(chat.view.model, session, clientRule(request, chat), outcome, compaction)
+    const next = nextState(outcome.next, planned.tail, requests, records.now, records.kind)
+    await saveState(deps, identity.conversationKey, next, state)
+    return {
+      body: original,
+      headers: {},
+      log,
+      followUp,
+      hideUsageChunk: false,
+      accounting:
+        planned.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: planned.breakpoints },
+    }
+  }
+  return { body: original, headers: {}, followUp, hideUsageChunk: false, afterDispatch }
 }
 
 /**

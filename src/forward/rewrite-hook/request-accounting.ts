@@ -19,12 +19,11 @@ export interface SessionArm {
   readonly arm: Arm
   readonly clientCompacted: boolean
   readonly kind: string | undefined
-  readonly client: Accounting['client']
 }
 
 /**
- * The session's holdout arm (drawn once per session) and the client whose own compaction rule ctxgate
- * knows, from what was read of the request (here or in a worker thread): its prompt estimate and first user message.
+ * The session's holdout arm (drawn once per session), from what was read of the request (here or in
+ * a worker thread): its prompt estimate and first user message.
  */
 export function sessionArmFrom(
   request: HookRequest,
@@ -39,9 +38,13 @@ export function sessionArmFrom(
     () => ({ kind: kind ?? `unknown\u0000${view.model}`, firstUserMessage: prompt.firstUser() }),
     prompt.tokens,
   ) ?? { arm: 'treated' as const, clientCompacted: false }
+  return { sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind }
+}
+
+/** The client whose own compaction rule ctxgate knows, by its user agent: only the request's accounting reads it. */
+export function clientRule(request: HookRequest, chat: ChatSummary): Accounting['client'] {
   const rule = clientRuleOf(clientFamily(firstHeader(request.incoming['user-agent'])))
-  const client = rule && { rule: rule.name, window: chat.limits.window, maxOutputTokens: view.maxOutputTokens }
-  return { sessionId, arm: mark.arm, clientCompacted: mark.clientCompacted, kind, client }
+  return rule && { rule: rule.name, window: chat.limits.window, maxOutputTokens: chat.view.maxOutputTokens }
 }
 
 // Both records are written out whole: `{ ...record, more }` made a new hidden class per request on Node 20 (GC time).
@@ -50,6 +53,7 @@ export function sessionArmFrom(
 export function accountingFor(
   model: string,
   session: SessionArm,
+  client: Accounting['client'],
   outcome: PlannedOutcome,
   clientCompaction: CompactingClient | undefined,
 ): Accounting {
@@ -60,7 +64,7 @@ export function accountingFor(
     arm: session.arm,
     clientCompacted: session.clientCompacted,
     ...(session.kind === undefined ? {} : { kind: session.kind }),
-    ...(session.client ? { client: session.client } : {}),
+    ...(client ? { client } : {}),
     report: outcome.report,
     refusalAvoided: rewritten?.refusalAvoided ?? false,
     ...(clientCompaction ? { clientCompaction } : {}),

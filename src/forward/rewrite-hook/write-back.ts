@@ -1,6 +1,6 @@
-import type { Applied } from '../../providers/adapter-contract.ts'
+import type { Applied, ApplyOptions } from '../../providers/adapter-contract.ts'
 import { systemNote } from '../../rewrite/notes.ts'
-import type { PipelineOutcome } from '../../rewrite/pipeline.ts'
+import type { DecidedRewrite, PipelineOutcome } from '../../rewrite/pipeline.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
 import { notePlacement } from './pipeline-input.ts'
 
@@ -18,8 +18,40 @@ export function writeBack(
   sessionId: string,
   clientCompaction: boolean,
 ): Applied {
-  const { json, view, limits } = chat
-  return request.format.adapter.apply(json, view, {
+  const options = applyOptions(request, chat, outcome, sessionId, clientCompaction, outcome.stableTtl)
+  return request.format.adapter.apply(chat.json, chat.view, options)
+}
+
+/**
+ * What `writeBack` would write, when it is the client's body as sent and the caller makes the
+ * request's records after dispatching it: found from the decided plan alone (no head TTL, no
+ * records). Undefined whenever it would change anything, on a refit, or when the caller did not ask.
+ */
+export function sentAsWritten(
+  request: HookRequest,
+  chat: ReadChat,
+  decided: Extract<DecidedRewrite, { kind: 'rewritten' }>,
+  sessionId: string,
+  clientCompaction: boolean,
+): Applied | undefined {
+  const { adapter } = request.format
+  // An adapter that may add a usage option to a stream is never asked: its body is not the client's.
+  if (!request.recordsAfterDispatch || request.isRefit || adapter.asSent === undefined || adapter.requestUsage)
+    return undefined
+  if (decided.edits.length > 0 || decided.noteOn) return undefined
+  return adapter.asSent(chat.json, chat.view, applyOptions(request, chat, decided, sessionId, clientCompaction))
+}
+
+function applyOptions(
+  request: HookRequest,
+  chat: ReadChat,
+  outcome: Pick<Rewritten, 'edits' | 'noteOn' | 'previousTail' | 'nextEditResult' | 'followingEditResult' | 'report'>,
+  sessionId: string,
+  clientCompaction: boolean,
+  stableTtl?: '5m' | '1h',
+): ApplyOptions {
+  const { limits } = chat
+  return {
     edits: outcome.edits,
     ...(outcome.noteOn
       ? { systemNote, systemNoteAt: notePlacement(request.deps.config, request.format.adapter).at }
@@ -32,6 +64,6 @@ export function writeBack(
     thinkingBound: limits.thinkingBoundToPrefix,
     firstEditedMessage: outcome.report.firstEditedMessage,
     estimator: chat.estimator,
-    ...(outcome.stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
-  })
+    ...(stableTtl === '1h' ? { stableTtl: '1h' as const } : {}),
+  }
 }

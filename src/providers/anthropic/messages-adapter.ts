@@ -15,7 +15,7 @@ import { blocksOf } from './blocks.ts'
 import { listViews } from './message-views.ts'
 import { userIdDigest } from './user-id-digest.ts'
 import { placeBreakpoints } from './cache-breakpoints.ts'
-import { tooShortToMark } from './too-short-to-mark.ts'
+import { tooShortToMark, writtenAsSent } from './too-short-to-mark.ts'
 import { withClearedInputs } from './clear-inputs.ts'
 
 const perMessageTokens = 4
@@ -96,6 +96,8 @@ export const anthropicMessagesAdapter: ChatAdapter = {
       ...(promisedResult !== undefined ? { promisedResult } : {}),
     }
   },
+
+  asSent: writtenAsSent,
 }
 
 /** Views of messages the parser shares across requests (frozen, so they cannot change under the view), per estimator. */
