@@ -33,6 +33,7 @@ import { HistoryBudget } from './websocket/history-budget.ts'
 import { registerHistoryMetrics, registerPreparationMetrics } from './websocket/history-metrics.ts'
 import { socketMemoryBudget } from './websocket/memory-budget.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
+import { readAfterSendingFor } from './forward/read-after-sending.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 import type { Telemetry } from './telemetry/telemetry.ts'
 
@@ -94,6 +95,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     live,
     telemetry: deps.telemetry,
     openStreams,
+    // Only ctxgate's own hook is known to leave a body as sent when rewriting is off.
+    readAfterSending: deps.prepareFor ? undefined : readAfterSendingFor(config),
   }
   const workers = config.rewriteWorkers.threads > 0 ? new RewriteWorkers(config, config.rewriteWorkers) : undefined
   if (workers) registerRewriteWorkerMetrics(registry, workers)

@@ -4,6 +4,7 @@ import { Cancellation } from '../upstream/cancellation.ts'
 import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.ts'
 import { traceContextOf } from '../telemetry/telemetry.ts'
 import { prepareRequest } from './prepare-request.ts'
+import { asSent, readWhileSending } from './read-after-sending.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { reportRequest } from './report-request.ts'
 import { requestTargetProblem } from './request-target.ts'
@@ -74,7 +75,11 @@ async function forwardOnce(
     return { noted: {}, step: { outcome: 'rejected', status, attempts: 0 } }
   }
 
-  const ready = await prepareRequest(input)
+  // A request the hook can only read (rewriting off) is sent first and read while the upstream works.
+  const body = input.body
+  const sendFirst =
+    Buffer.isBuffer(body) && input.prepare !== undefined && deps.readAfterSending?.(body.length) === true
+  const ready = sendFirst ? asSent({ ...input, body }) : await prepareRequest(input)
   const enabled = deps.config.server.responseHeaders
   if (ready.kind === 'rejected') {
     const extraHeaders = ownResponseHeaders(enabled, input.request.headers, { ...ready.noted, refused: true })
@@ -96,17 +101,20 @@ async function forwardOnce(
     ...(attempts ? { onAttempt: (attempt: AttemptTiming) => attempts.push(attempt) } : {}),
   }
   const requestOverheadMs = performance.now() - started
-  const sent = await sendWithRefit(call, ready.prepared, input.format)
+  const sending = sendWithRefit(call, ready.prepared, input.format)
+  const { sent, noted } = sendFirst
+    ? await readWhileSending(input, sending)
+    : { sent: await sending, noted: ready.noted }
   if (sent.kind !== 'replied')
-    return { noted: ready.noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
+    return { noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
   const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {
     accounting: sent.prepared?.accounting,
     log: sent.prepared?.log,
-    failOpen: ready.noted.failOpen,
+    failOpen: noted.failOpen,
     refitted: sent.refitted,
   })
   const relayed = await relayAnswer({ deps, input, sent, cancellation, ownHeaders })
-  return { noted: ready.noted, step: relayed, requestOverheadMs }
+  return { noted, step: relayed, requestOverheadMs }
 }
 
 function answerInternalError(input: ForwardInput, error: unknown): ForwardResult {
