@@ -76,8 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   reportUnknownModels(config, metrics, logger)
   stores = createSessionStores(config, deps.store, metrics, logger)
   const { store, totals: sessions } = stores
-  const circuitState = store.circuitState?.bind(store)
-  if (circuitState && stores.calibration) registerStoreCircuitGauge(registry, circuitState)
+  if (store.circuitState && stores.calibration) registerStoreCircuitGauge(registry, store.circuitState.bind(store))
   const live = createLiveRecorder(config, registry)
   const openStreams = new OpenStreams()
   registerHoldoutMetrics(registry, sessions, { finishedAfterMs: config.sessions.idleTtlMs, read: holdoutSessions })
@@ -95,8 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     live,
     telemetry: deps.telemetry,
     openStreams,
-    // Only ctxgate's own hook is known to leave a body as sent when rewriting is off.
-    readAfterSending: deps.prepareFor ? undefined : readAfterSendingFor(config),
+    readAfterSending: readAfterSendingFor(config, { ownHook: deps.prepareFor === undefined }),
   }
   const workers = config.rewriteWorkers.threads > 0 ? new RewriteWorkers(config, config.rewriteWorkers) : undefined
   if (workers) registerRewriteWorkerMetrics(registry, workers)

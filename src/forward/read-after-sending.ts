@@ -10,12 +10,15 @@ import type { SentRequest } from './send-upstream.ts'
  * never changes the bytes or headers sent and never refuses
  * (test/property/read-after-sending.property.test.ts), so its 0.05–0.1 ms of parsing can run while
  * the upstream works instead of before the request leaves. A body for the rewrite workers is read
- * first as before: their queue refuses bodies (503) when it is full. Undefined when rewriting is on.
+ * first as before: their queue refuses bodies (503) when it is full. Undefined when rewriting is on,
+ * or the hook is not ctxgate's own.
  */
 export function readAfterSendingFor(
   config: Pick<Config, 'rewrite' | 'rewriteWorkers'>,
+  { ownHook }: { readonly ownHook: boolean },
 ): ((bodyBytes: number) => boolean) | undefined {
-  if (config.rewrite.enabled) return undefined
+  // Only ctxgate's own hook is known to leave a body as sent with rewriting off (tests may give another).
+  if (config.rewrite.enabled || !ownHook) return undefined
   const { threads, aboveBytes } = config.rewriteWorkers
   return (bodyBytes) => threads === 0 || bodyBytes < aboveBytes
 }

@@ -27,15 +27,16 @@ const headersArbitrary = fc.oneof(
 describe('sending before reading, with rewriting off', () => {
   it('is only asked for when the hook can leave every body as sent: never with rewriting on, never for a worker’s body', () => {
     const on = loadConfig({ overrides: { rewrite: { enabled: true } } })
-    expect(readAfterSendingFor(on)).toBeUndefined()
+    expect(readAfterSendingFor(on, { ownHook: true })).toBeUndefined()
     const off = loadConfig({
       overrides: { rewrite: { enabled: false }, rewriteWorkers: { threads: 2, aboveBytes: 1000 } },
     })
-    const sendsFirst = readAfterSendingFor(off)
+    const sendsFirst = readAfterSendingFor(off, { ownHook: true })
     expect(sendsFirst?.(999)).toBe(true)
     expect(sendsFirst?.(1000)).toBe(false)
     const inline = loadConfig({ overrides: { rewrite: { enabled: false }, rewriteWorkers: { threads: 0 } } })
-    expect(readAfterSendingFor(inline)?.(64 * 1024 * 1024)).toBe(true)
+    expect(readAfterSendingFor(inline, { ownHook: true })?.(64 * 1024 * 1024)).toBe(true)
+    expect(readAfterSendingFor(inline, { ownHook: false })).toBeUndefined()
   })
 
   // What makes sending first safe: the bytes and headers it sends are those the hook would have sent,

@@ -76,7 +76,7 @@ beforeAll(async () => {
     sessions: new SessionAccounting(100),
     logger,
     sharedState: false,
-    readAfterSending: readAfterSendingFor(config),
+    readAfterSending: readAfterSendingFor(config, { ownHook: true }),
   }
   client = createServer((raw, response) => {
     const chunks: Buffer[] = []
