@@ -33,6 +33,7 @@ import { HistoryBudget } from './websocket/history-budget.ts'
 import { registerHistoryMetrics, registerPreparationMetrics } from './websocket/history-metrics.ts'
 import { socketMemoryBudget } from './websocket/memory-budget.ts'
 import { registerStoreCircuitGauge } from './session/store-metrics.ts'
+import { readAfterSendingFor } from './forward/read-after-sending.ts'
 import { createSessionStores, type SessionStores } from './app/session-stores.ts'
 import type { Telemetry } from './telemetry/telemetry.ts'
 
@@ -75,8 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   reportUnknownModels(config, metrics, logger)
   stores = createSessionStores(config, deps.store, metrics, logger)
   const { store, totals: sessions } = stores
-  const circuitState = store.circuitState?.bind(store)
-  if (circuitState && stores.calibration) registerStoreCircuitGauge(registry, circuitState)
+  if (store.circuitState && stores.calibration) registerStoreCircuitGauge(registry, store.circuitState.bind(store))
   const live = createLiveRecorder(config, registry)
   const openStreams = new OpenStreams()
   registerHoldoutMetrics(registry, sessions, { finishedAfterMs: config.sessions.idleTtlMs, read: holdoutSessions })
@@ -94,6 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     live,
     telemetry: deps.telemetry,
     openStreams,
+    readAfterSending: readAfterSendingFor(config, { ownHook: deps.prepareFor === undefined }),
   }
   const workers = config.rewriteWorkers.threads > 0 ? new RewriteWorkers(config, config.rewriteWorkers) : undefined
   if (workers) registerRewriteWorkerMetrics(registry, workers)

@@ -5,6 +5,7 @@ import type { AttemptTiming, UpstreamCall } from '../upstream/send-with-retries.
 import { traceContextOf } from '../telemetry/telemetry.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { recordsAfterDispatch } from './records-after-dispatch.ts'
+import { asSent, readWhileSending } from './read-after-sending.ts'
 import { relayAnswer } from './relay-answer.ts'
 import { reportRequest } from './report-request.ts'
 import { requestTargetProblem } from './request-target.ts'
@@ -75,7 +76,11 @@ async function forwardOnce(
     return { noted: {}, step: { outcome: 'rejected', status, attempts: 0 } }
   }
 
-  const ready = await prepareRequest(input)
+  // A request the hook can only read (rewriting off) is sent first and read while the upstream works.
+  const body = input.body
+  const sendFirst =
+    Buffer.isBuffer(body) && input.prepare !== undefined && deps.readAfterSending?.(body.length) === true
+  const ready = sendFirst ? asSent({ ...input, body }) : await prepareRequest(input)
   const enabled = deps.config.server.responseHeaders
   if (ready.kind === 'rejected') {
     const extraHeaders = ownResponseHeaders(enabled, input.request.headers, { ...ready.noted, refused: true })
@@ -97,8 +102,11 @@ async function forwardOnce(
     ...(attempts ? { onAttempt: (attempt: AttemptTiming) => attempts.push(attempt) } : {}),
   }
   const requestOverheadMs = performance.now() - started
-  // The body is dispatched when sendWithRefit returns: a request sent as written makes its records now.
-  const { noted, sent } = await recordsAfterDispatch(ready, sendWithRefit(call, ready.prepared, input.format))
+  const sending = sendWithRefit(call, ready.prepared, input.format)
+  // Sent first: read while the upstream works; otherwise a request sent as written makes its records now.
+  const { sent, noted } = sendFirst
+    ? await readWhileSending(input, sending)
+    : await recordsAfterDispatch(ready, sending)
   if (sent.kind !== 'replied')
     return { noted, step: answerUpstreamFailure(input, sent, retries.length), requestOverheadMs }
   const ownHeaders = ownResponseHeaders(enabled, input.request.headers, {

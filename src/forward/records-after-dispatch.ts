@@ -1,3 +1,4 @@
+import { afterTheRequestIsWritten } from './after-request-written.ts'
 import type { Prepared } from '../request/prepared.ts'
 import type { RequestNotes } from './forward-types.ts'
 import type { PreparedRequest } from './prepare-request.ts'
@@ -19,7 +20,7 @@ export async function recordsAfterDispatch(
   if (early?.afterDispatch === undefined) return { noted: ready.noted, sent: await sending }
   // undici writes a request on a reused keep-alive socket from a setImmediate (it checks the idle
   // socket first): the records start from the next one, so the bytes go out before they run.
-  const records = nextCheckPhase().then(early.afterDispatch).then(madeRecords, failedRecords)
+  const records = afterTheRequestIsWritten().then(early.afterDispatch).then(madeRecords, failedRecords)
   // Both are awaited together: neither promise is ever left without a handler while the other runs.
   const [recorded, sent] = await Promise.all([records, sending])
   const noted = recorded.prepared
@@ -28,10 +29,6 @@ export async function recordsAfterDispatch(
   // A refit's own prepared is already whole; the first one is replaced by itself with its records.
   if (sent.kind !== 'replied' || sent.prepared !== early) return { noted, sent }
   return { noted, sent: { ...sent, prepared: recorded.prepared } }
-}
-
-function nextCheckPhase(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve))
 }
 
 function madeRecords(prepared: Prepared): { readonly prepared: Prepared; readonly error?: undefined } {

@@ -18,6 +18,10 @@ function pathOf(target: string): string {
 
 /** Decodes what a normalising server would read as a dot or a separator (`%2e`, `%2f`, `%5c`, `\`), then looks. */
 function hasDotSegment(path: string): boolean {
+  // A dot segment needs a dot, raw or as `%2e`: most paths hold neither, and are not copied to look.
+  if (!mayHoldDot.test(path)) return false
   const decoded = path.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/')
   return decoded.split('/').some((segment) => segment === '.' || segment === '..')
 }
+
+const mayHoldDot = /[.%]/

@@ -26,12 +26,20 @@ export class ClientWriter {
     return this.#clientGone
   }
 
-  async send(chunk: Buffer): Promise<void> {
-    if (chunk.length === 0 || this.#clientGone) return
-    if (this.response.destroyed) return this.#onClose()
+  /**
+   * Writes a chunk; a promise only when the client's buffer is full (wait for it before the next). Nothing
+   * to wait for returns nothing: on the usual answer, no turn of the microtask queue between the chunk
+   * and the end that sends it (Node sends a response's writes when it is ended or on the next tick).
+   */
+  send(chunk: Buffer): Promise<void> | undefined {
+    if (chunk.length === 0 || this.#clientGone) return undefined
+    if (this.response.destroyed) {
+      this.#onClose()
+      return undefined
+    }
     this.#firstWriteAt ??= performance.now()
     this.#bytes += chunk.length
-    if (!this.response.write(chunk)) await drained(this.response)
+    return this.response.write(chunk) ? undefined : drained(this.response)
   }
 
   /** Ends the answer with a last frame, and nothing more goes out (the shutdown grace is over). */

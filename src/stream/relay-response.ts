@@ -71,16 +71,21 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
   }
 }
 
-/** Hands each chunk of the upstream body to `handle` in order, the already-read first one included, until the client leaves. */
+/**
+ * Hands each chunk of the upstream body to `handle` in order, the already-read first one included,
+ * until the client leaves; waits only when `handle` gives something to wait for.
+ */
 async function forEachChunk(
   reply: UpstreamReply,
   writer: ClientWriter,
-  handle: (chunk: Buffer) => Promise<void>,
+  handle: (chunk: Buffer) => Promise<void> | undefined,
 ): Promise<void> {
-  if (reply.firstChunk) await handle(reply.firstChunk)
+  const first = reply.firstChunk ? handle(reply.firstChunk) : undefined
+  if (first) await first
   for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
     if (writer.clientGone) return
-    await handle(next.value)
+    const handled = handle(next.value)
+    if (handled) await handled
   }
 }
 
@@ -99,11 +104,12 @@ async function relayEventStream(
     options.abortUpstream()
   })
   try {
-    await forEachChunk(options.reply, writer, async (chunk) => {
+    await forEachChunk(options.reply, writer, (chunk) => {
       tap.push(chunk)
       // With a shared store, the chunk that completes the usage goes out only after it is recorded.
-      if (hold && usage && !usage.settled && usage.complete()) await usage.settle()
-      await writer.send(filter ? filter.push(chunk) : chunk)
+      if (hold && usage && !usage.settled && usage.complete())
+        return usage.settle().then(() => writer.send(filter ? filter.push(chunk) : chunk))
+      return writer.send(filter ? filter.push(chunk) : chunk)
     })
   } catch (error) {
     if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
@@ -168,7 +174,8 @@ async function relayPlainBody(
   writer.release()
   if (copy.hold) await usage?.settle(copy.body())
   if (writer.clientGone) return writer.result('client_closed', false, 0)
-  await copy.flushHeld()
+  const held = copy.flushHeld()
+  if (held) await held
   writer.response.end()
   if (!copy.hold) await usage?.settle(copy.body())
   return writer.result('complete', false, 0)
@@ -189,33 +196,43 @@ class PlainCopy {
     this.hold = hold
   }
 
-  async write(chunk: Buffer): Promise<void> {
+  /** Copies and sends a chunk (holds it, with `hold`); a promise only when the client's buffer is full. */
+  write(chunk: Buffer): Promise<void> | undefined {
     if (this.#limit === 0) return this.#writer.send(chunk)
     this.#chunks.push(chunk)
     this.#bytes += chunk.length
     if (this.#bytes > this.#limit) {
       // Too big to read for usage: let it all go.
       this.#limit = 0
-      await this.flushHeld()
-      this.#chunks = []
-      this.#sentUpTo = 0
-      return
+      return this.#flushAll()
     }
-    if (this.hold) return
+    if (this.hold) return undefined
     this.#sentUpTo = this.#chunks.length
-    await this.#writer.send(chunk)
+    return this.#writer.send(chunk)
   }
 
-  async flushHeld(): Promise<void> {
+  async #flushAll(): Promise<void> {
+    await this.flushHeld()
+    this.#chunks = []
+    this.#sentUpTo = 0
+  }
+
+  /** Sends what is held; a promise only when there was something to send. */
+  flushHeld(): Promise<void> | undefined {
+    if (this.#sentUpTo === this.#chunks.length) return undefined
     const chunks = this.#chunks.slice(this.#sentUpTo)
     this.#sentUpTo = this.#chunks.length
-    for (const chunk of chunks) await this.#writer.send(chunk)
+    return sendInOrder(this.#writer, chunks)
   }
 
   /** The whole body, when it was small enough to copy. */
   body(): Buffer | undefined {
     return this.#limit > 0 ? Buffer.concat(this.#chunks) : undefined
   }
+}
+
+async function sendInOrder(writer: ClientWriter, chunks: readonly Buffer[]): Promise<void> {
+  for (const chunk of chunks) await writer.send(chunk)
 }
 
 /** Sends what was written, then closes the connection: the client sees the body end short of its length. */

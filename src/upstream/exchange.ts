@@ -77,12 +77,22 @@ export function exchange(
 }
 
 /**
- * The answer's body as an async iterator of chunks. At most what one socket read delivers waits
- * here: once a chunk is queued with no reader, the upstream connection is paused until it is taken,
- * so a slow client slows the upstream rather than filling memory.
+ * Bytes that may wait with no reader before the upstream connection is paused. A small answer
+ * (a JSON message, a short stream) arrives whole in one socket read, before the relay asks for its
+ * first chunk: pausing on it would stop the parser short of the answer's end, and resuming it cost
+ * a second pass through undici on the way to the client (docs/proxy.md, the hot path).
+ */
+const queuedBeforePause = 64 * 1024
+
+/**
+ * The answer's body as an async iterator of chunks. At most 64 KiB and what one socket read delivers
+ * wait here: once more is queued with no reader, the upstream connection is paused until it is
+ * all taken, so a slow client slows the upstream rather than filling memory.
  */
 export class ResponseBody implements AsyncIterator<Buffer> {
   #queue: Buffer[] = []
+  #queuedBytes = 0
+  #paused = false
   #ended = false
   #error: unknown = undefined
   #failed = false
@@ -110,7 +120,11 @@ export class ResponseBody implements AsyncIterator<Buffer> {
       return
     }
     this.#queue.push(chunk)
-    this.#controller?.pause()
+    this.#queuedBytes += chunk.length
+    if (this.#queuedBytes > queuedBeforePause && !this.#paused) {
+      this.#paused = true
+      this.#controller?.pause()
+    }
   }
 
   end(): void {
@@ -132,7 +146,8 @@ export class ResponseBody implements AsyncIterator<Buffer> {
   next(): Promise<IteratorResult<Buffer>> {
     const chunk = this.#queue.shift()
     if (chunk !== undefined) {
-      if (this.#queue.length === 0) this.#controller?.resume()
+      this.#queuedBytes -= chunk.length
+      if (this.#queue.length === 0) this.#resume()
       return Promise.resolve({ value: chunk, done: false })
     }
     if (this.#failed) return Promise.reject(this.#error)
@@ -146,9 +161,16 @@ export class ResponseBody implements AsyncIterator<Buffer> {
   discard(): void {
     if (this.#ended || this.#failed) return
     this.#discarding = true
-    this.#discarded = this.#queue.reduce((sum, chunk) => sum + chunk.length, 0)
+    this.#discarded = this.#queuedBytes
     this.#queue = []
+    this.#queuedBytes = 0
     if (this.#discarded > discardLimitBytes) this.#controller?.abort(new Error('refused answer too large to drain'))
-    else this.#controller?.resume()
+    else this.#resume()
+  }
+
+  #resume(): void {
+    if (!this.#paused) return
+    this.#paused = false
+    this.#controller?.resume()
   }
 }

@@ -33,7 +33,7 @@ function fakeController(): Dispatcher.DispatchController & { calls: string[] } {
 }
 
 describe('ResponseBody', () => {
-  it('hands a chunk straight to a waiting reader, and pauses the connection while a chunk waits for one', async () => {
+  it('hands a chunk straight to a waiting reader, and pauses the connection once more than 64 KiB waits for one', async () => {
     const controller = fakeController()
     const body = new ResponseBody()
     body.attach(controller)
@@ -42,12 +42,30 @@ describe('ResponseBody', () => {
     expect((await waiting).value?.toString()).toBe('a')
     expect(controller.calls).toEqual([])
 
-    body.push(Buffer.from('b'))
+    body.push(Buffer.alloc(40 * 1024, 'b'))
+    expect(controller.calls).toEqual([])
+    body.push(Buffer.alloc(40 * 1024, 'c'))
     expect(controller.calls).toEqual(['pause'])
-    expect((await body.next()).value?.toString()).toBe('b')
+    body.push(Buffer.alloc(10, 'd'))
+    expect(controller.calls).toEqual(['pause'])
+    expect((await body.next()).value?.[0]).toBe('b'.charCodeAt(0))
+    expect((await body.next()).value?.[0]).toBe('c'.charCodeAt(0))
+    expect(controller.calls).toEqual(['pause'])
+    expect((await body.next()).value?.toString()).toBe('d'.repeat(10))
     expect(controller.calls).toEqual(['pause', 'resume'])
     body.end()
     expect((await body.next()).done).toBe(true)
+  })
+
+  it('does not pause and resume the parser for a small answer that arrives whole before it is read', async () => {
+    const controller = fakeController()
+    const body = new ResponseBody()
+    body.attach(controller)
+    body.push(Buffer.from('{"type":"message"}'))
+    body.end()
+    expect((await body.next()).value?.toString()).toBe('{"type":"message"}')
+    expect((await body.next()).done).toBe(true)
+    expect(controller.calls).toEqual([])
   })
 
   it('ignores the empty chunk undici delivers when resuming, so reading never spins on pause and resume', async () => {
@@ -75,7 +93,7 @@ describe('ResponseBody', () => {
     const small = fakeController()
     const drained = new ResponseBody()
     drained.attach(small)
-    drained.push(Buffer.alloc(10))
+    drained.push(Buffer.alloc(100 * 1024))
     drained.discard()
     drained.push(Buffer.alloc(10))
     expect(small.calls).toEqual(['pause', 'resume'])
