@@ -27,7 +27,7 @@ export const minClearedChars = 400
 const maxPathChars = 160
 
 /** Codex's apply_patch and unified diffs name the files they change on these lines (as restore.ts reads them). */
-const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\s*$/m
+export const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\s*$/m
 
 /** The note in place of a cleared string: what went, its size, and where its result is now. */
 export function clearedInputNote(chars: number, path: string | undefined): string {
@@ -109,7 +109,7 @@ function clearedValue(value: unknown, path: string | undefined): unknown {
 }
 
 /** The file the call wrote or edited, when its input names one (a patch's first file line otherwise). */
-function pathOf(name: string, input: unknown): string | undefined {
+export function pathOf(name: string, input: unknown): string | undefined {
   const path = callTarget(name, input).path
   if (path !== undefined) return path
   for (const text of stringsIn(input)) {

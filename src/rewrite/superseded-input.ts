@@ -5,7 +5,7 @@
  * back; replay's own-input count (src/replay/hidden/own-inputs.ts) measured the other inputs, a
  * command's script or an Edit's text the agent builds on next, hidden far more often for little room.
  */
-import type { ClearableInput } from './cleared-input.ts'
+import { pathOf, patchFileLine, type ClearableInput } from './cleared-input.ts'
 import { callTarget } from './tool-kind.ts'
 
 /** One call whose input may be cleared: its id, tool name and input as the adapter found it. */
@@ -14,9 +14,6 @@ export interface WritingCall {
   readonly name: string
   readonly clearable: ClearableInput
 }
-
-/** Codex's apply_patch and unified diffs name the files they change on these lines. */
-const patchFileLine = /^(?:\*\*\* (?:Update|Add) File: |\+\+\+ (?:b\/)?)(\S.*?)\s*$/m
 
 /** Ids of the calls (in conversation order) whose written file a later call of the list writes again. */
 export function supersededWrites(calls: readonly WritingCall[]): Set<string> {
@@ -36,21 +33,7 @@ export function supersededWrites(calls: readonly WritingCall[]): Set<string> {
 export function writtenFile(name: string, input: ClearableInput): string | undefined {
   if (input.form === 'text') return typeof input.value === 'string' ? patchFileLine.exec(input.value)?.[1] : undefined
   const value = input.form === 'json' ? parsedJson(input.value) : input.value
-  const target = callTarget(name, value)
-  if (target.kind !== 'edit') return undefined
-  if (target.path !== undefined) return target.path
-  for (const text of stringsIn(value)) {
-    const line = patchFileLine.exec(text)?.[1]
-    if (line !== undefined) return line
-  }
-  return undefined
-}
-
-function stringsIn(value: unknown): string[] {
-  if (typeof value === 'string') return [value]
-  if (Array.isArray(value)) return value.flatMap(stringsIn)
-  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(stringsIn)
-  return []
+  return callTarget(name, value).kind === 'edit' ? pathOf(name, value) : undefined
 }
 
 function parsedJson(text: unknown): unknown {
