@@ -11,6 +11,7 @@ import { callTarget, type ToolKind } from '../../rewrite/tool-kind.ts'
 import type { Conversation, Message } from '../conversation.ts'
 import { distinctiveStrings, type DistinctiveString } from '../../rewrite/distinctive.ts'
 import { agentStrings, allText, resultText } from './message-strings.ts'
+import { sentInputs } from './fate.ts'
 
 export interface OwnInputString extends DistinctiveString {
   /** The newest call whose input held it: its tool, kind and id. */
@@ -121,20 +122,6 @@ export function ownInputsHiddenIn(
   if (hidden.length === 0) return []
   const inputs = sentInputs(sentBody)
   return hidden.map((needed) => ({ ...needed, fate: inputFate(inputs, needed.sourceId) }))
-}
-
-/** Every tool call's input in a request body by its call id, as text. */
-function sentInputs(sentBody: unknown): Map<string, string> {
-  const inputs = new Map<string, string>()
-  const messages = (sentBody as { messages?: unknown } | null)?.messages
-  if (!Array.isArray(messages)) return inputs
-  for (const message of messages) {
-    const content = (message as { content?: unknown } | null)?.content
-    if (!Array.isArray(content)) continue
-    for (const block of content as { type?: unknown; id?: unknown; input?: unknown }[])
-      if (block?.type === 'tool_use' && typeof block.id === 'string') inputs.set(block.id, allText(block.input))
-  }
-  return inputs
 }
 
 function inputFate(inputs: ReadonlyMap<string, string>, sourceId: string): InputFate {
