@@ -73,13 +73,18 @@ const maxSummaries = 5_000
 
 /** foldSummary of a tool result, computed once per content (the hash identifies it, as frozen decisions do). */
 export function foldSummaryOf(result: { readonly hash: string; readonly text: string }): string {
-  let summary = summariesByHash.get(result.hash)
-  if (summary === undefined) {
-    summary = foldSummary(result.text)
-    summariesByHash.set(result.hash, summary)
-    if (summariesByHash.size > maxSummaries) summariesByHash.delete(summariesByHash.keys().next().value as string)
+  return remembered(summariesByHash, result.hash, () => foldSummary(result.text))
+}
+
+/** The value kept under `key`, computed on first ask; past `maxSummaries` keys the oldest is forgotten. */
+function remembered(memo: Map<string, string>, key: string, compute: () => string): string {
+  let value = memo.get(key)
+  if (value === undefined) {
+    value = compute()
+    memo.set(key, value)
+    if (memo.size > maxSummaries) memo.delete(memo.keys().next().value as string)
   }
-  return summary
+  return value
 }
 
 /** Read folds by content hash and path: a frozen one is written again on every request, and never changes. */
@@ -87,14 +92,7 @@ const readFoldsByKey = new Map<string, string>()
 
 /** readFold of a read's result, computed once per content and path. */
 export function readFoldOf(result: { readonly hash: string; readonly text: string }, path: string): string {
-  const key = `${result.hash}\u0000${path}`
-  let text = readFoldsByKey.get(key)
-  if (text === undefined) {
-    text = readFold(result.text, path)
-    readFoldsByKey.set(key, text)
-    if (readFoldsByKey.size > maxSummaries) readFoldsByKey.delete(readFoldsByKey.keys().next().value as string)
-  }
-  return text
+  return remembered(readFoldsByKey, `${result.hash}\u0000${path}`, () => readFold(result.text, path))
 }
 
 /**
