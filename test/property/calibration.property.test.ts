@@ -9,6 +9,7 @@ import {
   minRatio,
   type ConversationRequest,
 } from '../../src/calibration/calibration.ts'
+import { factorCeiling } from '../../src/calibration/factor-ceiling.ts'
 
 const model = 'claude-sonnet-4-5'
 const scope = 'tenant:a'
@@ -113,6 +114,30 @@ describe('calibration from a conversation’s memory', () => {
         expect(factor).toBeLessThanOrEqual(Math.max(known, wide, defaultFactor) * (1 + 1e-12))
       }),
       { numRuns: 500 },
+    )
+  })
+
+  it('never sizes above its ceiling, whatever the request adds, clears or the reference counts', () => {
+    fc.assert(
+      fc.property(
+        fc.option(lesson.map((own) => ({ ...own, reference: own.unedited, densities: own.ratios }))),
+        modelWide,
+        fc.integer({ min: 0, max: 300_000 }),
+        fc.option(fc.integer({ min: 0, max: 300_000 })),
+        fc.option(fc.integer({ min: 1, max: 300_000 })),
+        (own, wide, unedited, sentAfterEdits, reference) => {
+          const inputs = own === null ? { modelWide: wide } : { modelWide: wide, own }
+          const request = {
+            key: 'c',
+            unedited,
+            ...(sentAfterEdits === null ? {} : { sentAfterEdits }),
+            ...(reference === null ? {} : { reference }),
+          }
+          expect(factorFrom(inputs, request)).toBeLessThanOrEqual(factorCeiling(inputs))
+          expect(factorFrom(inputs)).toBeLessThanOrEqual(factorCeiling(inputs))
+        },
+      ),
+      { numRuns: 1_000 },
     )
   })
 

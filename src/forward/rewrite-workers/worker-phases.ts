@@ -1,4 +1,5 @@
-import { Calibration, countFactorFrom, factorFrom, type FactorInputs } from '../../calibration/calibration.ts'
+import { countFactorFrom, factorFrom } from '../../calibration/calibration.ts'
+import { CalibrationSnapshot } from '../../calibration/calibration-snapshot.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import { chatFormat } from '../../providers/registry.ts'
 import { runPipeline } from '../../rewrite/pipeline.ts'
@@ -104,24 +105,4 @@ function isSmall(value: unknown): boolean {
   if (typeof value === 'string') return value.length <= summaryFieldChars
   if (Array.isArray(value) && value.length > 64) return false
   return (JSON.stringify(value)?.length ?? 0) <= summaryFieldChars
-}
-
-/** What the pipeline reads of the calibration, as the main thread had it when the plan was asked for. */
-class CalibrationSnapshot extends Calibration {
-  readonly #limit: number | undefined
-  readonly #inputs: FactorInputs
-
-  constructor(limit: number | undefined, inputs: FactorInputs) {
-    super()
-    this.#limit = limit
-    this.#inputs = inputs
-  }
-
-  override limit(): number | undefined {
-    return this.#limit
-  }
-
-  override factorInputs(): FactorInputs {
-    return this.#inputs
-  }
 }
