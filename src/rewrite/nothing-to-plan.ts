@@ -35,7 +35,7 @@ export function nothingToPlan(input: PlanInput): RewriteOutcome | undefined {
 }
 
 /** No frozen result, input, drop or restore: the conversation's memory asks nothing of the planner (a malformed entry counts as none, as there). */
-function holdsNoDecision(decisions: FrozenDecisions): boolean {
+export function holdsNoDecision(decisions: FrozenDecisions): boolean {
   return (
     !decisions.drop &&
     ownKeys(decisions.results) === 0 &&

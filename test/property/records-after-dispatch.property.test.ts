@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Calibration } from '../../src/calibration/calibration.ts'
 import { loadConfig, type DeepPartial } from '../../src/config/load-config.ts'
 import type { Config } from '../../src/config/schema.ts'
@@ -11,6 +11,19 @@ import { MemorySessionStore } from '../../src/session/memory-store.ts'
 import type { ConversationState, SessionStore } from '../../src/session/session-store.ts'
 import { anthropicBody, buildMessages, requestsOf, type Json } from '../helpers/conversations.ts'
 import { stepsArbitrary } from '../helpers/wire-formats.ts'
+
+/** Calls of the pipeline's decision: a request the hook sent before planning makes none before its records. */
+const decisions = vi.hoisted(() => ({ calls: 0 }))
+vi.mock('../../src/rewrite/pipeline.ts', async (importOriginal) => {
+  const pipeline = await importOriginal<typeof import('../../src/rewrite/pipeline.ts')>()
+  return {
+    ...pipeline,
+    decideRewrite: (...args: Parameters<typeof pipeline.decideRewrite>) => {
+      decisions.calls++
+      return pipeline.decideRewrite(...args)
+    },
+  }
+})
 
 /** A memory store that keeps every write, in order, to compare two hooks' saved states. */
 class WritesKept implements SessionStore {
@@ -149,4 +162,105 @@ describe('records made after dispatch', () => {
     expect(deferred).toBeGreaterThan(40)
     expect(eager).toBeGreaterThan(40)
   }, 60_000)
+
+  it('are the eager path’s records for short requests planned after sending, near every bound the plan has', async () => {
+    let plannedAfter = 0
+    let plannedBefore = 0
+    await fc.assert(
+      fc.asyncProperty(shortConversationArbitrary, async (conversation) => {
+        const overrides = {
+          models: [
+            {
+              match: '*',
+              window: conversation.window,
+              budget: 0.9,
+              minCacheableTokens: conversation.minCacheableTokens,
+              thinkingBoundToPrefix: true,
+            },
+          ],
+          rewrite: { systemNote: conversation.systemNote, systemNotePlacement: conversation.notePlacement },
+          economy: { startTokens: 1_000, shortSessionRequests: 2 },
+        }
+        const eagerClock = { now: 1_000_000 }
+        const deferredClock = { now: 1_000_000 }
+        const before = hookFor(overrides, eagerClock)
+        const after = hookFor(overrides, deferredClock)
+        const headers = {
+          'user-agent': 'claude-cli/2.0.0',
+          ...(conversation.budgetHeader === null ? {} : { 'x-ctxgate-budget': String(conversation.budgetHeader) }),
+        }
+        for (const messages of requestsOf(shortMessages(conversation.turns))) {
+          const body = Buffer.from(
+            JSON.stringify(
+              anthropicBody(messages, {
+                max_tokens: conversation.maxTokens,
+                ...(conversation.system === null ? {} : { system: conversation.system }),
+              }),
+            ),
+          )
+          const expected = await before.hook(Buffer.from(body), headers)
+          const callsBefore = decisions.calls
+          const result = await after.hook(Buffer.from(body), headers, { recordsAfterDispatch: true })
+          const early = result.kind === 'forward' ? result.prepared : undefined
+          if (early?.afterDispatch && decisions.calls === callsBefore) {
+            plannedAfter++
+            expect(early.body.equals(body)).toBe(true)
+          } else plannedBefore++
+          const whole = early?.afterDispatch ? await early.afterDispatch() : early
+          // A plan made after sending that would have changed the request fails its records: seen here as a missing log.
+          expect(seen(result, whole)).toEqual(
+            seen(expected, expected.kind === 'forward' ? expected.prepared : undefined),
+          )
+          expect(after.store.writes).toEqual(before.store.writes)
+          eagerClock.now += conversation.gapMs
+          deferredClock.now += conversation.gapMs
+        }
+      }),
+      { numRuns: 300 },
+    )
+    // Both ways are taken often: short requests that may go first, and those whose plan may change them.
+    expect(plannedAfter).toBeGreaterThan(60)
+    expect(plannedBefore).toBeGreaterThan(60)
+  }, 60_000)
 })
+
+/** Short conversations around the minimum cacheable length, the budget (tiny windows, the budget header) and the note's switches. */
+const shortConversationArbitrary = fc.record({
+  turns: fc.array(
+    fc.record({ chars: fc.integer({ min: 1, max: 4_000 }), tool: fc.constantFrom(false, false, false, true) }),
+    { minLength: 1, maxLength: 4 },
+  ),
+  window: fc.constantFrom(1_200, 5_000, 200_000, 200_000, 200_000),
+  maxTokens: fc.constantFrom(16, 600, 2_000),
+  // Around where the check's room for the note stops fitting, and far below.
+  budgetHeader: fc.option(fc.oneof(fc.integer({ min: 50, max: 2_000 }), fc.integer({ min: 4_000, max: 9_000 })), {
+    freq: 2,
+  }),
+  minCacheableTokens: fc.constantFrom(256, 1_024, 4_096, 4_096),
+  systemNote: fc.boolean(),
+  notePlacement: fc.constantFrom('auto' as const, 'head' as const, 'first-request' as const),
+  system: fc.option(fc.constantFrom('You are a coding agent.', 'x'.repeat(3_000))),
+  gapMs: fc.constantFrom(1_000, 400_000),
+})
+
+/** User and assistant text of the given sizes, with a tool round where a turn asks for one. */
+function shortMessages(turns: readonly { readonly chars: number; readonly tool: boolean }[]): Json[] {
+  const messages: Json[] = []
+  turns.forEach(({ chars, tool }, index) => {
+    if (index > 0 && tool) {
+      const id = `toolu_short_${index}`
+      messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'run', input: { index } }] })
+      messages.push({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: id, content: 'ok '.repeat(chars / 3) }],
+      })
+      return
+    }
+    if (index > 0) messages.push({ role: 'assistant', content: `Answer ${index}.` })
+    messages.push({
+      role: 'user',
+      content: `Question ${index}: ${'word '.repeat(Math.ceil(chars / 5))}`.slice(0, chars + 14),
+    })
+  })
+  return messages
+}

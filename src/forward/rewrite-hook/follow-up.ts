@@ -35,7 +35,8 @@ export class RewriteFollowUp implements AnswerFollowUp {
   #request: HookRequest
   readonly #chat: ChatSummary
   readonly #scope: string
-  readonly #sent: SentRewrite
+  /** Read once the records are made: a request sent before its plan has none before then. */
+  readonly #sent: () => SentRewrite
   readonly #prepareAgain: (request: HookRequest) => Promise<PrepareResult>
   /** A request sent before its records: they are made (and its state saved) before a refit plans. */
   readonly #recorded: (() => Promise<unknown>) | undefined
@@ -44,14 +45,14 @@ export class RewriteFollowUp implements AnswerFollowUp {
     request: HookRequest,
     chat: ChatSummary,
     scope: string,
-    sent: SentRewrite,
+    sent: SentRewrite | (() => SentRewrite),
     prepareAgain: (request: HookRequest) => Promise<PrepareResult>,
     recorded?: () => Promise<unknown>,
   ) {
     this.#request = request
     this.#chat = chat
     this.#scope = scope
-    this.#sent = sent
+    this.#sent = typeof sent === 'function' ? sent : () => sent
     this.#prepareAgain = prepareAgain
     this.#recorded = recorded
     // A server-managed request is never re-planned smaller: ctxgate makes no content edits to it.
@@ -88,7 +89,7 @@ export class RewriteFollowUp implements AnswerFollowUp {
     )
       return undefined
     const { calibration } = this.#request.deps
-    const sent = this.#sent
+    const sent = this.#sent()
     if (actualTokens !== undefined) await this.#recordSize(actualTokens)
     const limit = named ?? (actualTokens === undefined ? Math.floor(sent.planned * unnamedLimitShare) : undefined)
     if (limit !== undefined)
@@ -109,7 +110,14 @@ export class RewriteFollowUp implements AnswerFollowUp {
   }
 
   #recordSize(actualTokens: number): Promise<void> {
-    const { sentEstimate, sized } = this.#sent
+    let sent: SentRewrite
+    try {
+      sent = this.#sent()
+    } catch {
+      // Its records failed (a plan made after sending that would have changed it): nothing to calibrate against.
+      return Promise.resolve()
+    }
+    const { sentEstimate, sized } = sent
     return this.#request.deps.calibration
       .record(this.#chat.view.model, sentEstimate, actualTokens, this.#scope, sized)
       .catch(() => undefined)

@@ -41,7 +41,7 @@ export function pipelineInput(
 }
 
 /** The window, the budget (lowered by the header) and what the upstream said its limit is. */
-function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): PipelineInput['limits'] {
+export function budgetLimits(request: HookRequest, chat: ReadChat, scope: string): PipelineInput['limits'] {
   const { view, limits } = chat
   const headerBudget = budgetHeader(request)
   // A refit plans with the limit the upstream just named; what is remembered for later requests is bounded.

@@ -8,7 +8,7 @@ import { identify, type SessionIdentity } from '../../session/identity.ts'
 import type { ConversationState } from '../../session/session-store.ts'
 import { sessionKind } from '../../session/session-kind.ts'
 import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
-import { RewriteFollowUp, usageOnly } from './follow-up.ts'
+import { RewriteFollowUp, usageOnly, type SentRewrite } from './follow-up.ts'
 import type { ChatSummary, HookRequest } from './hook-request.ts'
 import { tooLong } from './refusal.ts'
 import {
@@ -46,34 +46,43 @@ export interface PlanInputs {
   readonly clientSessionId: string
 }
 
-/** A plan and, unless the request is too long, what it wrote. */
-export type PlanStep = {
+/** What a plan sizes a request with. */
+interface PlanSizes {
   readonly factor: number
   readonly limits: RequestLimits
   /** Tokens the system note adds where it goes (0 when off or already there). */
   readonly noteTokens: number
-} & (
-  | {
+}
+
+/** A plan and, unless the request is too long, what it wrote. */
+export type PlanStep =
+  | (PlanSizes & {
       readonly kind: 'too-long'
       readonly outcome: Extract<PlannedOutcome, { kind: 'too-long' }>
       readonly compaction: CompactingClient | undefined
-    }
-  | {
+    })
+  | (PlanSizes & {
       readonly kind: 'written'
       readonly outcome: Exclude<PlannedOutcome, { kind: 'too-long' }>
       readonly written: Written
       readonly compaction: CompactingClient | undefined
-    }
-  /** The client's body goes as sent (write-back.ts `sentAsWritten`): its records are made after dispatch. */
-  | {
-      readonly kind: 'as-sent'
-      readonly decided: Extract<DecidedRewrite, { kind: 'rewritten' }>
-      readonly tail: number
-      readonly breakpoints: number | undefined
-      /** Whether it is a client's compaction request: only its records read it, so it is asked then. */
-      readonly compactionOf: () => CompactingClient | undefined
-    }
-)
+    })
+  /**
+   * The client's body goes as sent (write-back.ts `sentAsWritten`): its records are made after
+   * dispatch, and so is its plan when nothing could be decided before (send-before-planning.ts).
+   */
+  | { readonly kind: 'as-sent'; readonly plan: () => AsSentPlan }
+
+/** The plan of a request sent as the client wrote it: what its records are made from. */
+export interface AsSentPlan {
+  readonly factor: number
+  readonly noteTokens: number
+  readonly decided: Extract<DecidedRewrite, { kind: 'rewritten' }>
+  readonly tail: number
+  readonly breakpoints: number | undefined
+  /** Whether it is a client's compaction request: only its records read it, so it is asked then. */
+  readonly compactionOf: () => CompactingClient | undefined
+}
 
 /** What a plan wrote into the body. */
 export interface Written {
@@ -169,8 +178,9 @@ interface RecordInputs {
 
 /**
  * A request sent as the client wrote it, before its records: the client's bytes and a follow-up now,
- * and `afterDispatch` to finish the plan's outcome, write the log fields and accounting, and save
- * the conversation's state, each exactly as the eager path does them (test/property/records-after-dispatch).
+ * and `afterDispatch` to make the plan if it was left until then, finish its outcome, write the log
+ * fields and accounting, and save the conversation's state, each exactly as the eager path does them
+ * (test/property/records-after-dispatch). The follow-up reads what was sent only once they are made.
  * A refit waits for them: it plans from the state they save.
  */
 function sentBeforeRecords(
@@ -181,26 +191,25 @@ function sentBeforeRecords(
   again: (request: HookRequest) => Promise<PrepareResult>,
 ): Prepared {
   const { deps, original } = request
-  const { decided } = planned
   const { session, identity, state, requests } = records
-  // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
-  const sentEstimate = decided.report.estimatedAfter / planned.factor - planned.noteTokens
-  const sent = {
-    sentEstimate,
-    sized: records.sized,
-    planned: decided.report.estimatedAfter,
-    state,
-    bytes: original.length,
+  let plan: AsSentPlan | undefined
+  const planOnce = (): AsSentPlan => (plan ??= planned.plan())
+  const sent = (): SentRewrite => {
+    const { decided, factor, noteTokens } = planOnce()
+    // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
+    const sentEstimate = decided.report.estimatedAfter / factor - noteTokens
+    return { sentEstimate, sized: records.sized, planned: decided.report.estimatedAfter, state, bytes: original.length }
   }
   let recorded: Promise<Prepared> | undefined
   const afterDispatch = (): Promise<Prepared> => (recorded ??= makeRecords())
   const followUp = new RewriteFollowUp(request, chat, identity.limitScope, sent, again, afterDispatch)
   const makeRecords = async (): Promise<Prepared> => {
+    const { decided, tail, breakpoints, compactionOf } = planOnce()
     const outcome = finishRewrite(decided)
-    const compaction = planned.compactionOf()
+    const compaction = compactionOf()
     const log = requestLog(identity.sessionId, requests, outcome, compaction)
     const accounting = accountingFor(chat.view.model, session, clientRule(request, chat), outcome, compaction)
-    const next = nextState(outcome.next, planned.tail, requests, records.now, records.kind)
+    const next = nextState(outcome.next, tail, requests, records.now, records.kind)
     await saveState(deps, identity.conversationKey, next, state)
     return {
       body: original,
@@ -208,8 +217,7 @@ function sentBeforeRecords(
       log,
       followUp,
       hideUsageChunk: false,
-      accounting:
-        planned.breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: planned.breakpoints },
+      accounting: breakpoints === undefined ? accounting : { ...accounting, breakpointsPlaced: breakpoints },
     }
   }
   return { body: original, headers: {}, followUp, hideUsageChunk: false, afterDispatch }

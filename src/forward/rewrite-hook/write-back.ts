@@ -35,11 +35,21 @@ export function sentAsWritten(
   clientCompaction: boolean,
 ): Applied | undefined {
   const { adapter } = request.format
-  // An adapter that may add a usage option to a stream is never asked: its body is not the client's.
-  if (!request.recordsAfterDispatch || request.isRefit || adapter.asSent === undefined || adapter.requestUsage)
-    return undefined
+  if (!mayGoAsWritten(request) || adapter.asSent === undefined) return undefined
   if (decided.edits.length > 0 || decided.noteOn) return undefined
   return adapter.asSent(chat.json, chat.view, applyOptions(request, chat, decided, sessionId, clientCompaction))
+}
+
+/**
+ * Whether the hook may send this request as the client wrote it before its records: the caller asked,
+ * it is not a refit, and its adapter can say so. An adapter that may add a usage option to a stream
+ * is never asked: its body is not the client's.
+ */
+export function mayGoAsWritten(request: HookRequest): boolean {
+  const { adapter } = request.format
+  return (
+    request.recordsAfterDispatch === true && !request.isRefit && adapter.asSent !== undefined && !adapter.requestUsage
+  )
 }
 
 function applyOptions(
