@@ -95,8 +95,10 @@ async function relayEventStream(
   usage: RelayedUsage | undefined,
   filter: ChunkFilter | undefined,
 ): Promise<RelayResult> {
-  const tap = createSseTap(usage && ((event) => usage.onEvent(event)))
   const hold = options.settleFirst === true
+  // Without a hold the tap reads each chunk once the next has gone to the client, and the last once the
+  // answer has ended: a short answer's bytes leave before they are parsed for usage (docs/proxy.md, the hot path).
+  const tap = new TapBehind(createSseTap(usage && ((event) => usage.onEvent(event))), hold)
   const unregister = options.openStreams?.add(() => {
     const message =
       'ctxgate is shutting down (its shutdown grace is over) and ended this stream; send the request again.'
@@ -119,14 +121,72 @@ async function relayEventStream(
   }
   if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
   writer.release()
-  tap.end()
-  if (hold) await usage?.settle()
-  if (writer.clientGone) return writer.result('client_closed', true, tap.eventCount)
+  if (hold) {
+    tap.end()
+    await usage?.settle()
+  }
+  if (writer.clientGone) {
+    tap.end()
+    return writer.result('client_closed', true, tap.eventCount)
+  }
   if (filter) await writer.send(filter.end())
   writer.response.end()
-  // Nothing waits on it here (a process-local store): recorded after the last byte, off the answer's path.
-  if (!hold) await usage?.settle()
+  if (!hold) {
+    // Nothing waits on it here (a process-local store): read and recorded after the last byte, off the answer's path.
+    tap.end()
+    await usage?.settle()
+  }
   return writer.result('complete', true, tap.eventCount)
+}
+
+/**
+ * An SSE tap fed one chunk behind (unless `hold`, when each chunk is read before it is sent): whatever
+ * asks what it has seen (the event boundary, the count) or ends it first reads the chunk held back.
+ */
+class TapBehind {
+  readonly #tap: SseTap
+  readonly #hold: boolean
+  #behind: Buffer | undefined
+  #ended = false
+
+  constructor(tap: SseTap, hold: boolean) {
+    this.#tap = tap
+    this.#hold = hold
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#hold) {
+      this.#tap.push(chunk)
+      return
+    }
+    this.catchUp()
+    this.#behind = chunk
+  }
+
+  end(): void {
+    this.catchUp()
+    if (this.#ended) return
+    this.#ended = true
+    this.#tap.end()
+  }
+
+  get atEventBoundary(): boolean {
+    this.catchUp()
+    return this.#tap.atEventBoundary
+  }
+
+  get eventCount(): number {
+    this.catchUp()
+    return this.#tap.eventCount
+  }
+
+  /** Reads the chunk held back, if any. */
+  catchUp(): void {
+    const behind = this.#behind
+    if (behind === undefined) return
+    this.#behind = undefined
+    this.#tap.push(behind)
+  }
 }
 
 /** The upstream failed mid-stream: close any half-sent event, then send the provider's own error event. */
@@ -134,10 +194,11 @@ async function endStreamAfterFailure(
   writer: ClientWriter,
   options: RelayOptions,
   usage: RelayedUsage | undefined,
-  tap: SseTap,
+  tap: TapBehind,
   error: unknown,
 ): Promise<RelayResult> {
   writer.release()
+  tap.catchUp()
   await usage?.settle()
   if (writer.clientGone || writer.response.destroyed) return writer.result('client_closed', true, tap.eventCount)
   const failure = classifyUpstreamError(error).label
