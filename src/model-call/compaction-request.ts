@@ -32,12 +32,30 @@ const systemPrompts: readonly (readonly [CompactingClient, RegExp])[] = [
 
 /** Which client's compaction prompt a user turn's text is, if any. */
 export function compactionPromptOf(text: string): CompactingClient | undefined {
-  return lastUserPrompts.find(([, pattern]) => pattern.test(text))?.[0]
+  return firstMatch(lastUserPrompt, lastUserPrompts, text)
 }
 
 /** Which client's summarizer system prompt this is, if any. */
 export function compactionSystemPromptOf(text: string): CompactingClient | undefined {
-  return systemPrompts.find(([, pattern]) => pattern.test(text))?.[0]
+  return firstMatch(systemPrompt, systemPrompts, text)
+}
+
+/** The prompts as one alternation: an ordinary turn's text is searched once, not once per prompt. */
+function oneOf(prompts: readonly (readonly [CompactingClient, RegExp])[]): RegExp {
+  return new RegExp(prompts.map(([, pattern]) => pattern.source).join('|'), 'i')
+}
+
+const lastUserPrompt = oneOf(lastUserPrompts)
+const systemPrompt = oneOf(systemPrompts)
+
+/** The first prompt in the list the text holds; the list is searched one by one only when the text holds one. */
+function firstMatch(
+  combined: RegExp,
+  prompts: readonly (readonly [CompactingClient, RegExp])[],
+  text: string,
+): CompactingClient | undefined {
+  if (!combined.test(text)) return undefined
+  return prompts.find(([, pattern]) => pattern.test(text))?.[0]
 }
 
 /**
