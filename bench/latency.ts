@@ -7,10 +7,13 @@
  *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
  *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
- * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none] [sections=all|added] [baseline-cli.js]
+ * Usage: tsx bench/latency.ts [rounds=200] [seconds-per-load-step=3] [peers=all|none] [sections=all|added] [baseline-cli.js] [warm-up=0]
  * (peers=none leaves nginx and Portkey out: fewer processes on the two cores; sections=added runs only
  * the added-latency table, each row with ctxgate's added time as a multiple of the floor's; a baseline,
- * another checkout's built dist/cli.js, runs rewriting on beside this build). The Node floor — node:http
+ * another checkout's built dist/cli.js, runs rewriting on beside this build; `warm-up`, a number of
+ * rounds of every request kind sent through every target before anything is timed: each row otherwise
+ * times a process that has served a few hundred requests, whose JavaScript V8 has not yet fully
+ * compiled, and a long-running sidecar's steady state is after that). The Node floor — node:http
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
@@ -102,8 +105,16 @@ async function timeOne(
 
 const ms = (value: number): string => value.toFixed(3)
 
+const warmUpRounds = Number(process.argv[7] ?? 0)
+// The fixed bodies only: a growing conversation warmed up here would start its timed rounds shorter than it had been.
+for (let round = 0; round < warmUpRounds; round++)
+  for (const { body, stream } of cases) {
+    if (typeof body !== 'string') continue
+    for (const target of targets) if (!stream || target.streams) await timeOne(target, body)
+  }
+
 console.log(
-  `\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)\n`,
+  `\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)${warmUpRounds > 0 ? `, after a warm-up of ${warmUpRounds} rounds of every request kind through every target` : ''}\n`,
 )
 console.log('| request | proxy | direct p50 | proxy p50 | added p50 | added p99 |')
 console.log('|---|---|---:|---:|---:|---:|')
