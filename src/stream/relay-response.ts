@@ -9,7 +9,8 @@ import type { ChunkFilter } from './chunk-filter.ts'
 import { ClientWriter } from './client-writer.ts'
 import type { OpenStreams } from './open-streams.ts'
 import type { RelayResult } from './relay-result.ts'
-import { createSseTap, type SseTap } from './sse-tap.ts'
+import { createSseTap } from './sse-tap.ts'
+import { TapBehind } from './tap-behind.ts'
 
 export interface RelayOptions {
   readonly reply: UpstreamReply
@@ -137,56 +138,6 @@ async function relayEventStream(
     await usage?.settle()
   }
   return writer.result('complete', true, tap.eventCount)
-}
-
-/**
- * An SSE tap fed one chunk behind (unless `hold`, when each chunk is read before it is sent): whatever
- * asks what it has seen (the event boundary, the count) or ends it first reads the chunk held back.
- */
-class TapBehind {
-  readonly #tap: SseTap
-  readonly #hold: boolean
-  #behind: Buffer | undefined
-  #ended = false
-
-  constructor(tap: SseTap, hold: boolean) {
-    this.#tap = tap
-    this.#hold = hold
-  }
-
-  push(chunk: Buffer): void {
-    if (this.#hold) {
-      this.#tap.push(chunk)
-      return
-    }
-    this.catchUp()
-    this.#behind = chunk
-  }
-
-  end(): void {
-    this.catchUp()
-    if (this.#ended) return
-    this.#ended = true
-    this.#tap.end()
-  }
-
-  get atEventBoundary(): boolean {
-    this.catchUp()
-    return this.#tap.atEventBoundary
-  }
-
-  get eventCount(): number {
-    this.catchUp()
-    return this.#tap.eventCount
-  }
-
-  /** Reads the chunk held back, if any. */
-  catchUp(): void {
-    const behind = this.#behind
-    if (behind === undefined) return
-    this.#behind = undefined
-    this.#tap.push(behind)
-  }
 }
 
 /** The upstream failed mid-stream: close any half-sent event, then send the provider's own error event. */
