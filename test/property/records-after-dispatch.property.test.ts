@@ -104,6 +104,55 @@ const conversationArbitrary = fc.record({
   notePlacement: fc.constantFrom('auto' as const, 'first-request' as const),
 })
 
+/** How one request went through the hook that may record after dispatch. */
+interface Went {
+  /** Its records were made after its bytes were ready (`afterDispatch`). */
+  readonly deferred: boolean
+  /** It was not planned before that either (send-before-planning.ts). */
+  readonly plannedAfter: boolean
+}
+
+/**
+ * Sends each body through a hook that records before dispatch and one that may record (and plan)
+ * after, on clocks that move alike, and checks that they answer, log, count and save the same.
+ */
+async function compareHooks(
+  overrides: DeepPartial<Config>,
+  bodies: readonly Buffer[],
+  headers: Record<string, string>,
+  gapMs: number,
+): Promise<Went[]> {
+  const eagerClock = { now: 1_000_000 }
+  const deferredClock = { now: 1_000_000 }
+  const before = hookFor(overrides, eagerClock)
+  const after = hookFor(overrides, deferredClock)
+  const went: Went[] = []
+  for (const body of bodies) {
+    const expected = await before.hook(Buffer.from(body), headers)
+    const callsBefore = decisions.calls
+    const result = await after.hook(Buffer.from(body), headers, { recordsAfterDispatch: true })
+    const early = result.kind === 'forward' ? result.prepared : undefined
+    if (early?.afterDispatch) {
+      // What goes upstream is decided before the records: the same bytes and headers.
+      expect(early.body.equals(body)).toBe(true)
+      expect(early.log).toBeUndefined()
+    }
+    went.push({ deferred: early?.afterDispatch !== undefined, plannedAfter: decisions.calls === callsBefore })
+    const whole = early?.afterDispatch ? await early.afterDispatch() : early
+    // A plan made after sending that would have changed the request fails its records: seen here as a missing log.
+    expect(seen(result, whole)).toEqual(seen(expected, expected.kind === 'forward' ? expected.prepared : undefined))
+    expect(after.store.writes).toEqual(before.store.writes)
+    eagerClock.now += gapMs
+    deferredClock.now += gapMs
+  }
+  return went
+}
+
+/** One model entry for every model name, with the window and minimum cacheable length given. */
+const everyModel = (window: number, minCacheableTokens: number) => [
+  { match: '*', window, budget: 0.9, minCacheableTokens, thinkingBoundToPrefix: true },
+]
+
 describe('records made after dispatch', () => {
   it('are the eager path’s records, request by request, on generated conversations', async () => {
     let deferred = 0
@@ -111,24 +160,12 @@ describe('records made after dispatch', () => {
     await fc.assert(
       fc.asyncProperty(conversationArbitrary, async (conversation) => {
         const overrides = {
-          models: [
-            {
-              match: '*',
-              window: conversation.window,
-              budget: 0.9,
-              minCacheableTokens: 1024,
-              thinkingBoundToPrefix: true,
-            },
-          ],
+          models: everyModel(conversation.window, 1024),
           rewrite: { economy: conversation.economy, systemNotePlacement: conversation.notePlacement },
           economy: { startTokens: conversation.startTokens, shortSessionRequests: 2 },
         }
-        const eagerClock = { now: 1_000_000 }
-        const deferredClock = { now: 1_000_000 }
-        const before = hookFor(overrides, eagerClock)
-        const after = hookFor(overrides, deferredClock)
         const requests = requestsOf(buildMessages(conversation.steps))
-        for (const [index, messages] of requests.entries()) {
+        const bodies = requests.map((messages, index) => {
           const last = index === requests.length - 1
           const extra: Json = {
             ...(conversation.userId ? { metadata: { user_id: conversation.userId } } : {}),
@@ -136,25 +173,12 @@ describe('records made after dispatch', () => {
               ? { system: 'You are a helpful AI assistant tasked with summarizing conversations.' }
               : {}),
           }
-          const body = Buffer.from(JSON.stringify(anthropicBody(messages, extra)))
-          const headers = { 'user-agent': 'claude-cli/2.0.0' }
-          const expected = await before.hook(Buffer.from(body), headers)
-          const result = await after.hook(Buffer.from(body), headers, { recordsAfterDispatch: true })
-          const early = result.kind === 'forward' ? result.prepared : undefined
-          if (early?.afterDispatch) {
-            deferred++
-            // What goes upstream is decided before the records: the same bytes and headers.
-            expect(early.body.equals(body)).toBe(true)
-            expect(early.log).toBeUndefined()
-          } else eager++
-          const whole = early?.afterDispatch ? await early.afterDispatch() : early
-          expect(seen(result, whole)).toEqual(
-            seen(expected, expected.kind === 'forward' ? expected.prepared : undefined),
-          )
-          expect(after.store.writes).toEqual(before.store.writes)
-          eagerClock.now += conversation.gapMs
-          deferredClock.now += conversation.gapMs
-        }
+          return Buffer.from(JSON.stringify(anthropicBody(messages, extra)))
+        })
+        const went = await compareHooks(overrides, bodies, { 'user-agent': 'claude-cli/2.0.0' }, conversation.gapMs)
+        for (const request of went)
+          if (request.deferred) deferred++
+          else eager++
       }),
       { numRuns: 80 },
     )
@@ -169,52 +193,24 @@ describe('records made after dispatch', () => {
     await fc.assert(
       fc.asyncProperty(shortConversationArbitrary, async (conversation) => {
         const overrides = {
-          models: [
-            {
-              match: '*',
-              window: conversation.window,
-              budget: 0.9,
-              minCacheableTokens: conversation.minCacheableTokens,
-              thinkingBoundToPrefix: true,
-            },
-          ],
+          models: everyModel(conversation.window, conversation.minCacheableTokens),
           rewrite: { systemNote: conversation.systemNote, systemNotePlacement: conversation.notePlacement },
           economy: { startTokens: 1_000, shortSessionRequests: 2 },
         }
-        const eagerClock = { now: 1_000_000 }
-        const deferredClock = { now: 1_000_000 }
-        const before = hookFor(overrides, eagerClock)
-        const after = hookFor(overrides, deferredClock)
         const headers = {
           'user-agent': 'claude-cli/2.0.0',
           ...(conversation.budgetHeader === null ? {} : { 'x-ctxgate-budget': String(conversation.budgetHeader) }),
         }
-        for (const messages of requestsOf(shortMessages(conversation.turns))) {
-          const body = Buffer.from(
-            JSON.stringify(
-              anthropicBody(messages, {
-                max_tokens: conversation.maxTokens,
-                ...(conversation.system === null ? {} : { system: conversation.system }),
-              }),
-            ),
-          )
-          const expected = await before.hook(Buffer.from(body), headers)
-          const callsBefore = decisions.calls
-          const result = await after.hook(Buffer.from(body), headers, { recordsAfterDispatch: true })
-          const early = result.kind === 'forward' ? result.prepared : undefined
-          if (early?.afterDispatch && decisions.calls === callsBefore) {
-            plannedAfter++
-            expect(early.body.equals(body)).toBe(true)
-          } else plannedBefore++
-          const whole = early?.afterDispatch ? await early.afterDispatch() : early
-          // A plan made after sending that would have changed the request fails its records: seen here as a missing log.
-          expect(seen(result, whole)).toEqual(
-            seen(expected, expected.kind === 'forward' ? expected.prepared : undefined),
-          )
-          expect(after.store.writes).toEqual(before.store.writes)
-          eagerClock.now += conversation.gapMs
-          deferredClock.now += conversation.gapMs
+        const extra = {
+          max_tokens: conversation.maxTokens,
+          ...(conversation.system === null ? {} : { system: conversation.system }),
         }
+        const bodies = requestsOf(shortMessages(conversation.turns)).map((messages) =>
+          Buffer.from(JSON.stringify(anthropicBody(messages, extra))),
+        )
+        for (const request of await compareHooks(overrides, bodies, headers, conversation.gapMs))
+          if (request.deferred && request.plannedAfter) plannedAfter++
+          else plannedBefore++
       }),
       { numRuns: 300 },
     )
