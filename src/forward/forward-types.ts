@@ -37,8 +37,8 @@ export interface ForwardDeps {
   readonly virtualClients?: VirtualClients
   /** Follows each session's cache writes to count the ones never read. */
   readonly deadWrites?: DeadWriteTracker
-  /** Whether a body of this size goes upstream before its preparation reads it (read-after-sending.ts). */
-  readonly readAfterSending?: ((bodyBytes: number) => boolean) | undefined
+  /** Whether a body of this size, with these headers, goes upstream before its preparation reads it (read-after-sending.ts). */
+  readonly readAfterSending?: ((bodyBytes: number, incoming: IncomingHttpHeaders) => boolean) | undefined
 }
 
 /** What forwarding reads of the client's request: a fastify request, or the model-call fast path's own (app/model-call-fast-path.ts). */

@@ -76,10 +76,12 @@ async function forwardOnce(
     return { noted: {}, step: { outcome: 'rejected', status, attempts: 0 } }
   }
 
-  // A request the hook can only read (rewriting off) is sent first and read while the upstream works.
+  // A request the hook can only read (rewriting off, or passthrough asked) is sent first and read while the upstream works.
   const body = input.body
   const sendFirst =
-    Buffer.isBuffer(body) && input.prepare !== undefined && deps.readAfterSending?.(body.length) === true
+    Buffer.isBuffer(body) &&
+    input.prepare !== undefined &&
+    deps.readAfterSending?.(body.length, input.request.headers) === true
   const ready = sendFirst ? asSent({ ...input, body }) : await prepareRequest(input)
   const enabled = deps.config.server.responseHeaders
   if (ready.kind === 'rejected') {

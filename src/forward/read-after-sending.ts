@@ -1,27 +1,31 @@
 import { afterTheRequestIsWritten } from './after-request-written.ts'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Config } from '../config/schema.ts'
+import { asksForPassthrough } from '../request/passthrough-mode.ts'
 import { upstreamRequestHeaders } from '../upstream/hop-by-hop.ts'
 import type { ForwardInput, RequestNotes } from './forward-types.ts'
 import { prepareRequest, type PreparedRequest } from './prepare-request.ts'
 import type { SentRequest } from './send-upstream.ts'
 
 /**
- * Which bodies go upstream before the rewrite hook reads them. With rewriting off, the hook only
- * reads a body it parses on this thread (the log line's reason, the model, the usage reader): it
- * never changes the bytes or headers sent and never refuses
- * (test/property/read-after-sending.property.test.ts), so its 0.05–0.1 ms of parsing can run while
- * the upstream works instead of before the request leaves. A body for the rewrite workers is read
- * first as before: their queue refuses bodies (503) when it is full. Undefined when rewriting is on,
- * or the hook is not ctxgate's own.
+ * Which bodies go upstream before the rewrite hook reads them. With rewriting off, or with the client
+ * asking for passthrough (`x-ctxgate-mode: passthrough`), the hook only reads a body it parses on this
+ * thread (the log line's reason, the model, the usage reader): it never changes the bytes or headers
+ * sent and never refuses (test/property/read-after-sending.property.test.ts), so its 0.05–0.1 ms of
+ * parsing can run while the upstream works instead of before the request leaves. A body for the
+ * rewrite workers is read first as before: their queue refuses bodies (503) when it is full.
+ * Undefined when the hook is not ctxgate's own.
  */
 export function readAfterSendingFor(
   config: Pick<Config, 'rewrite' | 'rewriteWorkers'>,
   { ownHook }: { readonly ownHook: boolean },
-): ((bodyBytes: number) => boolean) | undefined {
+): ((bodyBytes: number, incoming: IncomingHttpHeaders) => boolean) | undefined {
   // Only ctxgate's own hook is known to leave a body as sent with rewriting off (tests may give another).
-  if (config.rewrite.enabled || !ownHook) return undefined
+  if (!ownHook) return undefined
   const { threads, aboveBytes } = config.rewriteWorkers
-  return (bodyBytes) => threads === 0 || bodyBytes < aboveBytes
+  const readHere = (bodyBytes: number): boolean => threads === 0 || bodyBytes < aboveBytes
+  if (!config.rewrite.enabled) return readHere
+  return (bodyBytes, incoming) => readHere(bodyBytes) && asksForPassthrough(incoming)
 }
 
 /** The request to send before it is read: the client's bytes and headers, as the hook would leave them. */

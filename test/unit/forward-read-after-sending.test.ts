@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { Registry } from 'prom-client'
@@ -32,18 +32,28 @@ class NotingAgent extends Agent {
   }
 }
 
-let mock: MockServer
-let client: Server
-let url: string
-const events: string[] = []
-const logLines: Record<string, unknown>[] = []
-const registry = new Registry()
+interface Forwarding {
+  readonly url: string
+  readonly mock: MockServer
+  /** `sent` when the body is handed to the upstream pool, `read` when the hook is called. */
+  readonly events: string[]
+  readonly logLines: Record<string, unknown>[]
+  readonly registry: Registry
+  close(): Promise<void>
+}
 
-beforeAll(async () => {
-  mock = await startMockServer()
+/** forward() on a plain node:http server against the fake upstream, with ctxgate's own hook. */
+async function forwarding(rewriteEnabled: boolean): Promise<Forwarding> {
+  const mock = await startMockServer()
+  const events: string[] = []
+  const logLines: Record<string, unknown>[] = []
+  const registry = new Registry()
   const config = loadConfig({
     env: {},
-    overrides: { rewrite: { enabled: false }, upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } } },
+    overrides: {
+      rewrite: { enabled: rewriteEnabled },
+      upstreams: { anthropic: { url: mock.url }, openai: { url: mock.url } },
+    },
   })
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -78,7 +88,7 @@ beforeAll(async () => {
     sharedState: false,
     readAfterSending: readAfterSendingFor(config, { ownHook: true }),
   }
-  client = createServer((raw, response) => {
+  const client = createServer((raw, response) => {
     const chunks: Buffer[] = []
     raw.on('data', (chunk: Buffer) => chunks.push(chunk))
     raw.on('end', () => {
@@ -89,41 +99,84 @@ beforeAll(async () => {
         provider: route.format.provider,
         format: route.format,
         body: Buffer.concat(chunks),
-        prepare: (body, headers) => {
+        prepare: (body, headers, options) => {
           events.push('read')
-          return read(body, headers)
+          return read(body, headers, options)
         },
       })
     })
   })
   await new Promise<void>((resolve) => client.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(client.address() as AddressInfo).port}`
+  const url = `http://127.0.0.1:${(client.address() as AddressInfo).port}`
+  return {
+    url,
+    mock,
+    events,
+    logLines,
+    registry,
+    async close() {
+      await new Promise((resolve) => client.close(resolve))
+      await mock.close()
+    },
+  }
+}
+
+const messagesBody = JSON.stringify({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'hi' }],
 })
-afterAll(async () => {
-  await new Promise((resolve) => client.close(resolve))
-  await mock.close()
-})
+const messagesHeaders = {
+  'content-type': 'application/json',
+  'x-api-key': 'sk-test',
+  'anthropic-version': '2023-06-01',
+}
+
+async function send(at: Forwarding, extraHeaders: Record<string, string> = {}): Promise<void> {
+  const answer = await request(`${at.url}/v1/messages`, {
+    method: 'POST',
+    headers: { ...messagesHeaders, ...extraHeaders },
+    body: messagesBody,
+  })
+  expect(answer.statusCode).toBe(200)
+  await answer.body.dump()
+}
 
 describe('forwarding with rewriting off', () => {
+  let off: Forwarding
+  beforeAll(async () => {
+    off = await forwarding(false)
+  })
+  afterAll(() => off.close())
+
   it('sends the request before the hook reads it, and the record still has what the hook read', async () => {
-    const body = JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 16,
-      messages: [{ role: 'user', content: 'hi' }],
-    })
-    const answer = await request(`${url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test', 'anthropic-version': '2023-06-01' },
-      body,
-    })
-    expect(answer.statusCode).toBe(200)
-    await answer.body.dump()
-    expect(events).toEqual(['sent', 'read'])
-    expect(mock.requests[0]?.body).toBe(body)
-    const line = logLines.find((entry) => entry['msg'] === 'request')
+    await send(off)
+    expect(off.events).toEqual(['sent', 'read'])
+    expect(off.mock.requests[0]?.body).toBe(messagesBody)
+    const line = off.logLines.find((entry) => entry['msg'] === 'request')
     expect(line).toMatchObject({ rewrite: 'disabled', outcome: 'complete', status: 200 })
     expect(line?.['outputTokens']).toBeGreaterThan(0)
-    const requests = await registry.getSingleMetricAsString('ctxgate_requests_total')
+    const requests = await off.registry.getSingleMetricAsString('ctxgate_requests_total')
     expect(requests).toContain('model="claude-sonnet-4-5"')
+  })
+})
+
+describe('forwarding with rewriting on', () => {
+  let on: Forwarding
+  beforeAll(async () => {
+    on = await forwarding(true)
+  })
+  afterAll(() => on.close())
+
+  it('sends a request that asks for passthrough before the hook reads it, and reads any other first', async () => {
+    await send(on, { 'x-ctxgate-mode': 'passthrough' })
+    expect(on.events).toEqual(['sent', 'read'])
+    await send(on)
+    expect(on.events).toEqual(['sent', 'read', 'read', 'sent'])
+    expect(on.mock.requests.map((sent) => sent.body)).toEqual([messagesBody, messagesBody])
+    const lines = on.logLines.filter((entry) => entry['msg'] === 'request')
+    expect(lines[0]).toMatchObject({ rewrite: 'passthrough', outcome: 'complete', status: 200 })
+    expect(lines[0]?.['outputTokens']).toBeGreaterThan(0)
+    expect(typeof lines[1]?.['rewrite']).toBe('object')
   })
 })

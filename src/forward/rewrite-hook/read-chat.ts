@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer'
 import { limitsFor } from '../../config/model-limits.ts'
+import { asksForPassthrough } from '../../request/passthrough-mode.ts'
 import type { PrepareResult } from '../../request/prepared.ts'
 import { NotAChatRequest } from '../../providers/adapter-contract.ts'
 import type { ChatView } from '../../rewrite/types.ts'
 import { parseKeepingNumbers, type ParsedKeepingNumbers } from '../../util/exact-numbers.ts'
-import { firstHeader } from '../../util/headers.ts'
 import { isJsonObject, type Json } from '../../util/json.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
 import { usageOnly } from './follow-up.ts'
@@ -40,7 +40,7 @@ export async function readChat(
   if (!decodable) return untouched('invalid-utf8')
   if (!isJsonObject(json)) return untouched('not-json')
   if (!deps.config.rewrite.enabled) return untouched('disabled')
-  if (firstHeader(incoming['x-ctxgate-mode'])?.trim().toLowerCase() === 'passthrough') return untouched('passthrough')
+  if (asksForPassthrough(incoming)) return untouched('passthrough')
   // The first request for a model with a public tokenizer waits for it to load, once per process
   // (for any other model, the reference vocabulary: docs/estimates.md); later ones go on in the same turn.
   if (!deps.estimator.isReady(model)) await deps.estimator.ready(model)
