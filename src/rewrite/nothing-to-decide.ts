@@ -29,7 +29,8 @@ export interface UndecidedRequest {
  * result (nothing a batch, a clear or a marker could start at); the note cannot join on a first
  * request; it is shorter than the model's minimum cacheable prompt (no breakpoint to place); and,
  * with the note's room, under budget at any factor the plan could use. The hook sends such a
- * request first and plans it after dispatch, for its records (test/property/nothing-to-decide).
+ * request first and plans it after dispatch, for its records (test/property/records-after-dispatch,
+ * test/unit/nothing-to-decide).
  * False whenever the plan could do anything, or the check cannot tell.
  */
 export function nothingToDecide(request: UndecidedRequest): boolean {

@@ -152,7 +152,7 @@ function decideHere(
 /**
  * The plan of a request sent before it was planned (send-before-planning.ts), made after dispatch for
  * its records: the plan it would have had. One that would have changed the request fails its records,
- * which leaves it as a failed preparation would: sent as it was (test/property/nothing-to-decide).
+ * which leaves it as a failed preparation would: sent as it was (test/property/records-after-dispatch).
  */
 function planAfterSending(
   request: HookRequest,
