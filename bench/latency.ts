@@ -11,7 +11,8 @@
  * (peers=none leaves nginx and Portkey out: fewer processes on the two cores; sections=added runs only
  * the added-latency table, each row with ctxgate's added time as a multiple of the floor's; a baseline,
  * another checkout's built dist/cli.js, runs rewriting on beside this build; `warm-up`, a number of
- * rounds of every request kind sent through every target before anything is timed: each row otherwise
+ * rounds of every fixed request kind sent through every target before anything is timed (`''` as the
+ * baseline runs it without one): each row otherwise
  * times a process that has served a few hundred requests, whose JavaScript V8 has not yet fully
  * compiled, and a long-running sidecar's steady state is after that). The Node floor — node:http
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
@@ -114,7 +115,7 @@ for (let round = 0; round < warmUpRounds; round++)
   }
 
 console.log(
-  `\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)${warmUpRounds > 0 ? `, after a warm-up of ${warmUpRounds} rounds of every request kind through every target` : ''}\n`,
+  `\n## Added latency, sequential, ${rounds} interleaved rounds per row (ms; added = through proxy − direct in the same round)${warmUpRounds > 0 ? `, after a warm-up of ${warmUpRounds} rounds of every fixed request kind through every target` : ''}\n`,
 )
 console.log('| request | proxy | direct p50 | proxy p50 | added p50 | added p99 |')
 console.log('|---|---|---:|---:|---:|---:|')

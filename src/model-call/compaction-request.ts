@@ -42,6 +42,9 @@ export function compactionSystemPromptOf(text: string): CompactingClient | undef
 
 /** The prompts as one alternation: an ordinary turn's text is searched once, not once per prompt. */
 function oneOf(prompts: readonly (readonly [CompactingClient, RegExp])[]): RegExp {
+  // Joined by their sources, so each must search as the alternation does: case-blind and nothing more.
+  for (const [, pattern] of prompts)
+    if (pattern.flags !== 'i') throw new Error(`compaction prompt ${pattern} must have only the i flag`)
   return new RegExp(prompts.map(([, pattern]) => pattern.source).join('|'), 'i')
 }
 

@@ -97,7 +97,7 @@ async function relayEventStream(
   filter: ChunkFilter | undefined,
 ): Promise<RelayResult> {
   const hold = options.settleFirst === true
-  // Without a hold the tap reads each chunk once the next has gone to the client, and the last once the
+  // Without a hold the tap reads each chunk when the next one arrives (after it was written), and the last once the
   // answer has ended: a short answer's bytes leave before they are parsed for usage (docs/proxy.md, the hot path).
   const tap = new TapBehind(createSseTap(usage && ((event) => usage.onEvent(event))), hold)
   const unregister = options.openStreams?.add(() => {

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Calibration } from '../../src/calibration/calibration.ts'
@@ -156,6 +158,58 @@ describe('records made after dispatch, when the upstream cannot be reached', () 
     const logs = requestLogs(deferred.stack).map(comparable)
     expect(logs).toEqual(requestLogs(eager.stack).map(comparable))
     expect(logs[0]).toMatchObject({ outcome: 'upstream_unreachable', turn: 1 })
+    expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
+      eager.saved.map(({ key, state }) => ({ key, state })),
+    )
+    expect(await counters(deferred.stack)).toEqual(await counters(eager.stack))
+  })
+})
+
+describe('records made after dispatch, when the upstream refuses every request for its length', () => {
+  let refusing: Server
+  let eager: Awaited<ReturnType<typeof stackWith>>
+  let deferred: Awaited<ReturnType<typeof stackWith>>
+  const refused: string[] = []
+  beforeAll(async () => {
+    // Anthropic's length refusal (docs/proxy.md, refits): the first request of the conversation is
+    // short enough to go before it is planned, and its refit must wait for the plan made after it.
+    refusing = createServer((incoming, response) => {
+      const chunks: Buffer[] = []
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+      incoming.on('end', () => {
+        refused.push(Buffer.concat(chunks).toString('utf8'))
+        response.writeHead(400, { 'content-type': 'application/json' })
+        response.end(
+          JSON.stringify({
+            type: 'error',
+            error: { type: 'invalid_request_error', message: 'prompt is too long: 300000 tokens > 200000 maximum' },
+          }),
+        )
+      })
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`
+    eager = await stackWith(true, url)
+    deferred = await stackWith(false, url)
+  })
+  afterAll(async () => {
+    await eager.stack.close()
+    await deferred.stack.close()
+    refusing.closeAllConnections()
+    await new Promise((resolve) => refusing.close(resolve))
+  })
+
+  it('answer, log, count and save the same, refits included', async () => {
+    const eagerHeaders = await sendBackToBack(eager.stack)
+    const eagerSent = refused.splice(0)
+    const deferredHeaders = await sendBackToBack(deferred.stack)
+    expect(deferredHeaders).toEqual(eagerHeaders)
+    expect(eagerHeaders.every((headers) => headers['status'] === '400')).toBe(true)
+    // The same requests and refits reached the upstream, in the same order.
+    expect(refused).toEqual(eagerSent)
+    await eventually(() => expect(requestLogs(deferred.stack)).toHaveLength(bodies.length))
+    await eventually(() => expect(requestLogs(eager.stack)).toHaveLength(bodies.length))
+    expect(requestLogs(deferred.stack).map(comparable)).toEqual(requestLogs(eager.stack).map(comparable))
     expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
       eager.saved.map(({ key, state }) => ({ key, state })),
     )

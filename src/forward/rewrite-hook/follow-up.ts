@@ -110,14 +110,8 @@ export class RewriteFollowUp implements AnswerFollowUp {
   }
 
   #recordSize(actualTokens: number): Promise<void> {
-    let sent: SentRewrite
-    try {
-      sent = this.#sent()
-    } catch {
-      // Its records failed (a plan made after sending that would have changed it): nothing to calibrate against.
-      return Promise.resolve()
-    }
-    const { sentEstimate, sized } = sent
+    // What was sent is read once the records are made: records that fail take the follow-up off the answer.
+    const { sentEstimate, sized } = this.#sent()
     return this.#request.deps.calibration
       .record(this.#chat.view.model, sentEstimate, actualTokens, this.#scope, sized)
       .catch(() => undefined)

@@ -1,21 +1,17 @@
-import { CalibrationSnapshot } from '../../calibration/calibration-snapshot.ts'
-import { countFactorFrom, type FactorInputs } from '../../calibration/calibration.ts'
-import { CtxgateError } from '../../errors.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import type { PrepareBody, PrepareResult } from '../../request/prepared.ts'
 import type { WireFormat } from '../../providers/provider-contract.ts'
 import { chatFormat } from '../../providers/registry.ts'
-import { decideRewrite, finishRewrite, type DecidedRewrite } from '../../rewrite/pipeline.ts'
+import { finishRewrite } from '../../rewrite/pipeline.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import { firstUserMessage, HoldoutArms } from '../../session/holdout-arm.ts'
 import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
-import { planCalibrated } from './calibrated-plan.ts'
 import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
-import { pipelineInput } from './pipeline-input.ts'
-import { prepareWith, type AsSentPlan, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
+import { decideHere } from './decide-here.ts'
+import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
 import { referenceTokens } from './reference-count.ts'
-import { plannableAfterSending } from './send-before-planning.ts'
+import { planAfterSending, plannableAfterSending } from './send-before-planning.ts'
 import { bodyToSend } from './serialize.ts'
 import { sentAsWritten, writeBack } from './write-back.ts'
 
@@ -113,62 +109,4 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
     hideUsageChunk,
   }
   return { ...planned, kind: 'written', outcome, written, compaction }
-}
-
-/** The pipeline's decision with the calibration's factor, re-planned as planCalibrated asks. */
-function decideHere(
-  request: HookRequest,
-  chat: ReadChat,
-  inputs: PlanInputs,
-  factorInputs: FactorInputs,
-): { decided: DecidedRewrite; factor: number; input: ReturnType<typeof pipelineInput> } {
-  const { deps } = request
-  const { scope, state, now, finishedLengths, sized } = inputs
-  const input = pipelineInput(request, chat, scope)
-  const countFactor = countFactorFrom(factorInputs) || undefined
-  // Every field written out, in one order: a spread of `input` took V8's slow copy (a tenth of the hook's time, profiled).
-  const decide = (factor: number): DecidedRewrite =>
-    decideRewrite({
-      view: input.view,
-      memory: state,
-      limits: input.limits,
-      policy: input.policy,
-      factor,
-      countFactor,
-      estimator: input.estimator,
-      note: input.note,
-      economy: input.economy,
-      now,
-      finishedLengths,
-      reachBack: input.reachBack,
-      dropNoteFraming: input.dropNoteFraming,
-    })
-  const { outcome: decided, factor } = planCalibrated(decide, (sentAfterEdits) =>
-    deps.calibration.factor(chat.view.model, { ...sized, ...sentAfterEdits }, scope),
-  )
-  return { decided, factor, input }
-}
-
-/**
- * The plan of a request sent before it was planned (send-before-planning.ts), made after dispatch for
- * its records: the plan it would have had. One that would have changed the request fails its records,
- * which leaves it as a failed preparation would: sent as it was (test/property/records-after-dispatch).
- */
-function planAfterSending(
-  request: HookRequest,
-  chat: ReadChat,
-  inputs: PlanInputs,
-  limit: number | undefined,
-  factorInputs: FactorInputs,
-): AsSentPlan {
-  const calibration = new CalibrationSnapshot(limit, factorInputs)
-  const asAtDispatch = { ...request, deps: { ...request.deps, calibration } }
-  const { decided, factor, input } = decideHere(asAtDispatch, chat, inputs, factorInputs)
-  const asSent =
-    decided.kind === 'rewritten' && sentAsWritten(asAtDispatch, chat, decided, inputs.clientSessionId, false)
-  if (decided.kind !== 'rewritten' || !asSent)
-    throw new CtxgateError('CTXGATE_INTERNAL', 'the plan made after sending would have changed the request')
-  const { tail, breakpoints } = asSent
-  const noteTokens = input.note?.tokens ?? 0
-  return { factor, noteTokens, decided, tail, breakpoints, compactionOf: () => compactionRequestOf(chat.json) }
 }

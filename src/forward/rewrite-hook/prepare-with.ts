@@ -192,8 +192,18 @@ function sentBeforeRecords(
 ): Prepared {
   const { deps, original } = request
   const { session, identity, state, requests } = records
-  let plan: AsSentPlan | undefined
-  const planOnce = (): AsSentPlan => (plan ??= planned.plan())
+  // Made once: a plan made after sending that fails fails the same way for every reader.
+  let plan: { readonly made: AsSentPlan } | { readonly failed: unknown } | undefined
+  const planOnce = (): AsSentPlan => {
+    if (plan === undefined)
+      try {
+        plan = { made: planned.plan() }
+      } catch (error) {
+        plan = { failed: error }
+      }
+    if ('failed' in plan) throw plan.failed
+    return plan.made
+  }
   const sent = (): SentRewrite => {
     const { decided, factor, noteTokens } = planOnce()
     // Nothing goes in, so the note's room counts as unsent (as in prepareWith).
