@@ -6,7 +6,14 @@ import {
   type PipelineInput,
   type PipelineOutcome,
 } from '../../src/rewrite/pipeline.ts'
-import type { ChatView, MessageView, RewritePolicy } from '../../src/rewrite/types.ts'
+import { planRewrite, type PlanInput } from '../../src/rewrite/plan.ts'
+import {
+  noDecisions,
+  type ChatView,
+  type MessageView,
+  type RewriteOutcome,
+  type RewritePolicy,
+} from '../../src/rewrite/types.ts'
 
 /** One step of a hand-written conversation view: a tool round (call + results) or a user turn. */
 export type ViewStep =
@@ -100,12 +107,12 @@ export function runRewritten(
   return outcome
 }
 
-/** One tool round's call: its id, tool name, input and the result's text. */
-export type NamedCall = readonly [id: string, name: string, input: unknown, text: string]
+/** One tool round's call: its id, tool name, input, the result's text and, when given, its tokens. */
+export type NamedCall = readonly [id: string, name: string, input: unknown, text: string, tokens?: number]
 
-/** Rounds of one call each, with names, inputs and result texts, on the shared test view. */
+/** Rounds of one call each, with names, inputs and result texts, on the shared test view (`tokens` where a call gives none). */
 export function viewWithCalls(calls: readonly NamedCall[], tokens = 1_000): ChatView {
-  const base = viewOf(calls.map(([id, , , text]) => ({ ...viewRound(tokens, id), text })))
+  const base = viewOf(calls.map(([id, , , text, own]) => ({ ...viewRound(own ?? tokens, id), text })))
   return {
     ...base,
     messages: base.messages.map((message): MessageView => {
@@ -113,4 +120,23 @@ export function viewWithCalls(calls: readonly NamedCall[], tokens = 1_000): Chat
       return call ? { ...message, toolCallNames: [call[1]], toolCallInputs: [call[2]] } : message
     }),
   }
+}
+
+/** The planner on a view with the tests' defaults: nothing frozen, the test policy, factor 1. */
+export const planView = (view: ChatView, budget: number, overrides: Partial<PlanInput> = {}): RewriteOutcome =>
+  planRewrite({
+    view,
+    decisions: noDecisions,
+    budget,
+    policy: testPolicy,
+    factor: 1,
+    estimator: pipelineEstimator,
+    dropNoteFraming: testDropNoteFraming,
+    ...overrides,
+  })
+
+/** The outcome, when the plan rewrote the request; throws with the planner's message otherwise. */
+export function rewrittenOf(outcome: RewriteOutcome): Extract<RewriteOutcome, { kind: 'rewritten' }> {
+  if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
+  return outcome
 }

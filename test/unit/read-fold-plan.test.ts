@@ -1,32 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { readFold } from '../../src/rewrite/notes.ts'
-import { planRewrite, type PlanInput } from '../../src/rewrite/plan.ts'
-import {
-  noDecisions,
-  type ChatView,
-  type FrozenDecisions,
-  type MessageView,
-  type RewriteOutcome,
-} from '../../src/rewrite/types.ts'
-import { testDropNoteFraming, testPolicy, viewOf, viewRound } from '../helpers/chat-view.ts'
+import type { PlanInput } from '../../src/rewrite/plan.ts'
+import type { ChatView, FrozenDecisions, RewriteOutcome } from '../../src/rewrite/types.ts'
+import { planView, rewrittenOf, testPolicy, viewWithCalls, type NamedCall } from '../helpers/chat-view.ts'
 
 const estimator = new TokenEstimator()
 const policy = { ...testPolicy, strategy: 'batched-fold' as const }
 
-type Call = readonly [id: string, name: string, input: unknown, text: string, tokens: number]
-
-/** Rounds of one call each, results of the given sizes, with tool names and inputs. */
-function viewOfCalls(calls: readonly Call[]): ChatView {
-  const base = viewOf(calls.map(([id, , , text, tokens]) => ({ ...viewRound(tokens, id), text })))
-  return {
-    ...base,
-    messages: base.messages.map((message): MessageView => {
-      const call = calls.find(([id]) => message.toolCallIds[0] === id)
-      return call ? { ...message, toolCallNames: [call[1]], toolCallInputs: [call[2]] } : message
-    }),
-  }
-}
+type Call = NamedCall
+const viewOfCalls = (calls: readonly Call[]): ChatView => viewWithCalls(calls)
 
 const prose = (at: number): string => `This paragraph explains the reasons behind decision ${at} in some detail.`
 const design = [
@@ -42,21 +25,8 @@ const designRead: Call = ['d', 'Read', { file_path: 'docs/design.md' }, design, 
 const shell = (id: string): Call => [id, 'Bash', { command: `echo ${id}` }, `ran ${id}\n`.repeat(100), 300]
 
 const plan = (view: ChatView, budget: number, overrides: Partial<PlanInput> = {}): RewriteOutcome =>
-  planRewrite({
-    view,
-    decisions: noDecisions,
-    budget,
-    policy,
-    factor: 1,
-    estimator,
-    dropNoteFraming: testDropNoteFraming,
-    ...overrides,
-  })
-
-function rewritten(outcome: RewriteOutcome): Extract<RewriteOutcome, { kind: 'rewritten' }> {
-  if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
-  return outcome
-}
+  planView(view, budget, { policy, ...overrides })
+const rewritten = rewrittenOf
 
 const editOf = (outcome: RewriteOutcome, id: string) =>
   rewritten(outcome).edits.find((edit) => edit.kind === 'replace-tool-result' && edit.id === id)

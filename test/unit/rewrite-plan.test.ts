@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { TokenEstimator } from '../../src/rewrite/estimate.ts'
 import { clearedNote } from '../../src/rewrite/notes.ts'
-import { planRewrite, type PlanInput } from '../../src/rewrite/plan.ts'
-import { noDecisions, type ChatView, type FrozenDecisions, type RewriteOutcome } from '../../src/rewrite/types.ts'
+import type { PlanInput } from '../../src/rewrite/plan.ts'
+import type { FrozenDecisions, RewriteOutcome } from '../../src/rewrite/types.ts'
 import {
-  testDropNoteFraming,
+  planView,
+  rewrittenOf,
   testPolicy,
   viewOf,
   viewRound,
@@ -16,22 +17,8 @@ import {
 const estimator = new TokenEstimator()
 const noteTokens = estimator.text(clearedNote)
 
-const plan = (view: ChatView, budget: number, overrides: Partial<PlanInput> = {}): RewriteOutcome =>
-  planRewrite({
-    view,
-    decisions: noDecisions,
-    budget,
-    policy: testPolicy,
-    factor: 1,
-    estimator,
-    dropNoteFraming: testDropNoteFraming,
-    ...overrides,
-  })
-
-function rewritten(outcome: RewriteOutcome): Extract<RewriteOutcome, { kind: 'rewritten' }> {
-  if (outcome.kind !== 'rewritten') throw new Error(`expected a rewrite, got: ${outcome.message}`)
-  return outcome
-}
+const plan = planView
+const rewritten = rewrittenOf
 
 const rounds = (count: number, tokens: number, prefix = 'r'): ViewStep[] =>
   Array.from({ length: count }, (_, index) => viewRound(tokens, `${prefix}${index}`))
