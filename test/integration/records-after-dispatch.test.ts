@@ -69,6 +69,20 @@ async function counters(stack: Stack): Promise<string[]> {
     .filter((line) => line.startsWith('ctxgate_') && !/seconds|_ms|duration|overhead|bytes_resident/.test(line))
 }
 
+/** Both stacks logged every request alike, saved the same states and moved the same counters. */
+async function expectSameRecords(
+  eager: Awaited<ReturnType<typeof stackWith>>,
+  deferred: Awaited<ReturnType<typeof stackWith>>,
+): Promise<void> {
+  await eventually(() => expect(requestLogs(deferred.stack)).toHaveLength(bodies.length))
+  await eventually(() => expect(requestLogs(eager.stack)).toHaveLength(bodies.length))
+  expect(requestLogs(deferred.stack).map(comparable)).toEqual(requestLogs(eager.stack).map(comparable))
+  expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
+    eager.saved.map(({ key, state }) => ({ key, state })),
+  )
+  expect(await counters(deferred.stack)).toEqual(await counters(eager.stack))
+}
+
 const steps: Step[] = [
   { kind: 'turn', calls: 1, sizes: [100], outputKind: 'prose', thinking: false, extraField: false },
   { kind: 'round', calls: 1, sizes: [600, 0, 0], outputKind: 'log', thinking: false, extraField: false },
@@ -125,13 +139,7 @@ describe('records made after dispatch, through the proxy', () => {
     expect(deferred.stack.mock.requests.map((seen) => seen.body)).toEqual(
       eager.stack.mock.requests.map((seen) => seen.body),
     )
-    await eventually(() => expect(requestLogs(deferred.stack)).toHaveLength(bodies.length))
-    await eventually(() => expect(requestLogs(eager.stack)).toHaveLength(bodies.length))
-    expect(requestLogs(deferred.stack).map(comparable)).toEqual(requestLogs(eager.stack).map(comparable))
-    expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
-      eager.saved.map(({ key, state }) => ({ key, state })),
-    )
-    expect(await counters(deferred.stack)).toEqual(await counters(eager.stack))
+    await expectSameRecords(eager, deferred)
   })
 })
 
@@ -153,15 +161,8 @@ describe('records made after dispatch, when the upstream cannot be reached', () 
     const deferredHeaders = await sendBackToBack(deferred.stack)
     expect(deferredHeaders).toEqual(eagerHeaders)
     expect(eagerHeaders.every((headers) => headers['status'] === '502')).toBe(true)
-    await eventually(() => expect(requestLogs(deferred.stack)).toHaveLength(bodies.length))
-    await eventually(() => expect(requestLogs(eager.stack)).toHaveLength(bodies.length))
-    const logs = requestLogs(deferred.stack).map(comparable)
-    expect(logs).toEqual(requestLogs(eager.stack).map(comparable))
-    expect(logs[0]).toMatchObject({ outcome: 'upstream_unreachable', turn: 1 })
-    expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
-      eager.saved.map(({ key, state }) => ({ key, state })),
-    )
-    expect(await counters(deferred.stack)).toEqual(await counters(eager.stack))
+    await expectSameRecords(eager, deferred)
+    expect(requestLogs(deferred.stack).map(comparable)[0]).toMatchObject({ outcome: 'upstream_unreachable', turn: 1 })
   })
 })
 
@@ -207,13 +208,7 @@ describe('records made after dispatch, when the upstream refuses every request f
     expect(eagerHeaders.every((headers) => headers['status'] === '400')).toBe(true)
     // The same requests and refits reached the upstream, in the same order.
     expect(refused).toEqual(eagerSent)
-    await eventually(() => expect(requestLogs(deferred.stack)).toHaveLength(bodies.length))
-    await eventually(() => expect(requestLogs(eager.stack)).toHaveLength(bodies.length))
-    expect(requestLogs(deferred.stack).map(comparable)).toEqual(requestLogs(eager.stack).map(comparable))
-    expect(deferred.saved.map(({ key, state }) => ({ key, state }))).toEqual(
-      eager.saved.map(({ key, state }) => ({ key, state })),
-    )
-    expect(await counters(deferred.stack)).toEqual(await counters(eager.stack))
+    await expectSameRecords(eager, deferred)
   })
 })
 

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sentBlock } from '../helpers/sent-blocks.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack
@@ -53,16 +54,6 @@ function conversation(rounds: number): Anthropic.MessageParam[] {
   ]
 }
 
-/** The tool_use block of `id` as the upstream received it, written out as it sits in the body. */
-function sentBlock(body: string, id: string): string {
-  const messages = (JSON.parse(body) as { messages: { content: unknown }[] }).messages
-  for (const message of messages)
-    if (Array.isArray(message.content))
-      for (const block of message.content as { type: string; id?: string }[])
-        if (block.type === 'tool_use' && block.id === id) return JSON.stringify(block)
-  throw new Error(`no tool_use ${id} sent`)
-}
-
 describe('old tool inputs cleared through the proxy (Anthropic SDK)', () => {
   it('sends the upstream a cleared old input, and the identical block on the next request', async () => {
     const budget = { headers: { 'x-ctxgate-budget': '8000' } }
@@ -70,7 +61,7 @@ describe('old tool inputs cleared through the proxy (Anthropic SDK)', () => {
     await client.messages.create({ ...base, messages: conversation(10) }, budget)
     await client.messages.create({ ...base, messages: conversation(11) }, budget)
     const [first, second] = stack.mock.requests
-    const oldBlock = sentBlock(first?.body ?? '', 'toolu_0')
+    const oldBlock = sentBlock(first?.body ?? '', 'tool_use', 'toolu_0')
     expect(JSON.parse(oldBlock)).toMatchObject({
       id: 'toolu_0',
       name: 'Edit',
@@ -81,9 +72,9 @@ describe('old tool inputs cleared through the proxy (Anthropic SDK)', () => {
       },
     })
     // The newest rounds go as the client sent them.
-    expect(JSON.parse(sentBlock(first?.body ?? '', 'toolu_9')).input.old_string).toBe(code(9, 'old'))
+    expect(JSON.parse(sentBlock(first?.body ?? '', 'tool_use', 'toolu_9')).input.old_string).toBe(code(9, 'old'))
     // Frozen: the next request carries the same bytes for that block.
-    expect(sentBlock(second?.body ?? '', 'toolu_0')).toBe(oldBlock)
+    expect(sentBlock(second?.body ?? '', 'tool_use', 'toolu_0')).toBe(oldBlock)
     expect(second?.body).toContain(oldBlock)
   })
 })

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sentBlock } from '../helpers/sent-blocks.ts'
 import { startStack, type Stack } from '../helpers/stack.ts'
 
 let stack: Stack
@@ -50,16 +51,6 @@ function conversation(commands: number): Anthropic.MessageParam[] {
   ]
 }
 
-/** The tool_result block of `id` as the upstream received it, written out as it sits in the body. */
-function sentResult(body: string, id: string): string {
-  const messages = (JSON.parse(body) as { messages: { content: unknown }[] }).messages
-  for (const message of messages)
-    if (Array.isArray(message.content))
-      for (const block of message.content as { type: string; tool_use_id?: string }[])
-        if (block.type === 'tool_result' && block.tool_use_id === id) return JSON.stringify(block)
-  throw new Error(`no tool_result ${id} sent`)
-}
-
 describe('a read folded to its quotable lines through the proxy (Anthropic SDK)', () => {
   it('sends the upstream the read folded to its code and headings, and the identical block on the next request', async () => {
     const budget = { headers: { 'x-ctxgate-budget': '3000' } }
@@ -67,14 +58,14 @@ describe('a read folded to its quotable lines through the proxy (Anthropic SDK)'
     await client.messages.create({ ...base, messages: conversation(2) }, budget)
     await client.messages.create({ ...base, messages: conversation(3) }, budget)
     const [first, second] = stack.mock.requests
-    const folded = sentResult(first?.body ?? '', 'toolu_read')
+    const folded = sentBlock(first?.body ?? '', 'tool_result', 'toolu_read')
     const text = JSON.stringify(JSON.parse(folded).content)
     expect(text).toContain('[ctxgate folded this read of docs/design.md to')
     expect(text).toContain('const scenarioContext = this.buildOptionalContext(')
     expect(text).toContain('# Design')
     expect(text).not.toContain(prose(7))
     // Frozen: the next request carries the same bytes for that block, its call unchanged before it.
-    expect(sentResult(second?.body ?? '', 'toolu_read')).toBe(folded)
+    expect(sentBlock(second?.body ?? '', 'tool_result', 'toolu_read')).toBe(folded)
     expect(second?.body).toContain('"id":"toolu_read","name":"Read","input":{"file_path":"docs/design.md"}')
   })
 })
