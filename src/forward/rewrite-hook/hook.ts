@@ -7,7 +7,7 @@ import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import { firstUserMessage, HoldoutArms } from '../../session/holdout-arm.ts'
 import { prepareInWorker } from '../rewrite-workers/prepare-in-worker.ts'
 import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
-import { decideHere } from './decide-here.ts'
+import { decideCalibrated } from './calibrated-plan.ts'
 import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
 import { referenceTokens } from './reference-count.ts'
@@ -77,7 +77,7 @@ async function planHere(request: HookRequest, chat: ReadChat, inputs: PlanInputs
     const limit = deps.calibration.limit(chat.view.model, scope)
     return { kind: 'as-sent', plan: () => planAfterSending(request, chat, inputs, limit, factorInputs) }
   }
-  const { decided, factor, input } = decideHere(request, chat, inputs, factorInputs)
+  const { decided, factor, input } = decideCalibrated(request, chat, inputs, factorInputs)
   const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0 }
   if (decided.kind === 'too-long')
     return { ...planned, kind: 'too-long', outcome: decided, compaction: compactionRequestOf(chat.json) }

@@ -5,7 +5,7 @@ import { CtxgateError } from '../../errors.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import { nothingToDecide } from '../../rewrite/nothing-to-decide.ts'
 import { effectiveBudget } from '../../rewrite/pipeline.ts'
-import { decideHere } from './decide-here.ts'
+import { decideCalibrated } from './calibrated-plan.ts'
 import type { HookRequest, ReadChat } from './hook-request.ts'
 import { budgetLimits, notePlacement } from './pipeline-input.ts'
 import type { AsSentPlan, PlanInputs } from './prepare-with.ts'
@@ -50,7 +50,7 @@ export function planAfterSending(
 ): AsSentPlan {
   const calibration = new CalibrationSnapshot(limit, factorInputs)
   const asAtDispatch = { ...request, deps: { ...request.deps, calibration } }
-  const { decided, factor, input } = decideHere(asAtDispatch, chat, inputs, factorInputs)
+  const { decided, factor, input } = decideCalibrated(asAtDispatch, chat, inputs, factorInputs)
   const asSent =
     decided.kind === 'rewritten' && sentAsWritten(asAtDispatch, chat, decided, inputs.clientSessionId, false)
   if (decided.kind !== 'rewritten' || !asSent)

@@ -1,14 +1,12 @@
-import { countFactorFrom, factorFrom } from '../../calibration/calibration.ts'
 import { CalibrationSnapshot } from '../../calibration/calibration-snapshot.ts'
 import { compactionRequestOf } from '../../model-call/compaction-request.ts'
 import { chatFormat } from '../../providers/registry.ts'
-import { runPipeline } from '../../rewrite/pipeline.ts'
+import { finishRewrite } from '../../rewrite/pipeline.ts'
 import { promptTokens } from '../../rewrite/prompt-tokens.ts'
 import { firstUserMessage } from '../../session/holdout-arm.ts'
 import type { Json } from '../../util/json.ts'
-import { planCalibrated } from '../rewrite-hook/calibrated-plan.ts'
+import { decideCalibrated } from '../rewrite-hook/calibrated-plan.ts'
 import type { HookRequest, ReadChat, RewriteHookDeps } from '../rewrite-hook/hook-request.ts'
-import { pipelineInput } from '../rewrite-hook/pipeline-input.ts'
 import { readChat } from '../rewrite-hook/read-chat.ts'
 import { bodyToSend } from '../rewrite-hook/serialize.ts'
 import { writeBack } from '../rewrite-hook/write-back.ts'
@@ -56,21 +54,9 @@ export function planPhase(held: HeldChat, job: PlanJob): PlanReply {
     ...(job.toldLimit === undefined ? {} : { toldLimit: job.toldLimit }),
   }
   const { chat } = held
-  const input = pipelineInput(request, chat, job.scope)
-  const { state, now, finishedLengths, sized } = job
-  const countFactor = countFactorFrom(job.factorInputs)
-  const { outcome, factor } = planCalibrated(
-    (tried) =>
-      runPipeline({
-        ...input,
-        memory: state,
-        factor: tried,
-        ...(countFactor ? { countFactor } : {}),
-        now,
-        finishedLengths,
-      }),
-    (after) => factorFrom(job.factorInputs, { ...sized, ...after }),
-  )
+  // The same decision the main thread makes (calibrated-plan.ts), sized by the snapshot the job carries.
+  const { decided, factor, input } = decideCalibrated(request, chat, job, job.factorInputs)
+  const outcome = finishRewrite(decided)
   const compaction = compactionRequestOf(chat.json)
   const planned = { factor, limits: input.limits, noteTokens: input.note?.tokens ?? 0, compaction }
   if (outcome.kind === 'too-long') return { ...planned, outcome }
