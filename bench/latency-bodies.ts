@@ -62,3 +62,23 @@ export function growingRequest(request: number): ReturnType<typeof largeRequest>
     messages: largeConversation(150 + (request % growingRun)),
   }
 }
+
+const words = (
+  'the agent reads a file before it changes anything then runs the tests and reports what failed with ' +
+  'the line numbers and a short reason so the next step can fix it without reading everything again'
+).split(' ')
+
+/**
+ * The `request`th short request of a client that never sends the same text twice, as a real one's
+ * first turn or side call: about 2 KB of words, a different sequence for each request.
+ */
+export function freshSmallRequest(request: number): typeof smallRequest {
+  let text = ''
+  let state = (request * 2_654_435_761 + 1) % 4_294_967_296
+  while (text.length < 2_000) {
+    // A linear congruential step (Numerical Recipes' constants): the same words, a new order per request.
+    state = (state * 1_664_525 + 1_013_904_223) % 4_294_967_296
+    text += `${words[state % words.length] ?? ''}${state % 11 === 0 ? '. ' : ' '}`
+  }
+  return { ...smallRequest, messages: [{ role: 'user', content: text }] }
+}

@@ -2,8 +2,9 @@
  * What a proxy on every model call costs, side by side in one run against the same fake upstream:
  * direct, nginx, Portkey's gateway, ctxgate with rewriting off and on.
  *   1. added latency, sequential, interleaved rounds: small (2 KB) and large (300 KB, 150 rounds)
- *      Anthropic requests, JSON and streamed, the large one re-sent and growing by a round per
- *      request as a real client's does — median and p99 of (through proxy − direct);
+ *      Anthropic requests, JSON and streamed, the small one also with new text each request and the
+ *      large one re-sent and growing by a round per request as a real client's does — median and
+ *      p99 of (through proxy − direct);
  *   2. throughput, latency percentiles and the proxy's CPU time per request under concurrency 1, 16, 64
  *      (wrk when installed, autocannon otherwise);
  *   3. streaming: added time to first byte, and the gaps between chunks compared with direct.
@@ -18,7 +19,7 @@
  * and undici with nothing in between — always runs: it is what any Node proxy pays here.
  */
 import { Agent, request } from 'undici'
-import { growingRequest, largeRequest, smallRequest } from './latency-bodies.ts'
+import { freshSmallRequest, growingRequest, largeRequest, smallRequest } from './latency-bodies.ts'
 import { loadTool, runLoad } from './load.ts'
 import {
   cpuTimeMs,
@@ -61,6 +62,8 @@ const smallBody = JSON.stringify(small)
 const cases: readonly { label: string; body: string | ((round: number) => string); stream: boolean }[] = [
   { label: '2 KB, JSON', body: smallBody, stream: false },
   { label: '2 KB, stream', body: JSON.stringify({ ...small, stream: true }), stream: true },
+  // A real client's short request is new text (a first turn, a side call): nothing counted before is found again.
+  { label: '2 KB new text, JSON', body: (round: number) => JSON.stringify(freshSmallRequest(round)), stream: false },
   { label: '300 KB / 150 rounds, JSON', body: JSON.stringify(large), stream: false },
   { label: '300 KB / 150 rounds, stream', body: JSON.stringify({ ...large, stream: true }), stream: true },
   // A real client's next body is new bytes (its history again and a round more): nothing is the same body again.

@@ -123,4 +123,27 @@ describe('the reference vocabulary’s count of each request', () => {
     expect(sized.reference).toBe(sized.unedited)
     expect(asked).toBe(0)
   })
+
+  it('is counted after dispatch for a request sent before it is planned, and before dispatch for one planned first', async () => {
+    let counted = 0
+    const counting = (text: string): number => {
+      counted++
+      return byFive(text)
+    }
+    const { hook } = hookWith(() => counting, 'anthropic-messages')
+    // Short, no tool call or result: the hook sends it first and plans it with its records.
+    const short = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hello.' }] }
+    const sent = await hook(Buffer.from(JSON.stringify(short)), {}, { recordsAfterDispatch: true })
+    if (sent.kind !== 'forward' || !sent.prepared.afterDispatch)
+      throw new Error('expected a request sent before planning')
+    expect(counted).toBe(0)
+    await sent.prepared.afterDispatch()
+    // The plan made with the records sizes it by the count.
+    expect(counted).toBeGreaterThan(0)
+
+    // With a tool round it is planned before it leaves: the count is made first.
+    counted = 0
+    await hook(Buffer.from(JSON.stringify(messages)), {}, { recordsAfterDispatch: true })
+    expect(counted).toBeGreaterThan(0)
+  })
 })

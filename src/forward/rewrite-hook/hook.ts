@@ -10,7 +10,7 @@ import type { HookRequest, ReadChat, RewriteHookDeps } from './hook-request.ts'
 import { decideCalibrated } from './calibrated-plan.ts'
 import { prepareWith, type PlanInputs, type PlanStep, type PreparationSteps } from './prepare-with.ts'
 import { readChat, yieldToOtherRequests } from './read-chat.ts'
-import { referenceTokens } from './reference-count.ts'
+import { referenceCount } from './reference-count.ts'
 import { planAfterSending, plannableAfterSending } from './send-before-planning.ts'
 import { bodyToSend } from './serialize.ts'
 import { sentAsWritten, writeBack } from './write-back.ts'
@@ -60,7 +60,7 @@ function inlineSteps(request: HookRequest): PreparationSteps {
         chat: read.chat,
         hints: request.format.adapter.sessionHints(json, view),
         promptTokens: estimate,
-        referenceTokens: referenceTokens(read.chat, request.format.adapter, estimate),
+        referenceCount: referenceCount(read.chat, request.format.adapter, estimate),
         firstUser: () => firstUserMessage(json),
       }
     },

@@ -9,6 +9,7 @@ import type { ConversationState } from '../../session/session-store.ts'
 import { sessionKind } from '../../session/session-kind.ts'
 import { loadConversation, nextState, refreshCalibration, saveState } from './conversation-io.ts'
 import { RewriteFollowUp, usageOnly, type SentRewrite } from './follow-up.ts'
+import { conversationRequest, type ReferenceCount } from './reference-count.ts'
 import type { ChatSummary, HookRequest } from './hook-request.ts'
 import { tooLong } from './refusal.ts'
 import {
@@ -30,8 +31,8 @@ export type ReadStep =
       readonly hints: SessionHints
       /** The unedited prompt's estimate. */
       readonly promptTokens: number
-      /** The reference vocabulary's count of it, once that is loaded (reference-count.ts). */
-      readonly referenceTokens: number | undefined
+      /** The reference vocabulary's count of it, once that is loaded, counted when first read (reference-count.ts). */
+      readonly referenceCount: ReferenceCount | undefined
       /** Only called when the holdout draws a new session's arm. */
       readonly firstUser: () => string
     }
@@ -125,8 +126,7 @@ export async function prepareWith(
   if (session.arm === 'control') return controlForward(request, chat, session)
   await refreshCalibration(deps, chat.view.model, scope, identity.conversationKey)
   const { state, finishedLengths } = await loadConversation(request, chat, identity.conversationKey, kind)
-  const reference = read.referenceTokens === undefined ? {} : { reference: read.referenceTokens }
-  const sized = { key: identity.conversationKey, unedited: read.promptTokens, ...reference }
+  const sized = conversationRequest(identity.conversationKey, read.promptTokens, read.referenceCount)
   const now = (deps.now ?? Date.now)()
   const planned = await steps.plan({
     scope,

@@ -55,7 +55,7 @@ function workerSteps(request: HookRequest, lease: WorkerLease): PreparationSteps
         hints: read.hints,
         promptTokens: read.promptTokens,
         // Workers never load the reference vocabulary (~37 MB each): the prior sizes new content of bodies this large.
-        referenceTokens: undefined,
+        referenceCount: undefined,
         firstUser: () => read.firstUserMessage,
       }
     },
