@@ -24,20 +24,13 @@ export { exactAsDouble } from './double-literal.ts'
 
 const unchanged = (serialized: string): string => serialized
 
-/**
- * Shorter bodies are parsed whole: a short request is mostly new text (a first turn, a side call),
- * which the reuse memo could only add to. 2 KB of new words: 0.027 ms through the memo, 0.007 ms
- * parsed whole (bench/parse-growing.ts has the long bodies the memo is for).
- */
-export const reuseMinBodyBytes = 8 * 1024
-
 /** A cheap look for what could be a risky literal between `:`, `[` or `,` and `,`, `]` or `}`: long digit runs or an exponent. */
 const maybeRisky = /(?:^|[:[,])\s*-?(?:\d{16,}(?:\.\d*)?|\d*\.\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d+)\s*(?:[,\]}]|$)/
 
 /** Parses a body's UTF-8 bytes; throws JSON.parse's error when they are not JSON. */
 export function parseKeepingNumbers(bytes: Buffer): ParsedKeepingNumbers {
   // The common case, an object with no literal to keep aside: unchanged history is reused as parsed before.
-  const reused = bytes.length < reuseMinBodyBytes ? undefined : parseReusingElements(bytes)
+  const reused = parseReusingElements(bytes)
   if (reused !== undefined) return { value: reused.value, kept: false, restore: unchanged, members: reused.members }
   // ASCII reads the same as latin1, which V8 copies without decoding.
   const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')

@@ -7,7 +7,7 @@ import { prefixSignatures } from '../../src/rewrite/prefix-break.ts'
 import { messagesTokens, noteMessagesTokens, promptTokens, tailWithin } from '../../src/rewrite/prompt-tokens.ts'
 import type { ChatView, MessageView } from '../../src/rewrite/types.ts'
 import { noteSharedStart, sharedStartOf } from '../../src/util/list-lineage.ts'
-import { parseKeepingNumbers, reuseMinBodyBytes } from '../../src/util/exact-numbers.ts'
+import { parseKeepingNumbers } from '../../src/util/exact-numbers.ts'
 
 /**
  * The carries that follow a body's messages from the parse (list-lineage.ts): the message views, the
@@ -82,9 +82,6 @@ function signatureAfresh(view: ChatView, count: number): string {
 }
 
 describe('carries that follow the messages from the parse', () => {
-  // Bodies shorter than this are parsed whole, with no carry to follow (exact-numbers.ts).
-  const longSystem = 'You are a coding agent; read before you write. '.repeat(Math.ceil(reuseMinBodyBytes / 40))
-
   it('give the views, compaction check, token totals and prefix signatures computed afresh, for any sequence of bodies', () => {
     const estimators = [new TokenEstimator(), new TokenEstimator()]
     let carried = 0
@@ -111,7 +108,6 @@ describe('carries that follow the messages from the parse', () => {
               model: 'claude-sonnet-4-5',
               max_tokens: 64,
               metadata: { user_id: userId },
-              system: longSystem,
               messages: conversations[current],
             })
             const estimator = estimators[which] as TokenEstimator
