@@ -127,8 +127,9 @@ describe('a store timed on a busy event loop (N3)', () => {
       idleTtlMs,
       maxSessions: 100,
       maxStateBytes: 262_144,
-      // A 2 ms share per round trip: Redis on loopback answers in well under that.
-      budgetMs: 8,
+      // A 20 ms share per round trip: Redis on loopback answers far within it even on a busy shared machine (at 8 ms, a
+      // run beside two benchmarks on 2 cores timed out for real).
+      budgetMs: 80,
       breakerThreshold: 3,
       breakerCooldownMs: 60_000,
       onError: (operation) => errors.push(operation),
@@ -138,7 +139,7 @@ describe('a store timed on a busy event loop (N3)', () => {
     for (let attempt = 0; attempt < 5; attempt++) {
       const read = tight.finishedLengths('agent-a')
       // The command is on the wire; the loop is then held far past the deadline, as under CPU load.
-      busyFor(30)
+      busyFor(250)
       await read
     }
     expect(errors).not.toContain('finished-read')
