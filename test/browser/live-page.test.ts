@@ -175,6 +175,27 @@ describe('live page', () => {
     }
   })
 
+  it('writes a saving just below zero with its sign and two decimals, never as "-0.0%"', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${stack.proxyUrl}/ctxgate/?token=${adminToken}`)
+    // A session with no edit billed 173,018.85 tokens against its client's own 172,963.25 (a real run).
+    const shown = await page.evaluate(() => {
+      // `window` is this file's window size; the page's global is reached as globalThis.
+      const { percent } = (globalThis as unknown as { ctxgateFormat: { percent(part: number, whole: number): string } })
+        .ctxgateFormat
+      return [
+        percent(172_963.25 - 173_018.85, 172_963.25),
+        percent(-1e-9, 1),
+        percent(0, 5),
+        percent(1, 8),
+        percent(1, 0),
+      ]
+    })
+    expect(shown).toEqual(['-0.03%', '0.00%', '0.0%', '12.5%', '—'])
+    await context.close()
+  })
+
   it('shows no request body, key or header value in the page or its event stream', async () => {
     const { page } = await openLivePage()
     await page.locator('#sessions tbody tr').nth(1).waitFor()

@@ -5,5 +5,9 @@ interface Window {
   /** token-chart.js: draws one session's requests. */
   ctxgateTokenChart: (...args: any[]) => any
   /** token-chart.js: number formats the page shares with the chart. */
-  ctxgateFormat: { compact(value: number | null | undefined): string; exact(value: number | null | undefined): string }
+  ctxgateFormat: {
+    compact(value: number | null | undefined): string
+    exact(value: number | null | undefined): string
+    percent(part: number, whole: number): string
+  }
 }

@@ -35,7 +35,7 @@
   }
 
   function percent(part, whole) {
-    return whole > 0 ? ((part / whole) * 100).toFixed(1) + '%' : '—'
+    return format.percent(part, whole)
   }
 
   function promptOf(summary) {

@@ -29,6 +29,18 @@
   }
 
   /**
+   * part ÷ whole as a percentage, signed: a share under 0.05% gets two decimals, so a session that
+   * cost slightly more than its counterfactual reads "-0.03%", never "-0.0%"; one that rounds to
+   * nothing reads "0.00%".
+   */
+  function percent(part, whole) {
+    if (!(whole > 0)) return '—'
+    var value = (part / whole) * 100
+    var text = value.toFixed(value !== 0 && Math.abs(value) < 0.05 ? 2 : 1)
+    return (/^-0\.0+$/.test(text) ? text.slice(1) : text) + '%'
+  }
+
+  /**
    * rows: [{ n, read, write, uncached, refused, budget, window, mark }] — n is the request number,
    * refused the size of a request that was not served (drawn red), mark the reason of an edit batch.
    */
@@ -251,5 +263,5 @@
   }
 
   global.ctxgateTokenChart = tokenChart
-  global.ctxgateFormat = { compact: compact, exact: exact }
+  global.ctxgateFormat = { compact: compact, exact: exact, percent: percent }
 })(window)
