@@ -276,13 +276,20 @@ function exportConversations(
   }
   mkdirSync(target, { recursive: true })
   for (const conversation of conversations) {
-    const name = `${basename(conversation.source)
-      .replace(/[#/]/g, '_')
-      .replace(
-        /\.(jsonl|json)$/,
-        '',
-      )}${conversation.id === conversation.source ? '' : `.${conversation.id.replace(/[^\w.-]/g, '_').slice(0, 40)}`}.ctxgate.jsonl`
+    const name = exportFileName(conversation.source, conversation.id)
     writeFileSync(join(target, name), toJsonl(conversation))
     write(`wrote ${join(target, name)}\n`)
   }
+}
+
+/**
+ * An exported conversation's file name: its recording's name, then its id when that adds anything
+ * (a recording holding several conversations); a Claude Code session file is already named by its id.
+ */
+export function exportFileName(source: string, id: string): string {
+  const base = basename(source)
+    .replace(/[#/]/g, '_')
+    .replace(/\.(jsonl|json)$/, '')
+  const ownId = id.replace(/[^\w.-]/g, '_').slice(0, 40)
+  return `${id === source || base.includes(ownId) ? base : `${base}.${ownId}`}.ctxgate.jsonl`
 }

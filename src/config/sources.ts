@@ -187,6 +187,6 @@ const switchValues = new Map<string, boolean>([
 function parseSwitch(raw: string): { value: boolean } | { problem: string } {
   const value = switchValues.get(raw.trim().toLowerCase())
   return value === undefined
-    ? { problem: `expected true or false (or on/off, 1/0), got ${JSON.stringify(raw)}` }
+    ? { problem: `expected true or false (or on/off, yes/no, 1/0), got ${JSON.stringify(raw)}` }
     : { value }
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseArgs } from 'node:util'
 import { describeListenFailure } from '../../src/cli/listen.ts'
+import { exportFileName } from '../../src/cli/replay.ts'
 import { stopWhenParentExits } from '../../src/cli/parent-watch.ts'
 import { editDistance, explainParseError, nearestOption } from '../../src/cli/suggest-option.ts'
 
@@ -77,5 +78,20 @@ describe('stopWhenParentExits', () => {
     stopWhenParentExits(() => exits.push('stopped'), { originalParent: 4321, currentParent: () => 1, intervalMs: 500 })
     vi.advanceTimersByTime(500)
     expect(exits).toEqual(['stopped'])
+  })
+})
+
+describe('replay --export file names', () => {
+  it('names a Claude Code session file by its id once, not twice', () => {
+    const id = '83adc8a6-1b2c-4d5e-8f90-123456789abc'
+    expect(exportFileName(`/home/me/.claude/projects/x/${id}.jsonl`, id)).toBe(`${id}.ctxgate.jsonl`)
+  })
+
+  it('adds the id of each conversation a recording holds, and nothing for a one-conversation file', () => {
+    // An OpenHands output file holds several runs, each named by its instance id.
+    expect(exportFileName('/runs/multi_swe_bench_examples_output.jsonl#2', 'ponylang__ponyc-4593')).toBe(
+      'multi_swe_bench_examples_output.jsonl_2.ponylang__ponyc-4593.ctxgate.jsonl',
+    )
+    expect(exportFileName('/runs/run.traj.json', '/runs/run.traj.json')).toBe('run.traj.ctxgate.jsonl')
   })
 })
