@@ -11,6 +11,9 @@ export interface ReportDeps extends RecordDeps {
   readonly live?: LiveRecorder | undefined
 }
 
+/** The longest model name a log line carries. */
+const modelLogChars = 128
+
 /** Where a request was addressed, for the first fields of its log line. */
 export interface RequestAddress {
   readonly reqId: string
@@ -41,6 +44,8 @@ function requestLine(record: RequestRecord, address: RequestAddress): Record<str
     path: address.path,
     route: record.route,
     upstream: record.provider,
+    // The client's model name, cut short: it is the client's to choose (metrics bound it their own way).
+    model: record.accounting?.model.slice(0, modelLogChars),
     status: record.status,
     upstreamStatus: record.upstreamStatus,
     attempts: record.attempts,

@@ -164,6 +164,8 @@ describe('transparency', () => {
     await eventually(() => expect(requestLogs(stack).length).toBe(before + 3))
     const lines = requestLogs(stack).slice(before)
     expect(lines.map((line) => line['route'])).toEqual(['anthropic-messages', 'openai-chat', 'passthrough'])
+    // Each model call's line names the model the client asked for; a passthrough route has none.
+    expect(lines.map((line) => line['model'])).toEqual(['m', 'g', undefined])
     for (const line of lines)
       expect(line).toMatchObject({
         method: expect.any(String),
