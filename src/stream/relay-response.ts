@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { EventSourceMessage } from 'eventsource-parser'
 import type { ErrorKind } from '../errors.ts'
 import { clientResponseHeaders, type HeaderMap } from '../upstream/hop-by-hop.ts'
+import type { BodyChunks } from '../upstream/exchange.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 import { classifyUpstreamError } from '../upstream/classify-error.ts'
 import { firstHeader, isEventStream } from '../util/headers.ts'
@@ -74,20 +75,31 @@ export async function relayResponse(options: RelayOptions): Promise<RelayResult>
 
 /**
  * Hands each chunk of the upstream body to `handle` in order, the already-read first one included,
- * until the client leaves; waits only when `handle` gives something to wait for.
+ * until the client leaves; waits only when `handle` gives something to wait for. With `joined`,
+ * each chunk comes with those already received after it as one buffer: a short answer that arrived
+ * in one socket read (a 2 KB stream is twenty chunks, an event each) is one write to the client, not
+ * twenty, each with its own chunked-encoding frame. Nothing waits to be joined: only what is here.
  */
 async function forEachChunk(
   reply: UpstreamReply,
   writer: ClientWriter,
   handle: (chunk: Buffer) => Promise<void> | undefined,
+  joined: boolean,
 ): Promise<void> {
-  const first = reply.firstChunk ? handle(reply.firstChunk) : undefined
+  const withQueued = (chunk: Buffer): Buffer => (joined ? joinQueued(chunk, reply.rest) : chunk)
+  const first = reply.firstChunk ? handle(withQueued(reply.firstChunk)) : undefined
   if (first) await first
   for (let next = await reply.rest.next(); !next.done; next = await reply.rest.next()) {
     if (writer.clientGone) return
-    const handled = handle(next.value)
+    const handled = handle(withQueued(next.value))
     if (handled) await handled
   }
+}
+
+/** `chunk` and the chunks received after it that wait in `rest`, as one buffer. */
+function joinQueued(chunk: Buffer, rest: BodyChunks): Buffer {
+  const queued = rest.takeQueued?.()
+  return queued === undefined || queued.length === 0 ? chunk : Buffer.concat([chunk, ...queued])
 }
 
 async function relayEventStream(
@@ -107,13 +119,20 @@ async function relayEventStream(
     options.abortUpstream()
   })
   try {
-    await forEachChunk(options.reply, writer, (chunk) => {
-      tap.push(chunk)
-      // With a shared store, the chunk that completes the usage goes out only after it is recorded.
-      if (hold && usage && !usage.settled && usage.complete())
-        return usage.settle().then(() => writer.send(filter ? filter.push(chunk) : chunk))
-      return writer.send(filter ? filter.push(chunk) : chunk)
-    })
+    // Joined unless held: held, each chunk is read before it is written, and those before the one that completes the
+    // usage go out while it is recorded.
+    await forEachChunk(
+      options.reply,
+      writer,
+      (chunk) => {
+        tap.push(chunk)
+        // With a shared store, the chunk that completes the usage goes out only after it is recorded.
+        if (hold && usage && !usage.settled && usage.complete())
+          return usage.settle().then(() => writer.send(filter ? filter.push(chunk) : chunk))
+        return writer.send(filter ? filter.push(chunk) : chunk)
+      },
+      !hold,
+    )
   } catch (error) {
     if (writer.wasCut) return { ...writer.result('shutdown', true, tap.eventCount), errorEventSent: true }
     return endStreamAfterFailure(writer, options, usage, tap, error)
@@ -173,7 +192,7 @@ async function relayPlainBody(
   // A small plain answer (a JSON message) is copied for its usage; with settleFirst it is also held until complete.
   const copy = new PlainCopy(writer, readable ? (options.plainUpTo ?? 0) : 0, options.settleFirst === true)
   try {
-    await forEachChunk(options.reply, writer, (chunk) => copy.write(chunk))
+    await forEachChunk(options.reply, writer, (chunk) => copy.write(chunk), true)
   } catch (error) {
     writer.release()
     await usage?.settle()

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import { cancellableDelay, type Cancellation } from './cancellation.ts'
 import type { Upstream } from './dispatcher.ts'
-import { exchange } from './exchange.ts'
+import { exchange, type BodyChunks } from './exchange.ts'
 import type { HeaderMap } from './hop-by-hop.ts'
 import { classifyUpstreamError, type UpstreamFailure } from './classify-error.ts'
 import { decideRetry, type RetryPolicy, type RetryReason } from './retry-policy.ts'
@@ -41,7 +41,7 @@ export interface UpstreamReply {
   /** The first body chunk, already read (null for an empty body). */
   readonly firstChunk: Buffer | null
   /** The rest of the body. */
-  readonly rest: AsyncIterator<Buffer>
+  readonly rest: BodyChunks
   readonly attempts: number
   /** True when ctxgate stopped because it used every attempt it had, not because the answer was final. */
   readonly exhausted: boolean

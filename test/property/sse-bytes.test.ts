@@ -75,4 +75,35 @@ describe('SSE passthrough', () => {
       { numRuns: 40 },
     )
   })
+
+  it('delivers exactly the upstream bytes when chunks arrive in bursts and are joined into one write', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        sseBody,
+        fc.array(fc.nat(), { maxLength: 20 }),
+        fc.array(fc.boolean(), { maxLength: 20 }),
+        async (body, cuts, pauses) => {
+          const chunks = splitAt(body, cuts)
+          scripted.upstream.handle(async (_request, response) => {
+            response.writeHead(200, { 'content-type': 'text/event-stream' })
+            // Bursts: several writes in one turn, so several chunks wait for the relay at once; a pause between some.
+            for (const [index, chunk] of chunks.entries()) {
+              response.write(chunk)
+              if (pauses[index] === true) await new Promise((resolve) => setTimeout(resolve, 1))
+            }
+            response.end()
+          })
+          const answer = await request(`${scripted.stack.proxyUrl}/v1/messages`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"stream":true}',
+          })
+          const received = Buffer.from(await answer.body.arrayBuffer())
+          expect(answer.statusCode).toBe(200)
+          expect(received.equals(body)).toBe(true)
+        },
+      ),
+      { numRuns: 40 },
+    )
+  })
 })

@@ -57,6 +57,25 @@ describe('ResponseBody', () => {
     expect((await body.next()).done).toBe(true)
   })
 
+  it('hands over every chunk already received at once, in order, resuming a paused connection', async () => {
+    const controller = fakeController()
+    const body = new ResponseBody()
+    body.attach(controller)
+    expect(body.takeQueued()).toEqual([])
+    body.push(Buffer.alloc(40 * 1024, 'a'))
+    body.push(Buffer.alloc(40 * 1024, 'b'))
+    expect(controller.calls).toEqual(['pause'])
+    const taken = body.takeQueued()
+    expect(taken.map((chunk) => String.fromCharCode(chunk[0] ?? 0))).toEqual(['a', 'b'])
+    expect(controller.calls).toEqual(['pause', 'resume'])
+    // What comes after is read as before, and nothing is handed over twice.
+    expect(body.takeQueued()).toEqual([])
+    body.push(Buffer.from('c'))
+    body.end()
+    expect((await body.next()).value?.toString()).toBe('c')
+    expect((await body.next()).done).toBe(true)
+  })
+
   it('does not pause and resume the parser for a small answer that arrives whole before it is read', async () => {
     const controller = fakeController()
     const body = new ResponseBody()

@@ -1,0 +1,120 @@
+import { createServer, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { EventSourceMessage } from 'eventsource-parser'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { relayResponse, type RelayedUsage } from '../../src/stream/relay-response.ts'
+import { ResponseBody } from '../../src/upstream/exchange.ts'
+import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
+
+/** A short Messages stream as the fake upstream sends it: an event per chunk, twenty of them. */
+function streamChunks(): Buffer[] {
+  const event = (type: string, data: object) =>
+    Buffer.from(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+  return [
+    event('message_start', { message: { id: 'msg_1', usage: { input_tokens: 12, output_tokens: 1 } } }),
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ...Array.from({ length: 16 }, (_, index) =>
+      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `word${index} ` } }),
+    ),
+    event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 17 } }),
+    event('message_stop', {}),
+  ]
+}
+
+/** An answer whose body arrived whole before the relay read it: the first chunk read, the rest waiting in the body. */
+function arrivedWhole(contentType: string, chunks: readonly Buffer[]): UpstreamReply {
+  const rest = new ResponseBody()
+  for (const chunk of chunks.slice(1)) rest.push(chunk)
+  rest.end()
+  return {
+    status: 200,
+    headers: { 'content-type': contentType },
+    firstChunk: chunks[0] ?? null,
+    rest,
+    attempts: 1,
+    exhausted: false,
+    firstByteMs: 1,
+  }
+}
+
+/** Usage that sees every event and records at once. */
+function seeingUsage(): RelayedUsage & { readonly events: EventSourceMessage[] } {
+  const events: EventSourceMessage[] = []
+  let settled = false
+  return {
+    events,
+    onEvent: (event) => events.push(event),
+    complete: () => events.some((event) => event.event === 'message_delta'),
+    get settled() {
+      return settled
+    },
+    settle: () => {
+      settled = true
+      return Promise.resolve()
+    },
+  }
+}
+
+let server: Server | undefined
+afterEach(() => {
+  server?.closeAllConnections()
+  server?.close()
+})
+
+/** Relays `reply` to a real client; returns what it received and how many writes the relay made to it. */
+async function relayed(
+  reply: UpstreamReply,
+  usage: RelayedUsage,
+  settleFirst: boolean,
+): Promise<{ readonly body: Buffer; readonly writes: number }> {
+  let writes = 0
+  server = createServer((_request, response: ServerResponse) => {
+    const write = response.write.bind(response) as (chunk: Buffer) => boolean
+    response.write = ((chunk: Buffer) => {
+      writes++
+      return write(chunk)
+    }) as ServerResponse['write']
+    void relayResponse({
+      reply,
+      response,
+      errorShape: { streamEvent: () => '' },
+      usage,
+      plainUpTo: 1024 * 1024,
+      settleFirst,
+      abortUpstream: () => undefined,
+    })
+  })
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const answer = await request(`http://127.0.0.1:${port}/`)
+  return { body: Buffer.from(await answer.body.arrayBuffer()), writes }
+}
+
+describe('an answer that arrived in one socket read', () => {
+  it('goes to the client in one write, byte for byte, and the usage reader still sees every event', async () => {
+    const chunks = streamChunks()
+    const usage = seeingUsage()
+    const { body, writes } = await relayed(arrivedWhole('text/event-stream', chunks), usage, false)
+    expect(body.equals(Buffer.concat(chunks))).toBe(true)
+    expect(writes).toBe(1)
+    expect(usage.events.map((event) => event.event)).toEqual(
+      chunks.map((chunk) => /^event: (\w+)/.exec(chunk.toString())?.[1]),
+    )
+  })
+
+  it('goes chunk by chunk with a shared store, so what precedes the usage is not held while it is recorded', async () => {
+    const chunks = streamChunks()
+    const { body, writes } = await relayed(arrivedWhole('text/event-stream', chunks), seeingUsage(), true)
+    expect(body.equals(Buffer.concat(chunks))).toBe(true)
+    expect(writes).toBe(chunks.length)
+  })
+
+  it('joins a JSON answer’s chunks too', async () => {
+    const json = Buffer.from(JSON.stringify({ id: 'msg_2', content: [{ type: 'text', text: 'x'.repeat(3000) }] }))
+    const chunks = [json.subarray(0, 1000), json.subarray(1000, 2000), json.subarray(2000)]
+    const { body, writes } = await relayed(arrivedWhole('application/json', chunks), seeingUsage(), false)
+    expect(body.equals(json)).toBe(true)
+    expect(writes).toBe(1)
+  })
+})
