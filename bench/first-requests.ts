@@ -13,7 +13,8 @@
  */
 import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
+import { hookFromBuild } from './hook-from-build.ts'
 import { freshSmallRequest, smallRequest } from './latency-bodies.ts'
 import { percentile } from './peers.ts'
 
@@ -29,26 +30,7 @@ else await parent(Number(first ?? 600), rest[0], Number(rest[1] ?? 2))
 
 /** One build in this process: the hook as the app makes it, timed request by request. */
 async function child(dist: string, kind: BodyKind, requests: number): Promise<void> {
-  const load = (path: string) => import(pathToFileURL(resolve(dist, `${path}.js`)).href)
-  const { loadConfig } = await load('config/load-config')
-  const { createLogger } = await load('log/logger')
-  const { Calibration } = await load('calibration/calibration')
-  const { TokenEstimator } = await load('rewrite/estimate')
-  const { createRewriteHook } = await load('forward/rewrite-hook/hook')
-  const { MemorySessionStore } = await load('session/memory-store')
-  const { exactCounters } = await load('providers/registry')
-  const config = loadConfig({})
-  const hook = createRewriteHook({
-    config,
-    store: new MemorySessionStore(config.sessions),
-    calibration: new Calibration(),
-    estimator: new TokenEstimator(exactCounters),
-    logger: createLogger('silent'),
-  })('anthropic-messages') as (
-    body: Buffer,
-    headers: Record<string, string>,
-    options: { recordsAfterDispatch: boolean },
-  ) => Promise<{ prepared?: { afterDispatch?: () => Promise<unknown> } }>
+  const hook = await hookFromBuild(dist, 'js', { reference: true })
   const headers = { 'user-agent': 'bench', 'anthropic-version': '2023-06-01' }
   const times: number[] = []
   for (let request = 0; request <= requests; request++) {

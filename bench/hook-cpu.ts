@@ -10,45 +10,25 @@
  *   (the folder is another checkout's built dist/, next to its config/; without it only this build runs;
  *   with the third, this build's compiled dist/ runs instead of src/ through tsx, so both are the same kind of code)
  */
-import { pathToFileURL } from 'node:url'
-import { resolve } from 'node:path'
+import { hookFromBuild, type BuiltHook } from './hook-from-build.ts'
 import { growingRequest, largeRequest, smallRequest } from './latency-bodies.ts'
+
+/** Without the reference vocabulary, as every earlier round measured the hook here, so the figures stay comparable. */
+const plain = { reference: false }
 
 const requests = Number(process.argv[2] ?? 400)
 const baselineDist = process.argv[3]
 
-async function hookFrom(root: string, extension: string) {
-  const load = (path: string) => import(pathToFileURL(resolve(root, `${path}.${extension}`)).href)
-  const { loadConfig } = await load('config/load-config')
-  const { createLogger } = await load('log/logger')
-  // Builds before calibration got its own folder kept it in rewrite/.
-  const { Calibration } = await load('calibration/calibration').catch(() => load('rewrite/calibration'))
-  const { TokenEstimator } = await load('rewrite/estimate')
-  // Builds before the forwarding pipeline's split kept the hook in routes/.
-  const { createRewriteHook } = await load('forward/rewrite-hook/hook').catch(() => load('routes/rewrite-hook'))
-  const { MemorySessionStore } = await load('session/memory-store')
-  const config = loadConfig({})
-  return createRewriteHook({
-    config,
-    store: new MemorySessionStore(config.sessions),
-    calibration: new Calibration(),
-    estimator: new TokenEstimator(),
-    logger: createLogger('silent'),
-  })('anthropic-messages') as (
-    body: Buffer,
-    headers: Record<string, string>,
-    options: { recordsAfterDispatch: boolean },
-  ) => Promise<{ kind: string; prepared?: { afterDispatch?: () => Promise<unknown> } }>
-}
-
 const thisDist = process.argv[4]
-const hooks: [string, Awaited<ReturnType<typeof hookFrom>>][] = [
+const hooks: [string, BuiltHook][] = [
   [
     'this build',
-    await (thisDist ? hookFrom(thisDist, 'js') : hookFrom(new URL('../src', import.meta.url).pathname, 'ts')),
+    await (thisDist
+      ? hookFromBuild(thisDist, 'js', plain)
+      : hookFromBuild(new URL('../src', import.meta.url).pathname, 'ts', plain)),
   ],
 ]
-if (baselineDist) hooks.push(['baseline', await hookFrom(baselineDist, 'js')])
+if (baselineDist) hooks.push(['baseline', await hookFromBuild(baselineDist, 'js', plain)])
 const same = (body: Buffer) => () => body
 const bodies: readonly (readonly [string, (request: number) => Buffer])[] = [
   ['2 KB', same(Buffer.from(JSON.stringify(smallRequest)))],

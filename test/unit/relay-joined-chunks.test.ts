@@ -1,11 +1,9 @@
-import { createServer, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { EventSourceMessage } from 'eventsource-parser'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import { relayResponse, type RelayedUsage } from '../../src/stream/relay-response.ts'
+import { describe, expect, it } from 'vitest'
+import type { RelayedUsage } from '../../src/stream/relay-response.ts'
 import { ResponseBody } from '../../src/upstream/exchange.ts'
 import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
+import { useRelayToClient } from '../helpers/relay-to-client.ts'
 
 /** A short Messages stream as the fake upstream sends it: an event per chunk, twenty of them. */
 function streamChunks(): Buffer[] {
@@ -56,40 +54,7 @@ function seeingUsage(): RelayedUsage & { readonly events: EventSourceMessage[] }
   }
 }
 
-let server: Server | undefined
-afterEach(() => {
-  server?.closeAllConnections()
-  server?.close()
-})
-
-/** Relays `reply` to a real client; returns what it received and how many writes the relay made to it. */
-async function relayed(
-  reply: UpstreamReply,
-  usage: RelayedUsage,
-  settleFirst: boolean,
-): Promise<{ readonly body: Buffer; readonly writes: number }> {
-  let writes = 0
-  server = createServer((_request, response: ServerResponse) => {
-    const write = response.write.bind(response) as (chunk: Buffer) => boolean
-    response.write = ((chunk: Buffer) => {
-      writes++
-      return write(chunk)
-    }) as ServerResponse['write']
-    void relayResponse({
-      reply,
-      response,
-      errorShape: { streamEvent: () => '' },
-      usage,
-      plainUpTo: 1024 * 1024,
-      settleFirst,
-      abortUpstream: () => undefined,
-    })
-  })
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  const answer = await request(`http://127.0.0.1:${port}/`)
-  return { body: Buffer.from(await answer.body.arrayBuffer()), writes }
-}
+const { relayed } = useRelayToClient()
 
 describe('an answer that arrived in one socket read', () => {
   it('goes to the client in one write, byte for byte, and the usage reader still sees every event', async () => {

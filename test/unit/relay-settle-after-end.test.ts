@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import { relayResponse, type RelayedUsage } from '../../src/stream/relay-response.ts'
+import { describe, expect, it } from 'vitest'
+import type { RelayedUsage } from '../../src/stream/relay-response.ts'
 import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
+import { useRelayToClient } from '../helpers/relay-to-client.ts'
 
 /** An answer already read whole: its one chunk, then the end (chunked: the client knows it has it all only at the end). */
 function replyOf(contentType: string, body: string): UpstreamReply {
@@ -35,28 +33,10 @@ function stalledUsage(): RelayedUsage & { readonly settleCalls: () => number } {
   }
 }
 
-let server: Server | undefined
-afterEach(() => {
-  server?.closeAllConnections()
-  server?.close()
-})
+const { relayed } = useRelayToClient()
 
 async function relayThrough(reply: UpstreamReply, usage: RelayedUsage, settleFirst: boolean): Promise<string> {
-  server = createServer((_request, response) => {
-    void relayResponse({
-      reply,
-      response,
-      errorShape: { streamEvent: () => '' },
-      usage,
-      plainUpTo: 1024 * 1024,
-      settleFirst,
-      abortUpstream: () => undefined,
-    })
-  })
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  const answer = await request(`http://127.0.0.1:${port}/`)
-  return answer.body.text()
+  return (await relayed(reply, usage, settleFirst)).body.toString()
 }
 
 describe('usage recorded after the last byte (a process-local store)', () => {
