@@ -96,11 +96,14 @@ async function forEachChunk(
   }
 }
 
-/** `chunk` and the chunks received after it that wait in `rest`, as one buffer. */
+/** `chunk` and the chunks received after it that wait in `rest`, as one buffer of at most `joinedMaxBytes` (or `chunk` alone). */
 function joinQueued(chunk: Buffer, rest: BodyChunks): Buffer {
-  const queued = rest.takeQueued?.()
+  const queued = rest.takeQueued?.(joinedMaxBytes - chunk.length)
   return queued === undefined || queued.length === 0 ? chunk : Buffer.concat([chunk, ...queued])
 }
+
+/** Joining copies: chunks are joined up to this many bytes (a short answer's events come to a few KB), larger ones go as they are. */
+const joinedMaxBytes = 32 * 1024
 
 async function relayEventStream(
   writer: ClientWriter,

@@ -86,7 +86,7 @@ const queuedBeforePause = 64 * 1024
 
 /** An answer body's chunks, in order; `takeQueued`, where there is one, hands over at once those already received. */
 export interface BodyChunks extends AsyncIterator<Buffer> {
-  takeQueued?(): Buffer[]
+  takeQueued?(maxBytes: number): Buffer[]
 }
 
 /**
@@ -149,16 +149,23 @@ export class ResponseBody implements BodyChunks {
   }
 
   /**
-   * The chunks already received, taken at once (none when nothing waits): an answer that arrived in
-   * one socket read is relayed in one write instead of a write per event (docs/proxy.md, the hot path).
+   * The chunks already received, from the oldest, as many as fit in `maxBytes` together (none when
+   * nothing waits): an answer that arrived in one socket read is relayed in one write instead of a
+   * write per event (docs/proxy.md, the hot path).
    */
-  takeQueued(): Buffer[] {
-    if (this.#queue.length === 0) return []
-    const queued = this.#queue
-    this.#queue = []
-    this.#queuedBytes = 0
-    this.#resume()
-    return queued
+  takeQueued(maxBytes: number): Buffer[] {
+    let count = 0
+    let bytes = 0
+    for (const chunk of this.#queue) {
+      if (bytes + chunk.length > maxBytes) break
+      bytes += chunk.length
+      count++
+    }
+    if (count === 0) return []
+    const taken = this.#queue.splice(0, count)
+    this.#queuedBytes -= bytes
+    if (this.#queue.length === 0) this.#resume()
+    return taken
   }
 
   next(): Promise<IteratorResult<Buffer>> {

@@ -75,6 +75,13 @@ describe('an answer that arrived in one socket read', () => {
     expect(writes).toBe(chunks.length)
   })
 
+  it('joins no more than 32 KiB: a large answer’s chunks go as they came, without a copy', async () => {
+    const chunks = Array.from({ length: 6 }, (_, index) => Buffer.alloc(20 * 1024, String.fromCharCode(97 + index)))
+    const { body, writes } = await relayed(arrivedWhole('application/octet-stream', chunks), seeingUsage(), false)
+    expect(body.equals(Buffer.concat(chunks))).toBe(true)
+    expect(writes).toBe(chunks.length)
+  })
+
   it('joins a JSON answer’s chunks too', async () => {
     const json = Buffer.from(JSON.stringify({ id: 'msg_2', content: [{ type: 'text', text: 'x'.repeat(3000) }] }))
     const chunks = [json.subarray(0, 1000), json.subarray(1000, 2000), json.subarray(2000)]
