@@ -275,8 +275,12 @@ function exportConversations(
     return
   }
   mkdirSync(target, { recursive: true })
+  const written = new Set<string>()
   for (const conversation of conversations) {
-    const name = exportFileName(conversation.source, conversation.id)
+    let name = exportFileName(conversation.source, conversation.id)
+    // Two conversations given the same name (one recording holding several): the later one gets its index as well.
+    if (written.has(name)) name = name.replace(/\.ctxgate\.jsonl$/, `.${written.size + 1}.ctxgate.jsonl`)
+    written.add(name)
     writeFileSync(join(target, name), toJsonl(conversation))
     write(`wrote ${join(target, name)}\n`)
   }
@@ -291,5 +295,6 @@ export function exportFileName(source: string, id: string): string {
     .replace(/[#/]/g, '_')
     .replace(/\.(jsonl|json)$/, '')
   const ownId = id.replace(/[^\w.-]/g, '_').slice(0, 40)
-  return `${id === source || base.includes(ownId) ? base : `${base}.${ownId}`}.ctxgate.jsonl`
+  const named = id === source || ownId === base || ownId === basename(source)
+  return `${named ? base : `${base}.${ownId}`}.ctxgate.jsonl`
 }

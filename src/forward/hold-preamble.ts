@@ -1,6 +1,7 @@
 import { createParser } from 'eventsource-parser'
 import type { LengthRefusal, StreamRefusalReader } from '../providers/length-refusal.ts'
 import { createSseFramer } from '../stream/sse-frames.ts'
+import { countWithin, type BodyChunks } from '../upstream/exchange.ts'
 import type { UpstreamReply } from '../upstream/send-with-retries.ts'
 
 /** A preamble this large is not one (the service's opening events are a few KiB): stop holding. */
@@ -79,14 +80,14 @@ function eventType(data: string): string {
 function relay(
   reply: UpstreamReply,
   held: readonly Buffer[],
-  rest: AsyncIterator<Buffer>,
+  rest: BodyChunks,
 ): { readonly kind: 'relay'; readonly reply: UpstreamReply } {
   const [first, ...more] = held
   return { kind: 'relay', reply: { ...reply, firstChunk: first ?? null, rest: heldThen(more, rest) } }
 }
 
-/** The held chunks, one by one, then whatever the stream still has. */
-function heldThen(held: readonly Buffer[], rest: AsyncIterator<Buffer>): AsyncIterator<Buffer> {
+/** The held chunks, in order, then whatever the stream still has; all of them already received. */
+function heldThen(held: readonly Buffer[], rest: BodyChunks): BodyChunks {
   if (held.length === 0) return rest
   let index = 0
   return {
@@ -94,9 +95,15 @@ function heldThen(held: readonly Buffer[], rest: AsyncIterator<Buffer>): AsyncIt
       const chunk = held[index++]
       return chunk ? Promise.resolve({ value: chunk, done: false }) : rest.next()
     },
+    takeQueued: (limits) => {
+      if (index >= held.length) return rest.takeQueued(limits)
+      const count = countWithin(held, index, limits)
+      index += count
+      return held.slice(index - count, index)
+    },
   }
 }
 
-function failingWith(error: unknown): AsyncIterator<Buffer> {
-  return { next: () => Promise.reject(error as Error) }
+function failingWith(error: unknown): BodyChunks {
+  return { next: () => Promise.reject(error as Error), takeQueued: () => [] }
 }

@@ -2,6 +2,7 @@ import type { Prepared } from '../request/prepared.ts'
 import type { LengthRefusal, LengthRefusalParser } from '../providers/length-refusal.ts'
 import type { WireFormatDefinition } from '../providers/provider-contract.ts'
 import { isEventStream } from '../util/headers.ts'
+import type { BodyChunks } from '../upstream/exchange.ts'
 import { sendWithRetries, type UpstreamCall, type UpstreamReply } from '../upstream/send-with-retries.ts'
 import { readPastPreamble } from './hold-preamble.ts'
 
@@ -33,7 +34,7 @@ export async function refitIfTooLong(
 interface BoundedRead {
   readonly body: Buffer
   /** What is left to relay: the rest of the body, or the failure that cut it. */
-  readonly rest: AsyncIterator<Buffer>
+  readonly rest: BodyChunks
   readonly cut: boolean
 }
 
@@ -53,8 +54,8 @@ async function readBounded(reply: UpstreamReply, limit: number): Promise<Bounded
   return { body: Buffer.concat(chunks), rest: reply.rest, cut: false }
 }
 
-function failingWith(error: unknown): AsyncIterator<Buffer> {
-  return { next: () => Promise.reject(error as Error) }
+function failingWith(error: unknown): BodyChunks {
+  return { next: () => Promise.reject(error as Error), takeQueued: () => [] }
 }
 
 /** The formats' readers of a length refusal: in a 400 body, and inside a 200 stream. */

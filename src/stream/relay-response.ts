@@ -50,8 +50,8 @@ export interface RelayedUsage {
 }
 
 /**
- * Sends the upstream's answer to the client byte for byte, each chunk written as it arrives, with
- * the client's backpressure passed on to the upstream.
+ * Sends the upstream's answer to the client byte for byte, each chunk written as soon as it is read
+ * (with the short ones already received behind it), with the client's backpressure passed on to the upstream.
  */
 export async function relayResponse(options: RelayOptions): Promise<RelayResult> {
   const { reply, response } = options
@@ -96,13 +96,18 @@ async function forEachChunk(
   }
 }
 
-/** `chunk` and the chunks received after it that wait in `rest`, as one buffer of at most `joinedMaxBytes` (or `chunk` alone). */
+/** `chunk` and the short chunks received after it that wait in `rest`, as one buffer (or `chunk` alone). */
 function joinQueued(chunk: Buffer, rest: BodyChunks): Buffer {
-  const queued = rest.takeQueued?.(joinedMaxBytes - chunk.length)
-  return queued === undefined || queued.length === 0 ? chunk : Buffer.concat([chunk, ...queued])
+  if (chunk.length >= joinedChunkBytes) return chunk
+  const queued = rest.takeQueued({ totalBytes: joinedMaxBytes - chunk.length, chunkBytes: joinedChunkBytes })
+  return queued.length === 0 ? chunk : Buffer.concat([chunk, ...queued])
 }
 
-/** Joining copies: chunks are joined up to this many bytes (a short answer's events come to a few KB), larger ones go as they are. */
+/**
+ * Joining copies, so only short chunks are joined (an event each, a few hundred bytes), up to
+ * 32 KiB in all; a chunk of 4 KiB or more (TLS hands over up to 16 KiB at a time) goes as it came.
+ */
+const joinedChunkBytes = 4 * 1024
 const joinedMaxBytes = 32 * 1024
 
 async function relayEventStream(
@@ -122,8 +127,8 @@ async function relayEventStream(
     options.abortUpstream()
   })
   try {
-    // Joined unless held: held, each chunk is read before it is written, and those before the one that completes the
-    // usage go out while it is recorded.
+    // Not joined when held: joined, the events before the one that completes the usage would share its buffer and
+    // wait with it for the store; one by one, they go out while it is recorded.
     await forEachChunk(
       options.reply,
       writer,

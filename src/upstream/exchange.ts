@@ -84,9 +84,28 @@ export function exchange(
  */
 const queuedBeforePause = 64 * 1024
 
-/** An answer body's chunks, in order; `takeQueued`, where there is one, hands over at once those already received. */
+/** How many of the chunks already received `takeQueued` may hand over: their total, and each one's size. */
+export interface QueuedLimits {
+  readonly totalBytes: number
+  /** Each taken chunk is shorter than this; the first that is not stops the taking. */
+  readonly chunkBytes: number
+}
+
+/** An answer body's chunks, in order; `takeQueued` hands over at once, from the oldest, those already received. */
 export interface BodyChunks extends AsyncIterator<Buffer> {
-  takeQueued?(maxBytes: number): Buffer[]
+  takeQueued(limits: QueuedLimits): Buffer[]
+}
+
+/** How many of `chunks`, from `start`, `takeQueued` may take within `limits`. */
+export function countWithin(chunks: readonly Buffer[], start: number, limits: QueuedLimits): number {
+  let bytes = 0
+  let index = start
+  for (; index < chunks.length; index++) {
+    const chunk = chunks[index] as Buffer
+    if (chunk.length >= limits.chunkBytes || bytes + chunk.length > limits.totalBytes) break
+    bytes += chunk.length
+  }
+  return index - start
 }
 
 /**
@@ -149,21 +168,15 @@ export class ResponseBody implements BodyChunks {
   }
 
   /**
-   * The chunks already received, from the oldest, as many as fit in `maxBytes` together (none when
-   * nothing waits): an answer that arrived in one socket read is relayed in one write instead of a
-   * write per event (docs/proxy.md, the hot path).
+   * The chunks already received, from the oldest, as many as `limits` allow (none when nothing waits
+   * or the oldest is too large): an answer that arrived in one socket read is relayed in one write
+   * instead of a write per event (docs/proxy.md, the hot path).
    */
-  takeQueued(maxBytes: number): Buffer[] {
-    let count = 0
-    let bytes = 0
-    for (const chunk of this.#queue) {
-      if (bytes + chunk.length > maxBytes) break
-      bytes += chunk.length
-      count++
-    }
+  takeQueued(limits: QueuedLimits): Buffer[] {
+    const count = countWithin(this.#queue, 0, limits)
     if (count === 0) return []
     const taken = this.#queue.splice(0, count)
-    this.#queuedBytes -= bytes
+    for (const chunk of taken) this.#queuedBytes -= chunk.length
     if (this.#queue.length === 0) this.#resume()
     return taken
   }

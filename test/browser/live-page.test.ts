@@ -175,7 +175,7 @@ describe('live page', () => {
     }
   })
 
-  it('writes a saving just below zero with its sign and two decimals, never as "-0.0%"', async () => {
+  it('formats a saving just below zero as "-0.03%", never "-0.0%" (the page’s one percentage formatter)', async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
     await page.goto(`${stack.proxyUrl}/ctxgate/?token=${adminToken}`)
@@ -192,7 +192,7 @@ describe('live page', () => {
         percent(1, 0),
       ]
     })
-    expect(shown).toEqual(['-0.03%', '0.00%', '0.0%', '12.5%', '—'])
+    expect(shown).toEqual(['-0.03%', '0.0%', '0.0%', '12.5%', '—'])
     await context.close()
   })
 

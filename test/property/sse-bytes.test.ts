@@ -76,7 +76,7 @@ describe('SSE passthrough', () => {
     )
   })
 
-  it('delivers exactly the upstream bytes when chunks arrive in bursts and are joined into one write', async () => {
+  it('delivers exactly the upstream bytes when chunks arrive in bursts, which the relay joins', async () => {
     await fc.assert(
       fc.asyncProperty(
         sseBody,

@@ -93,5 +93,9 @@ describe('replay --export file names', () => {
       'multi_swe_bench_examples_output.jsonl_2.ponylang__ponyc-4593.ctxgate.jsonl',
     )
     expect(exportFileName('/runs/run.traj.json', '/runs/run.traj.json')).toBe('run.traj.ctxgate.jsonl')
+    // An OpenAI message list is named by its file name: once.
+    expect(exportFileName('/runs/messages.json', 'messages.json')).toBe('messages.ctxgate.jsonl')
+    // An id that is only part of the file's name is still added.
+    expect(exportFileName('/runs/session-abc.jsonl', 'abc')).toBe('session-abc.abc.ctxgate.jsonl')
   })
 })

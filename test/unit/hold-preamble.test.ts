@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { readResponsesEventRefusal, responsesPreamble } from '../../src/providers/openai/length-refusal.ts'
 import { readPastPreamble } from '../../src/forward/hold-preamble.ts'
+import { ResponseBody } from '../../src/upstream/exchange.ts'
 import type { UpstreamReply } from '../../src/upstream/send-with-retries.ts'
 
 const reader = { preamble: responsesPreamble, read: readResponsesEventRefusal }
@@ -22,6 +23,7 @@ function replyOf(chunks: readonly Buffer[]): UpstreamReply {
         Promise.resolve(
           index < rest.length ? { value: rest[index++] as Buffer, done: false } : { value: undefined, done: true },
         ),
+      takeQueued: () => [],
     },
     attempts: 1,
     exhausted: false,
@@ -72,6 +74,39 @@ describe('readPastPreamble', () => {
   it('does not take a refusal after content for one: only the first event past the preamble decides', async () => {
     const verdict = await readPastPreamble(replyOf([Buffer.from(preamble + content + refusal)]), reader)
     expect(verdict.kind).toBe('relay')
+  })
+})
+
+describe('a stream given back after its preamble', () => {
+  it('hands over its held and queued chunks at once, in order, within the limits, the same bytes however it was cut', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.array(fc.nat({ max: 600 }), { minLength: 1, maxLength: 12 }),
+        async (offsets, totals) => {
+          const chunks = cut(preamble + content, offsets)
+          // Everything arrived before the preamble was judged: the rest waits in the answer's body.
+          const body = new ResponseBody()
+          for (const chunk of chunks.slice(1)) body.push(chunk)
+          body.end()
+          const verdict = await readPastPreamble({ ...replyOf(chunks), rest: body }, reader)
+          const { rest, firstChunk } = verdict.reply
+          const read: Buffer[] = firstChunk ? [firstChunk] : []
+          let round = 0
+          for (;;) {
+            const limits = { totalBytes: totals[round++ % totals.length] ?? 0, chunkBytes: 200 }
+            const taken = rest.takeQueued(limits)
+            expect(taken.reduce((sum, chunk) => sum + chunk.length, 0)).toBeLessThanOrEqual(limits.totalBytes)
+            for (const chunk of taken) expect(chunk.length).toBeLessThan(limits.chunkBytes)
+            read.push(...taken)
+            const next = await rest.next()
+            if (next.done) break
+            read.push(next.value)
+          }
+          expect(Buffer.concat(read).toString()).toBe(preamble + content)
+        },
+      ),
+    )
   })
 })
 

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest'
 import type { Prepared } from '../../src/request/prepared.ts'
 import { createAnthropicUsageReader } from '../../src/providers/anthropic/usage.ts'
 import { refitIfTooLong } from '../../src/forward/refit.ts'
+import type { BodyChunks } from '../../src/upstream/exchange.ts'
 import type { UpstreamCall, UpstreamReply } from '../../src/upstream/send-with-retries.ts'
 
 const refusal = Buffer.from('{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}')
 
 function reply(): UpstreamReply {
-  const done: AsyncIterator<Buffer> = { next: async () => ({ done: true, value: undefined }) }
+  const done: BodyChunks = { next: async () => ({ done: true, value: undefined }), takeQueued: () => [] }
   return { status: 400, headers: {}, firstChunk: refusal, rest: done, attempts: 1, exhausted: false, firstByteMs: 1 }
 }
 

@@ -68,18 +68,30 @@ describe('an answer that arrived in one socket read', () => {
     )
   })
 
-  it('goes chunk by chunk with a shared store, so what precedes the usage is not held while it is recorded', async () => {
+  it('goes chunk by chunk with a shared store: what precedes the usage reaches the client while it is recorded', async () => {
     const chunks = streamChunks()
-    const { body, writes } = await relayed(arrivedWhole('text/event-stream', chunks), seeingUsage(), true)
+    // A store that never answers: the chunk completing the usage (message_delta) waits for it for good.
+    const stalled: RelayedUsage = { ...seeingUsage(), settle: () => new Promise<void>(() => undefined) }
+    const deltaAt = chunks.findIndex((chunk) => chunk.toString().startsWith('event: message_delta'))
+    const before = Buffer.concat(chunks.slice(0, deltaAt))
+    const { body, writes } = await relayed(arrivedWhole('text/event-stream', chunks), stalled, true, before.length)
+    expect(body.equals(before)).toBe(true)
+    expect(writes).toBe(deltaAt)
+  })
+
+  it('joins only short chunks: a large answer’s 16 KiB chunks (TLS records) go as they came, without a copy', async () => {
+    const chunks = Array.from({ length: 6 }, (_, index) => Buffer.alloc(16 * 1024, String.fromCharCode(97 + index)))
+    const { body, writes } = await relayed(arrivedWhole('application/octet-stream', chunks), seeingUsage(), false)
     expect(body.equals(Buffer.concat(chunks))).toBe(true)
     expect(writes).toBe(chunks.length)
   })
 
-  it('joins no more than 32 KiB: a large answer’s chunks go as they came, without a copy', async () => {
-    const chunks = Array.from({ length: 6 }, (_, index) => Buffer.alloc(20 * 1024, String.fromCharCode(97 + index)))
+  it('joins no more than 32 KiB of short chunks into one write', async () => {
+    const chunks = Array.from({ length: 20 }, (_, index) => Buffer.alloc(3 * 1024, String.fromCharCode(97 + index)))
     const { body, writes } = await relayed(arrivedWhole('application/octet-stream', chunks), seeingUsage(), false)
     expect(body.equals(Buffer.concat(chunks))).toBe(true)
-    expect(writes).toBe(chunks.length)
+    // 3 KiB chunks, 32 KiB at most per write: ten per write.
+    expect(writes).toBe(2)
   })
 
   it('joins a JSON answer’s chunks too', async () => {

@@ -9,7 +9,7 @@ function replyOf(contentType: string, body: string): UpstreamReply {
     status: 200,
     headers: { 'content-type': contentType },
     firstChunk: Buffer.from(body),
-    rest: { next: () => Promise.resolve({ value: undefined, done: true }) },
+    rest: { next: () => Promise.resolve({ value: undefined, done: true }), takeQueued: () => [] },
     attempts: 1,
     exhausted: false,
     firstByteMs: 1,

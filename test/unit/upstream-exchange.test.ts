@@ -57,23 +57,26 @@ describe('ResponseBody', () => {
     expect((await body.next()).done).toBe(true)
   })
 
-  it('hands over every chunk already received at once, in order, resuming a paused connection', async () => {
+  it('hands over the chunks already received at once, oldest first, within its limits, resuming a paused connection', async () => {
     const controller = fakeController()
     const body = new ResponseBody()
     body.attach(controller)
-    expect(body.takeQueued(1024 * 1024)).toEqual([])
+    const wide = { totalBytes: 1024 * 1024, chunkBytes: 1024 * 1024 }
+    expect(body.takeQueued(wide)).toEqual([])
     body.push(Buffer.alloc(40 * 1024, 'a'))
     body.push(Buffer.alloc(40 * 1024, 'b'))
     body.push(Buffer.alloc(10, 'x'))
     expect(controller.calls).toEqual(['pause'])
-    // Only as many as fit, from the oldest: the connection stays paused while some wait.
-    expect(body.takeQueued(50 * 1024).map((chunk) => String.fromCharCode(chunk[0] ?? 0))).toEqual(['a'])
+    const letters = (chunks: Buffer[]) => chunks.map((chunk) => String.fromCharCode(chunk[0] ?? 0))
+    // The oldest is too large for each chunk's limit: nothing is taken, not even what would fit behind it.
+    expect(body.takeQueued({ totalBytes: 1024 * 1024, chunkBytes: 4 * 1024 })).toEqual([])
+    // Only as many as fit in the total, from the oldest: the connection stays paused while some wait.
+    expect(letters(body.takeQueued({ totalBytes: 50 * 1024, chunkBytes: 1024 * 1024 }))).toEqual(['a'])
     expect(controller.calls).toEqual(['pause'])
-    const taken = body.takeQueued(1024 * 1024)
-    expect(taken.map((chunk) => String.fromCharCode(chunk[0] ?? 0))).toEqual(['b', 'x'])
+    expect(letters(body.takeQueued(wide))).toEqual(['b', 'x'])
     expect(controller.calls).toEqual(['pause', 'resume'])
     // What comes after is read as before, and nothing is handed over twice.
-    expect(body.takeQueued(1024 * 1024)).toEqual([])
+    expect(body.takeQueued(wide)).toEqual([])
     body.push(Buffer.from('c'))
     body.end()
     expect((await body.next()).value?.toString()).toBe('c')

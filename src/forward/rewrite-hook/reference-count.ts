@@ -10,8 +10,7 @@ export type ReferenceCount = () => number
  * The reference vocabulary's count of the unedited prompt, which the calibration sizes new content
  * by (docs/estimates.md): the estimate itself where it is an exact count, undefined until the
  * vocabulary is loaded. Counted when first asked for: a request sent before it is planned is sized
- * only after dispatch, and 2 KB of new text costs the vocabulary about 0.04 ms (docs/proxy.md, the
- * hot path). Whether there is a count is settled here, as the request is read: the vocabulary
+ * only after dispatch, and 2 KB of new text costs the vocabulary about 0.035 ms (docs/estimates.md). Whether there is a count is settled here, as the request is read: the vocabulary
  * loading meanwhile does not change it. Memoised per string and per re-sent message, so a request
  * pays for what is new.
  */

@@ -31,13 +31,13 @@
   /**
    * part ÷ whole as a percentage, signed: a share under 0.05% gets two decimals, so a session that
    * cost slightly more than its counterfactual reads "-0.03%", never "-0.0%"; one that rounds to
-   * nothing reads "0.00%".
+   * nothing reads "0.0%", whatever its sign.
    */
   function percent(part, whole) {
     if (!(whole > 0)) return '—'
     var value = (part / whole) * 100
-    var text = value.toFixed(value !== 0 && Math.abs(value) < 0.05 ? 2 : 1)
-    return (/^-0\.0+$/.test(text) ? text.slice(1) : text) + '%'
+    var text = value.toFixed(Math.abs(value) < 0.05 ? 2 : 1)
+    return (/^-?0\.0+$/.test(text) ? '0.0' : text) + '%'
   }
 
   /**
