@@ -1,18 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { request } from 'undici'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { output } from '../helpers/conversations.ts'
-import { startStack, type Stack } from '../helpers/stack.ts'
+import { useAnthropicStack } from '../helpers/anthropic-stack.ts'
 
-let stack: Stack
-let client: Anthropic
-
-beforeAll(async () => {
-  stack = await startStack()
-  client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
-})
-afterAll(() => stack.close())
-beforeEach(() => stack.mock.reset())
+const anthropic = useAnthropicStack()
+beforeEach(() => anthropic.stack.mock.reset())
 
 const tools: Anthropic.Tool[] = [
   {
@@ -45,14 +38,14 @@ function markersIn(body: string): number {
 }
 
 async function send(messages: Anthropic.MessageParam[], system?: string): Promise<string> {
-  await client.messages.create({
+  await anthropic.client.messages.create({
     model: 'claude-sonnet-5',
     max_tokens: 64,
     tools,
     messages,
     ...(system ? { system } : {}),
   })
-  const received = stack.mock.requests.at(-1)
+  const received = anthropic.stack.mock.requests.at(-1)
   if (!received) throw new Error('the upstream saw no request')
   return received.body
 }
@@ -69,7 +62,7 @@ describe("a client's compaction request", () => {
 
     const compaction = await send([...history('Fix the build.'), { role: 'user', content: claudeCodePrompt }])
     expect(markersIn(compaction)).toBe(0)
-    const line = stack.logLines
+    const line = anthropic.stack.logLines
       .map((raw) => JSON.parse(raw) as Record<string, unknown>)
       .findLast((entry) => 'clientCompaction' in entry)
     expect(line?.['clientCompaction']).toBe('claude-code')
@@ -95,7 +88,7 @@ describe("a client's compaction request", () => {
 
 /** Sum of a counter's samples with these labels, from the live /metrics text. */
 async function scrape(name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await request(`${stack.proxyUrl}/metrics`)).body.text()
+  const text = await (await request(`${anthropic.stack.proxyUrl}/metrics`)).body.text()
   return text
     .split('\n')
     .filter((line) => line.startsWith(`${name}{`))

@@ -1,16 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startStack, type Stack } from '../helpers/stack.ts'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { useAnthropicStack } from '../helpers/anthropic-stack.ts'
 
-let stack: Stack
-let client: Anthropic
-
-beforeAll(async () => {
-  stack = await startStack()
-  client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
-})
-afterAll(() => stack.close())
-beforeEach(() => stack.mock.reset())
+const anthropic = useAnthropicStack()
+beforeEach(() => anthropic.stack.mock.reset())
 
 const tools: Anthropic.Tool[] = [
   {
@@ -22,22 +15,22 @@ const tools: Anthropic.Tool[] = [
 
 describe('Anthropic SDK through ctxgate', () => {
   it('creates a message and returns the upstream usage untouched', async () => {
-    const message = await client.messages.create({
+    const message = await anthropic.client.messages.create({
       model: 'claude-sonnet-5',
       max_tokens: 64,
       messages: [{ role: 'user', content: 'Hello there' }],
     })
     expect(message.content[0]).toMatchObject({ type: 'text' })
     expect(message.usage.input_tokens).toBeGreaterThan(0)
-    expect(stack.mock.requests).toHaveLength(1)
+    expect(anthropic.stack.mock.requests).toHaveLength(1)
     // SDK 1.x sends the key as a bearer token; 0.x as x-api-key. Either way it arrives unchanged.
-    const seen = stack.mock.requests[0]?.headers
+    const seen = anthropic.stack.mock.requests[0]?.headers
     expect(seen?.['x-api-key'] ?? seen?.['authorization']).toMatch(/sk-ant-test-key-0001$/)
     expect(seen?.['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/)
   })
 
   it('streams a message event by event', async () => {
-    const stream = client.messages.stream({
+    const stream = anthropic.client.messages.stream({
       model: 'claude-sonnet-5',
       max_tokens: 64,
       messages: [{ role: 'user', content: 'Stream please' }],
@@ -52,13 +45,13 @@ describe('Anthropic SDK through ctxgate', () => {
   })
 
   it('round-trips a tool call and its result', async () => {
-    const first = await client.messages.create(
+    const first = await anthropic.client.messages.create(
       { model: 'claude-sonnet-5', max_tokens: 64, tools, messages: [{ role: 'user', content: 'Read README.md' }] },
       { headers: { 'x-mock-reply': 'tool_use' } },
     )
     const call = first.content.find((block) => block.type === 'tool_use')
     expect(call).toBeDefined()
-    const second = await client.messages.create({
+    const second = await anthropic.client.messages.create({
       model: 'claude-sonnet-5',
       max_tokens: 64,
       tools,
@@ -77,7 +70,7 @@ describe('Anthropic SDK through ctxgate', () => {
   })
 
   it('passes the upstream 400 through when a tool result has no call', async () => {
-    const attempt = client.messages.create({
+    const attempt = anthropic.client.messages.create({
       model: 'claude-sonnet-5',
       max_tokens: 64,
       messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_missing', content: 'x' }] }],
@@ -86,11 +79,11 @@ describe('Anthropic SDK through ctxgate', () => {
       status: 400,
       error: { error: { type: 'invalid_request_error', message: expect.stringContaining('unexpected `tool_use_id`') } },
     })
-    expect(stack.mock.requests).toHaveLength(1)
+    expect(anthropic.stack.mock.requests).toHaveLength(1)
   })
 
   it('counts tokens', async () => {
-    const counted = await client.messages.countTokens({
+    const counted = await anthropic.client.messages.countTokens({
       model: 'claude-sonnet-5',
       messages: [{ role: 'user', content: 'How many tokens is this?' }],
     })
@@ -98,14 +91,14 @@ describe('Anthropic SDK through ctxgate', () => {
   })
 
   it('keeps the beta header of beta calls', async () => {
-    await client.beta.messages.create({
+    await anthropic.client.beta.messages.create({
       model: 'claude-sonnet-5',
       max_tokens: 16,
       betas: ['context-management-2025-06-27'],
       messages: [{ role: 'user', content: 'beta' }],
     })
-    expect(stack.mock.requests[0]?.url).toMatch(/^\/v1\/messages(\?beta=true)?$/)
-    expect(stack.mock.requests[0]?.headers['anthropic-beta']).toBe('context-management-2025-06-27')
+    expect(anthropic.stack.mock.requests[0]?.url).toMatch(/^\/v1\/messages(\?beta=true)?$/)
+    expect(anthropic.stack.mock.requests[0]?.headers['anthropic-beta']).toBe('context-management-2025-06-27')
   })
 
   it('reports cache writes then reads for a repeated prefix with a breakpoint', async () => {
@@ -113,7 +106,7 @@ describe('Anthropic SDK through ctxgate', () => {
       { type: 'text', text: 'You are a careful engineer. '.repeat(400), cache_control: { type: 'ephemeral' } },
     ]
     const ask = () =>
-      client.messages.create({
+      anthropic.client.messages.create({
         model: 'claude-sonnet-5',
         max_tokens: 16,
         system,
@@ -128,7 +121,7 @@ describe('Anthropic SDK through ctxgate', () => {
   })
 
   it('lists models on a passthrough route', async () => {
-    const page = await client.models.list()
+    const page = await anthropic.client.models.list()
     expect(page.data[0]?.id).toBe('claude-mock-1')
   })
 })

@@ -1,16 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sentBlock } from '../helpers/sent-blocks.ts'
-import { startStack, type Stack } from '../helpers/stack.ts'
+import { useAnthropicStack } from '../helpers/anthropic-stack.ts'
 
-let stack: Stack
-let client: Anthropic
-
-beforeAll(async () => {
-  stack = await startStack()
-  client = new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 })
-})
-afterAll(() => stack.close())
+const anthropic = useAnthropicStack()
 
 const tools: Anthropic.Tool[] = [
   {
@@ -55,9 +48,9 @@ describe('a read folded to its quotable lines through the proxy (Anthropic SDK)'
   it('sends the upstream the read folded to its code and headings, and the identical block on the next request', async () => {
     const budget = { headers: { 'x-ctxgate-budget': '3000' } }
     const base = { model: 'claude-sonnet-5', max_tokens: 64, tools }
-    await client.messages.create({ ...base, messages: conversation(2) }, budget)
-    await client.messages.create({ ...base, messages: conversation(3) }, budget)
-    const [first, second] = stack.mock.requests
+    await anthropic.client.messages.create({ ...base, messages: conversation(2) }, budget)
+    await anthropic.client.messages.create({ ...base, messages: conversation(3) }, budget)
+    const [first, second] = anthropic.stack.mock.requests
     const folded = sentBlock(first?.body ?? '', 'tool_result', 'toolu_read')
     const text = JSON.stringify(JSON.parse(folded).content)
     expect(text).toContain('[ctxgate folded this read of docs/design.md to')
