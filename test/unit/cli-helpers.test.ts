@@ -84,18 +84,18 @@ describe('stopWhenParentExits', () => {
 describe('replay --export file names', () => {
   it('names a Claude Code session file by its id once, not twice', () => {
     const id = '83adc8a6-1b2c-4d5e-8f90-123456789abc'
-    expect(exportFileName(`/home/me/.claude/projects/x/${id}.jsonl`, id)).toBe(`${id}.ctxgate.jsonl`)
+    expect(exportFileName(`.claude/projects/x/${id}.jsonl`, id)).toBe(`${id}.ctxgate.jsonl`)
   })
 
   it('adds the id of each conversation a recording holds, and nothing for a one-conversation file', () => {
     // An OpenHands output file holds several runs, each named by its instance id.
-    expect(exportFileName('/runs/multi_swe_bench_examples_output.jsonl#2', 'ponylang__ponyc-4593')).toBe(
+    expect(exportFileName('runs/multi_swe_bench_examples_output.jsonl#2', 'ponylang__ponyc-4593')).toBe(
       'multi_swe_bench_examples_output.jsonl_2.ponylang__ponyc-4593.ctxgate.jsonl',
     )
-    expect(exportFileName('/runs/run.traj.json', '/runs/run.traj.json')).toBe('run.traj.ctxgate.jsonl')
+    expect(exportFileName('runs/run.traj.json', 'runs/run.traj.json')).toBe('run.traj.ctxgate.jsonl')
     // An OpenAI message list is named by its file name: once.
-    expect(exportFileName('/runs/messages.json', 'messages.json')).toBe('messages.ctxgate.jsonl')
+    expect(exportFileName('runs/messages.json', 'messages.json')).toBe('messages.ctxgate.jsonl')
     // An id that is only part of the file's name is still added.
-    expect(exportFileName('/runs/session-abc.jsonl', 'abc')).toBe('session-abc.abc.ctxgate.jsonl')
+    expect(exportFileName('runs/session-abc.jsonl', 'abc')).toBe('session-abc.abc.ctxgate.jsonl')
   })
 })
