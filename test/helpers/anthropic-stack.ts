@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, beforeAll } from 'vitest'
+import { suiteResource } from './suite-resource.ts'
 import { startStack, type Stack } from './stack.ts'
 
 /**
@@ -7,19 +7,16 @@ import { startStack, type Stack } from './stack.ts'
  * enclosing suite: started before its first test, closed after its last.
  */
 export function useAnthropicStack(): { readonly stack: Stack; readonly client: Anthropic } {
-  let started: { readonly stack: Stack; readonly client: Anthropic } | undefined
-  beforeAll(async () => {
-    const stack = await startStack()
-    started = {
-      stack,
-      client: new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 }),
-    }
-  })
-  afterAll(() => started?.stack.close())
-  const running = () => {
-    if (!started) throw new Error('the Anthropic stack is not running')
-    return started
-  }
+  const running = suiteResource(
+    async () => {
+      const stack = await startStack()
+      return {
+        stack,
+        client: new Anthropic({ baseURL: stack.proxyUrl, apiKey: 'sk-ant-test-key-0001', maxRetries: 0 }),
+      }
+    },
+    ({ stack }) => stack.close(),
+  )
   return {
     get stack() {
       return running().stack

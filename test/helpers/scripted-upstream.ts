@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll } from 'vitest'
+import { suiteResource } from './suite-resource.ts'
 import { startStack, type Stack } from './stack.ts'
 
 export interface ScriptedUpstream {
@@ -55,15 +55,7 @@ export async function startScriptedStack(): Promise<{
 
 /** A scripted stack for the enclosing suite: started before its first test, closed after its last. */
 export function useScriptedStack(): { readonly upstream: ScriptedUpstream; readonly stack: Stack } {
-  let started: Awaited<ReturnType<typeof startScriptedStack>> | undefined
-  beforeAll(async () => {
-    started = await startScriptedStack()
-  })
-  afterAll(() => started?.close())
-  const running = (): Awaited<ReturnType<typeof startScriptedStack>> => {
-    if (!started) throw new Error('the scripted stack is not running')
-    return started
-  }
+  const running = suiteResource(startScriptedStack, (started) => started.close())
   return {
     get upstream() {
       return running().upstream
